@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: Apache-2.0
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: launch_config
+short_description: Check the verl settings of one host and compute its launch configuration
+version_added: 0.1.0
+description:
+  - Checks every C(verl_) setting of one inventory host before anything is changed or written, and returns the normalised
+    configuration the C(start_verl.sh) and C(run_training.sh) templates render.
+  - Checks types (whole numbers, numbers, booleans, lists), absolute and Hydra-safe paths, the NPU list, names, the Ray head's
+    address, SwanLab settings, the feature mask, and the parallelism rules (generation TP equals training TP; TP x PP a multiple
+    of the NPUs per node; verl's and Megatron's world-size, batch-size, layer, head, VPP and recompute constraints).
+  - Every problem is reported at once, each naming the variable, the value and the fix.
+  - Runs on the controller (C(delegate_to=localhost)); it reads nothing from the host.
+author:
+  - verl-deploy maintainers
+options:
+  settings:
+    description:
+      - The C(verl_) variables of the host, by name, as they are (strings from surveys and C(-e) are converted here).
+      - Must not hold C(verl_swanlab_api_key); give that as O(swanlab_api_key).
+    type: dict
+    required: true
+  spec:
+    description:
+      - The argument spec options of the settings (the C(verl.deploy.verl) role's C(meta/argument_specs.yml), entry point C(main)).
+      - Gives each setting's type and default; variables not in it are reported as likely typos.
+    type: dict
+    required: true
+  swanlab_api_key:
+    description:
+      - The SwanLab API key. Only its presence is checked; it is never returned.
+    type: str
+    default: ""
+  mask:
+    description:
+      - The value of the C(mask) extra var, when one was given (the short name of C(verl_feature_mask)).
+    type: raw
+  host:
+    description:
+      - The inventory host being checked.
+    type: str
+    required: true
+  is_head:
+    description:
+      - Whether the host is the Ray head (the single host of the C(ray_head) group).
+    type: bool
+    required: true
+  nnodes:
+    description:
+      - Number of nodes in the cluster (C(ray_head) plus C(ray_workers)).
+    type: int
+    required: true
+  head:
+    description:
+      - Addresses known for the head host, used when O(settings) has no C(verl_master_addr).
+    type: dict
+    required: true
+    suboptions:
+      name:
+        description: Inventory name of the head.
+        type: str
+        required: true
+      node_ip:
+        description: The head's C(verl_node_ip).
+        type: str
+      ansible_host:
+        description: The head's C(ansible_host).
+        type: str
+      default_ipv4:
+        description: The head's detected default IPv4 address.
+        type: str
+attributes:
+  check_mode:
+    support: full
+    details: Only computes; nothing changes.
+  diff_mode:
+    support: none
+seealso:
+  - module: verl.deploy.feature_mask
+notes:
+  - The C(verl.deploy.verl) role calls this module for every host; see its C(tasks/validate.yml).
+"""
+
+EXAMPLES = r"""
+- name: Check the settings of this host
+  verl.deploy.launch_config:
+    settings:
+      verl_feature_mask: "1010000"
+      verl_model_path: /mnt/public/Qwen3-8B
+      verl_train_file: /data/train.parquet
+      verl_test_file: /data/test.parquet
+      verl_ckpts_dir: /ckpt
+    spec: "{{ (lookup('ansible.builtin.file', 'roles/verl/meta/argument_specs.yml') | from_yaml).argument_specs.main.options }}"
+    host: "{{ inventory_hostname }}"
+    is_head: true
+    nnodes: 1
+    head:
+      name: "{{ inventory_hostname }}"
+      ansible_host: 10.0.0.1
+  delegate_to: localhost
+  register: launch
+"""
+
+RETURN = r"""
+config:
+  description:
+    - The normalised launch configuration of the host (paths, NPU list, Ray addresses and ports, hyper-parameters, decoded
+      features, SwanLab settings without the key). Empty strings for O(settings) C(verl_node_ip) and C(verl_socket_ifname) mean
+      "detect when the script runs".
+  returned: success
+  type: dict
+  sample:
+    host: node1
+    role: head
+    nnodes: 2
+    npu_devices: [0, 1, 2, 3, 4, 5, 6, 7]
+    npu_per_node: 8
+    master_addr: 10.0.0.1
+    train_tp: 4
+    train_pp: 2
+    features: {mask: "0000000"}
+errors:
+  description: The problems found, each with the variable, its value and a message that includes the fix.
+  returned: failure
+  type: list
+  elements: dict
+  sample: [{"variable": "verl_train_tp", "value": 3, "msg": "verl_train_tp=3 does not divide ... Fix: use one of 1, 2, 4, 8."}]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "settings": {"type": "dict", "required": True},
+            "spec": {"type": "dict", "required": True},
+            "swanlab_api_key": {"type": "str", "default": "", "no_log": True},
+            "mask": {"type": "raw"},
+            "host": {"type": "str", "required": True},
+            "is_head": {"type": "bool", "required": True},
+            "nnodes": {"type": "int", "required": True},
+            "head": {
+                "type": "dict",
+                "required": True,
+                "options": {
+                    "name": {"type": "str", "required": True},
+                    "node_ip": {"type": "str"},
+                    "ansible_host": {"type": "str"},
+                    "default_ipv4": {"type": "str"},
+                },
+            },
+        },
+        supports_check_mode=True,
+    )
+    params = module.params
+    if "verl_swanlab_api_key" in params["settings"]:
+        module.fail_json(msg="settings must not hold verl_swanlab_api_key: pass it as swanlab_api_key, which is kept out of all output.")
+    config, errors, warnings = build(
+        settings=params["settings"],
+        spec=params["spec"],
+        api_key=params["swanlab_api_key"],
+        host=params["host"],
+        is_head=params["is_head"],
+        nnodes=params["nnodes"],
+        head=params["head"],
+        mask=params["mask"],
+    )
+    for warning in warnings:
+        module.warn(warning)
+    if errors:
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(errors))]
+        lines.extend("- " + error["msg"] for error in errors)
+        module.fail_json(msg="\n".join(lines), errors=errors)
+    module.exit_json(changed=False, config=config)
+
+
+if __name__ == "__main__":
+    main()

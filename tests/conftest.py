@@ -1,0 +1,20 @@
+"""Test-wide setup: make `ansible_collections.verl.deploy` importable from this checkout.
+
+The collection must sit at `<path>/ansible_collections/verl/deploy` for Python (and Ansible) to
+import it; ./run.sh setup creates that link, and this does the same when pytest runs alone.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+COLLECTIONS = REPO / ".collections"
+_LINK = COLLECTIONS / "ansible_collections" / "verl" / "deploy"
+
+if not _LINK.exists():
+    _LINK.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(REPO, _LINK.parent), _LINK)
+if str(COLLECTIONS) not in sys.path:
+    sys.path.insert(0, str(COLLECTIONS))
