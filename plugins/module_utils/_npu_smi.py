@@ -1,5 +1,6 @@
 # -*- coding: utf-8 -*-
-# SPDX-License-Identifier: Apache-2.0
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) verl-deploy maintainers
 
 # This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
@@ -136,6 +137,8 @@ class _InfoParser:
         if not line.startswith('|'):
             return  # shell prompt or prose around the paste
         cells = _cells(line)
+        if not any(cells):
+            return  # an empty '|   |' row carries nothing
         joined = ' '.join(cells)
         if _NO_PROCESSES.search(joined):
             self.recognised = True

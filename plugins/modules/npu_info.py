@@ -1,6 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# SPDX-License-Identifier: Apache-2.0
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Copyright (c) verl-deploy maintainers
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ notes:
   - Output errors such as C(dcmi module initialize failed. ret is -8005) or C(... the device is used. ret is -8020)
     make the module fail with the code and a hint; inside a container they usually mean the NPU is held by another
     container or process, or the Ascend devices and driver (C(/dev/davinci*), C(/dev/davinci_manager), C(/dev/devmm_svm),
-    C(/dev/hisi_hdc), C(/usr/local/Ascend/driver)) are not mounted.
+    C(/dev/hisi_hdc), C(/usr/local/Ascend/driver)) are not mounted. The failure result then also holds C(dcmi_code).
   - On the Ascend 950 layout there is no chip column, so each card has one chip with chip_id V(0), chip_id of processes
     is V(null), and aicore_pct holds the C(NPU Util(%)) value.
   - npu_smi_version is V(null) when the table has no version line or shows a documentation placeholder such as

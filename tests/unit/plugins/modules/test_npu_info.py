@@ -1,5 +1,5 @@
 # -*- coding: utf-8 -*-
-# SPDX-License-Identifier: Apache-2.0
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Drive verl.deploy.npu_info's main() against a fake `npu-smi` shell script that prints a fixture."""
 from __future__ import annotations
 

@@ -1,0 +1,121 @@
+"""Shared test helpers: build a host's launch configuration, render the real templates, run the scripts.
+
+Rendering uses Ansible's own template engine on the role's real templates, with the configuration
+computed by the same code the launch_config module runs; tests/test_render_playbook.py proves the
+result is byte-identical to what playbooks/render.yml writes.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import yaml
+from ansible.parsing.dataloader import DataLoader
+from ansible.template import Templar, trust_as_template
+
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+
+REPO = Path(__file__).resolve().parent.parent
+TEMPLATES = REPO / "roles" / "training" / "templates"
+SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+DEFAULTS = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
+
+# The values render.yml is given in the issue's example; paths any test may override.
+BASE = {
+    "verl_model_path": "/models/Qwen3-8B",
+    "verl_train_file": "/data/train.parquet",
+    "verl_test_file": "/data/test.parquet",
+    "verl_ckpts_dir": "/ckpt",
+}
+SWANLAB_ON = {
+    "verl_swanlab_enabled": True,
+    "verl_swanlab_host": "http://192.168.1.100:8000",
+}
+# Recognisable on purpose: tests grep every output for it.
+SECRET_KEY = "sk-TESTKEY-do-not-print-7f3a9c"
+
+# Python-side stand-in for defaults that are Jinja expressions in defaults/main.yml.
+_TEMPLATED = {
+    "verl_feature_mask": lambda s: s.get("mask", "0000000"),
+    "verl_ppo_mini_batch_size": lambda s: s["verl_train_batch_size"],
+    "verl_gen_tp": lambda s: s["verl_train_tp"],
+}
+
+
+def settings(**overrides):
+    """The settings of one host: defaults, then BASE, then `overrides` (as the user would state them)."""
+    values = {k: v for k, v in DEFAULTS.items() if k != "verl_swanlab_api_key"}
+    values.update(BASE)
+    values.update(overrides)
+    for name, derive in _TEMPLATED.items():
+        if name not in overrides and isinstance(DEFAULTS.get(name), str) and "{{" in DEFAULTS[name]:
+            values[name] = derive(values)
+    values.pop("mask", None)
+    return values
+
+
+def launch(api_key="", host="node1", is_head=True, nnodes=1, head=None, mask=None, **overrides):
+    """(config, errors, warnings) for one host, exactly as the launch_config module computes them."""
+    head = head or {"name": host, "ansible_host": "10.0.0.1"}
+    return build(settings(**overrides), SPEC, api_key=api_key, host=host, is_head=is_head, nnodes=nnodes, head=head, mask=mask)
+
+
+def launch_ok(**kwargs):
+    config, errors, _ = launch(**kwargs)
+    assert not errors, errors
+    return config
+
+
+def render(config, name):
+    """Render roles/training/templates/<name>.j2 for a launch configuration."""
+    templar = Templar(loader=DataLoader(), variables={"_verl_launch": config, "ansible_managed": "Ansible managed"})
+    source = (TEMPLATES / (name + ".j2")).read_text()
+    return templar.template(trust_as_template(source))
+
+
+def write_scripts(config, folder):
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("start_verl.sh", "run_training.sh"):
+        path = folder / name
+        path.write_text(render(config, name))
+        path.chmod(0o755)
+    return folder
+
+
+STAND_IN = """#!/bin/sh
+# Stand-in for python3: records its working directory and argument list, prints a few log lines.
+pwd > "$VERL_TEST_RECORD.cwd"
+printf '%s\\0' "$@" > "$VERL_TEST_RECORD.argv"
+echo "stand-in trainer: step 1"
+echo "stand-in trainer: step 2"
+"""
+
+
+def stand_in_path(folder):
+    """A folder holding stand-in `python3` and `python` executables, to put first on PATH."""
+    bin_dir = Path(folder) / "stand-in-bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("python3", "python"):
+        exe = bin_dir / name
+        exe.write_text(STAND_IN)
+        exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+def run_training(script, bin_dir, record, env=None, timeout=60):
+    """Execute run_training.sh with the stand-ins first on PATH. Returns (process, argv, cwd)."""
+    environment = {"PATH": "%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")), "VERL_TEST_RECORD": str(record)}
+    environment.update(env or {})
+    proc = subprocess.run(["bash", str(script)], env=environment, capture_output=True, text=True, timeout=timeout, check=False)
+    argv_file = Path(str(record) + ".argv")
+    argv = argv_file.read_text().split("\0")[:-1] if argv_file.exists() else None
+    cwd_file = Path(str(record) + ".cwd")
+    cwd = cwd_file.read_text().strip() if cwd_file.exists() else None
+    return proc, argv, cwd
+
+
+def all_masks():
+    return [format(i, "07b") for i in range(128)]

@@ -1,0 +1,170 @@
+"""The 128-mask proof (SPEC.md, defect 1 of the original).
+
+For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3
+first on PATH, and compare the exact argument list with one written here independently of the
+feature table, straight from SPEC.md's tables.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts
+
+OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
+
+# SPEC.md, "What run_training.sh holds", with the defaults of the original.
+FIXED = [
+    "data.train_files=/data/train.parquet",
+    "data.val_files=/data/test.parquet",
+    "data.prompt_key=prompt",
+    "data.truncation=left",
+    "data.max_prompt_length=1024",
+    "data.max_response_length=4096",
+    "data.train_batch_size=32",
+    "actor_rollout_ref.rollout.n=8",
+    "actor_rollout_ref.actor.ppo_mini_batch_size=32",
+    "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2",
+    "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=4",
+    "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=4",
+    "algorithm.adv_estimator=grpo",
+    "algorithm.use_kl_in_reward=False",
+    "algorithm.kl_ctrl.kl_coef=0.0",
+    "actor_rollout_ref.actor.use_kl_loss=False",
+    "actor_rollout_ref.actor.kl_loss_coef=0.0",
+    "actor_rollout_ref.actor.clip_ratio_low=0.2",
+    "actor_rollout_ref.actor.clip_ratio_high=0.28",
+    "actor_rollout_ref.actor.clip_ratio_c=10.0",
+    "actor_rollout_ref.actor.loss_agg_mode=token-mean",
+    "actor_rollout_ref.actor.optim.lr=1e-6",
+    "actor_rollout_ref.actor.optim.lr_warmup_steps=2",
+    "actor_rollout_ref.actor.optim.weight_decay=0.1",
+    "actor_rollout_ref.actor.optim.clip_grad=1.0",
+    "actor_rollout_ref.actor.entropy_coeff=0",
+    "actor_rollout_ref.model.path=/models/Qwen3-8B",
+    "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=4",
+    "actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2",
+    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=4",
+    "actor_rollout_ref.ref.megatron.pipeline_model_parallel_size=2",
+    "actor_rollout_ref.rollout.tensor_model_parallel_size=4",
+    "actor_rollout_ref.rollout.name=vllm",
+    "actor_rollout_ref.rollout.gpu_memory_utilization=0.8",
+    "actor_rollout_ref.rollout.enable_chunked_prefill=True",
+    "actor_rollout_ref.rollout.max_num_batched_tokens=5120",
+    "actor_rollout_ref.rollout.temperature=1.0",
+    "actor_rollout_ref.rollout.top_p=1.0",
+    "actor_rollout_ref.rollout.top_k=-1",
+    "actor_rollout_ref.rollout.val_kwargs.temperature=1.0",
+    "actor_rollout_ref.rollout.val_kwargs.top_p=0.7",
+    "actor_rollout_ref.rollout.val_kwargs.top_k=-1",
+    "actor_rollout_ref.rollout.val_kwargs.do_sample=True",
+    "actor_rollout_ref.rollout.val_kwargs.n=1",
+    "reward_model.reward_manager=dapo",
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+    "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
+    "+reward_model.reward_kwargs.max_resp_len=4096",
+    "trainer.project_name=verl_hlm",
+    "trainer.n_gpus_per_node=8",
+    "trainer.nnodes=1",
+    "trainer.val_before_train=False",
+    "trainer.test_freq=2",
+    "trainer.save_freq=2",
+    "trainer.total_epochs=2",
+    "trainer.total_training_steps=4",
+    "trainer.default_local_dir=/ckpt",
+    "trainer.resume_mode=auto",
+    "trainer.balance_batch=False",
+    "trainer.device=npu",
+    OVERRIDE + "use_flash_attn=True",
+    OVERRIDE + "apply_rope_fusion=True",
+    OVERRIDE + "gradient_accumulation_fusion=True",
+    OVERRIDE + "moe_permutation_async_comm=True",
+    OVERRIDE + "moe_token_dispatcher_type=alltoall",
+    OVERRIDE + "no_gradient_accumulation_fusion=True",
+    OVERRIDE + "use_fused_ring_attention_update=True",
+    OVERRIDE + "use_distributed_optimizer=True",
+    "++actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn=True",
+]
+
+
+def expected_overrides(mask, swanlab):
+    bits = [c == "1" for c in mask]
+    rmpad, dynbsz, offload, pfx, recompute, swap, vpp = bits
+    tf = {True: "True", False: "False"}
+    lines = list(FIXED)
+    lines.append("actor_rollout_ref.model.use_remove_padding=" + tf[rmpad])
+    lines += [
+        "actor_rollout_ref.actor.use_dynamic_bsz=" + tf[dynbsz],
+        "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=" + tf[dynbsz],
+        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=" + tf[dynbsz],
+    ]
+    lines += [
+        "actor_rollout_ref.actor.megatron.param_offload=" + tf[offload],
+        "actor_rollout_ref.ref.megatron.param_offload=" + tf[offload],
+        # Swap Optimizer excludes optimizer offload (SPEC.md).
+        "actor_rollout_ref.actor.megatron.optimizer_offload=" + tf[offload and not swap],
+        "actor_rollout_ref.actor.megatron.grad_offload=" + tf[offload],
+    ]
+    # verl 0.7.0 turns prefix caching on by default: off must be said explicitly.
+    lines.append("actor_rollout_ref.rollout.enable_prefix_caching=" + tf[pfx])
+    if recompute:
+        lines += [OVERRIDE + "recompute_granularity=full", OVERRIDE + "recompute_method=block", OVERRIDE + "recompute_num_layers=8"]
+    if swap:
+        lines.append(OVERRIDE + "swap_optimizer=True")
+    if vpp:
+        lines.append("actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2")
+    lines.append('trainer.logger=["console","swanlab"]' if swanlab else 'trainer.logger=["console"]')
+    return lines
+
+
+@pytest.fixture(scope="module")
+def stand_in(tmp_path_factory):
+    return stand_in_path(tmp_path_factory.mktemp("bin"))
+
+
+@pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
+@pytest.mark.parametrize("mask", all_masks())
+def test_mask_executes_to_exact_override_list(mask, swanlab, tmp_path, stand_in):
+    extra = dict(SWANLAB_ON) if swanlab else {}
+    workdir, logs = tmp_path / "verl", tmp_path / "logs"
+    workdir.mkdir()
+    config = launch_ok(verl_feature_mask=mask, verl_workdir=str(workdir), verl_log_dir=str(logs),
+                       api_key=SECRET_KEY if swanlab else "", **extra)
+    folder = write_scripts(config, tmp_path / "out")
+
+    proc, argv, cwd = run_training(folder / "run_training.sh", stand_in, tmp_path / "rec")
+
+    assert proc.returncode == 0, proc.stderr
+    assert argv is not None, "the stand-in python3 never ran: the command was cut short"
+    assert argv[:4] == ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=dapo_megatron_trainer"]
+    overrides = argv[4:]
+    # The last line of the original's command; it silently fell off there.
+    assert overrides[-1] == "trainer.device=npu"
+    experiment = [o for o in overrides if o.startswith("trainer.experiment_name=")]
+    assert len(experiment) == 1 and re.fullmatch(r"trainer\.experiment_name=DAPO-verl_hlm-megatron-\d{4}_\d{4}", experiment[0])
+    rest = [o for o in overrides if not o.startswith("trainer.experiment_name=")]
+    assert sorted(rest) == sorted(expected_overrides(mask, swanlab))
+    keys = [o.split("=", 1)[0].lstrip("+") for o in overrides]
+    assert len(keys) == len(set(keys)), "an override key is given twice"
+    # It ran from the verl checkout and wrote its log there.
+    assert cwd == str(workdir)
+    log_files = list(logs.glob("verl_qwen3_8b_DAPO-verl_hlm-megatron-*_*.log"))
+    assert len(log_files) == 1
+    assert "stand-in trainer: step 2" in log_files[0].read_text()
+    # No commented line can hide inside the command: every line of the array is an override.
+    assert "#" not in "".join(overrides)
+    text = (folder / "run_training.sh").read_text() + (folder / "start_verl.sh").read_text()
+    assert SECRET_KEY not in text
+
+
+def test_swap_optimizer_with_offload_warns():
+    from launch_helpers import launch
+
+    config, errors, warnings = launch(verl_feature_mask="0010010")
+    assert not errors
+    assert config["features"]["switches"]["OPTIMIZER_OFFLOAD"] == "False"
+    assert config["features"]["switches"]["PARAM_OFFLOAD"] == "True"
+    assert any("optimizer offload is forced to False" in w for w in warnings)

@@ -1,0 +1,175 @@
+"""playbooks/render.yml end to end: the README's command, multi-node inventories, bad input, secrets."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch_helpers import REPO, SECRET_KEY, launch_ok, render
+
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+PATHS = [
+    "-e", "verl_model_path=/models/Qwen3-8B",
+    "-e", "verl_train_file=/data/train.parquet",
+    "-e", "verl_test_file=/data/test.parquet",
+    "-e", "verl_ckpts_dir=/ckpt",
+]
+
+
+def playbook(*args, inventory=None, extra_vars_file=None, verbosity=None):
+    cmd = [ANSIBLE_PLAYBOOK, "playbooks/render.yml", *args]
+    if inventory:
+        cmd += ["-i", str(inventory)]
+    if extra_vars_file:
+        cmd += ["-e", "@" + str(extra_vars_file)]
+    if verbosity:
+        cmd.append("-" + "v" * verbosity)
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1")
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_readme_render_command_writes_both_scripts(tmp_path):
+    out = tmp_path / "out"
+    proc = playbook("-e", "mask=1010000", *PATHS, "-e", "verl_output_dir=%s" % out)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in ("start_verl.sh", "run_training.sh"):
+        path = out / "localhost" / name
+        assert path.is_file()
+        assert os.access(path, os.X_OK)
+    text = (out / "localhost" / "run_training.sh").read_text()
+    assert '"actor_rollout_ref.model.use_remove_padding=${USE_REMOVE_PADDING}"' in text
+    assert "USE_REMOVE_PADDING=True" in text and "PARAM_OFFLOAD=True" in text
+    assert "enable_prefix_caching=False" in text
+
+
+def test_second_render_changes_nothing(tmp_path):
+    out = tmp_path / "out"
+    first = playbook("-e", "mask=0000000", *PATHS, "-e", "verl_output_dir=%s" % out)
+    assert first.returncode == 0, first.stdout
+    second = playbook("-e", "mask=0000000", *PATHS, "-e", "verl_output_dir=%s" % out)
+    assert second.returncode == 0, second.stdout
+    assert "changed=0" in second.stdout.split("PLAY RECAP")[-1]
+
+
+MULTI_NODE = {
+    "ray_cluster": {
+        "children": {
+            "ray_head": {"hosts": {"head1": {"ansible_host": "10.10.0.1"}}},
+            "ray_workers": {"hosts": {
+                "worker1": {"ansible_host": "10.10.0.2", "verl_socket_ifname": "enp1s0"},
+                "worker2": {"ansible_host": "10.10.0.3", "verl_npu_devices": "8,9,10,11,12,13,14,15", "verl_node_ip": "10.10.0.3"},
+            }},
+        },
+        "vars": {
+            # Any connection attempt would fail fast: rendering must not touch the hosts.
+            "ansible_connection": "ssh",
+            "ansible_port": 1,
+            "verl_train_batch_size": 48,
+        },
+    }
+}
+
+
+def test_multi_node_inventory_renders_every_host_without_touching_it(tmp_path):
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump(MULTI_NODE))
+    out = tmp_path / "out"
+    proc = playbook("-e", "mask=0000001", *PATHS, "-e", "verl_output_dir=%s" % out, inventory=inventory)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    head = (out / "head1" / "start_verl.sh").read_text()
+    worker1 = (out / "worker1" / "start_verl.sh").read_text()
+    worker2 = (out / "worker2" / "start_verl.sh").read_text()
+    assert 'ROLE="head"' in head and 'ROLE="worker"' in worker1
+    for text in (head, worker1, worker2):
+        assert "MASTER_ADDR=10.10.0.1" in text
+        assert "export NNODES=3" in text and "export NPU_PER_NODE=8" in text
+    assert "SOCKET_IFNAME=enp1s0" in worker1
+    assert "export ASCEND_RT_VISIBLE_DEVICES=8,9,10,11,12,13,14,15" in worker2 and "CURRENT_IP=10.10.0.3" in worker2
+    # The training command is the same on every node.
+    scripts = {(out / h / "run_training.sh").read_text().split("\n", 3)[3] for h in ("head1", "worker1", "worker2")}
+    assert len(scripts) == 1
+
+
+def test_playbook_and_helper_render_identical_scripts(tmp_path):
+    """The tests render through launch_helpers; prove that equals what render.yml writes."""
+    out = tmp_path / "out"
+    extra = tmp_path / "extra.yml"
+    values = {
+        "mask": "1101101",
+        "verl_swanlab_enabled": True,
+        "verl_swanlab_host": "http://192.168.1.100:8000",
+        "verl_swanlab_api_key": SECRET_KEY,
+        "verl_extra_env": {"HCCL_BUFFSIZE": "300"},
+        "verl_extra_overrides": ["trainer.val_before_train=True"],
+        "verl_output_dir": str(out),
+    }
+    extra.write_text(yaml.safe_dump(values))
+    proc = playbook(*PATHS, extra_vars_file=extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    config = launch_ok(
+        host="localhost", head={"name": "localhost", "ansible_host": "127.0.0.1"}, api_key=SECRET_KEY,
+        verl_feature_mask="1101101", verl_swanlab_enabled=True, verl_swanlab_host="http://192.168.1.100:8000",
+        verl_extra_env={"HCCL_BUFFSIZE": "300"}, verl_extra_overrides=["trainer.val_before_train=True"], verl_output_dir=str(out),
+    )
+    for name in ("start_verl.sh", "run_training.sh"):
+        assert (out / "localhost" / name).read_text() == render(config, name)
+
+
+def test_swanlab_key_never_shown_or_written(tmp_path):
+    out = tmp_path / "out"
+    extra = tmp_path / "secret.yml"
+    extra.write_text(yaml.safe_dump({"verl_swanlab_api_key": SECRET_KEY}))
+    proc = playbook("-e", "mask=1111111", *PATHS, "-e", "verl_output_dir=%s" % out, "-e", "verl_swanlab_enabled=true",
+                    "-e", "verl_swanlab_host=http://192.168.1.100:8000", extra_vars_file=extra, verbosity=4)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert SECRET_KEY not in proc.stdout + proc.stderr
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert SECRET_KEY not in path.read_text()
+    text = (out / "localhost" / "start_verl.sh").read_text()
+    assert "export SWANLAB_MODE=cloud" in text and "SWANLAB_API_KEY_FILE=" in text
+
+
+BAD_INPUTS = [
+    # (extra vars, variable named, value shown, words of the fix)
+    (["-e", "mask=012"], "mask", "'012'", "seven characters"),
+    (["-e", "mask=11111111"], "mask", "'11111111'", "seven characters"),
+    (["-e", "mask=abcdefg"], "mask", "'abcdefg'", "each 0 or 1"),
+    (["-e", "mask="], "mask", "''", "seven characters"),
+    (["-e", '{"mask": 10000}'], "mask", "10000", "Quote it"),
+    (["-e", "verl_train_tp=3"], "verl_train_tp", "verl_train_tp=3", "Fix:"),
+    (["-e", "verl_train_tp=2", "-e", "verl_train_pp=1"], "verl_train_tp", "2 x 1 = 2", "multiple of 8"),
+    (["-e", "verl_gen_tp=2"], "verl_gen_tp", "verl_gen_tp=2", "set verl_gen_tp=4"),
+    (["-e", "verl_train_pp=5"], "verl_train_pp", "verl_train_pp=5", "divides 36"),
+    (["-e", "verl_train_batch_size=16", "-e", "verl_ppo_mini_batch_size=32"], "verl_ppo_mini_batch_size",
+     "verl_ppo_mini_batch_size=32", "at most 16"),
+    (["-e", "verl_ppo_micro_batch_size_per_gpu=3"], "verl_ppo_micro_batch_size_per_gpu", "=3", "divides 256"),
+    (["-e", "mask=0000001", "-e", "verl_train_tp=8", "-e", "verl_train_pp=1"], "verl_train_pp", "verl_train_pp=1", "bit 6"),
+    (["-e", "verl_train_steps=abc"], "verl_train_steps", "'abc'", "whole number"),
+    (["-e", "verl_model_path="], "verl_model_path", "verl_model_path is empty", "absolute path"),
+    (["-e", "verl_model_path=models/Qwen3-8B"], "verl_model_path", "'models/Qwen3-8B'", "absolute path"),
+    (["-e", "verl_npu_devices=0,1,x"], "verl_npu_devices", "'x'", "whole numbers"),
+    (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_api_key=k"], "verl_swanlab_host", "empty", "verl_swanlab_host=http"),
+    (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_host=http://10.0.0.9:8000"], "verl_swanlab_api_key", "empty", "vault"),
+]
+
+
+@pytest.mark.parametrize("args, variable, value, fix", BAD_INPUTS, ids=[" ".join(b[0]) for b in BAD_INPUTS])
+def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, tmp_path):
+    out = tmp_path / "out"
+    base = [a for a in PATHS]
+    if any(a.startswith("verl_model_path=") for a in args):
+        base = [a for a in base if a != "verl_model_path=/models/Qwen3-8B"]
+        base = [a for i, a in enumerate(base) if not (a == "-e" and (i + 1 >= len(base) or base[i + 1] == "-e"))]
+    proc = playbook(*base, *args, "-e", "verl_output_dir=%s" % out)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output[-2000:]
+    assert not out.exists(), "something was written despite the bad input"
+    failure = output[output.find("FAILED!"):]
+    assert variable in failure, failure[:2000]
+    assert value in failure, failure[:2000]
+    assert fix in failure, failure[:2000]
