@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 MASK_LENGTH = 7
-MASK_PATTERN = re.compile(r"^[01]{%d}$" % MASK_LENGTH)
+MASK_PATTERN = re.compile(r"[01]{%d}" % MASK_LENGTH)
 
 SWITCH = "switch"  # bits 0-2: shell variables set to True/False, always present in the command
 LINES = "lines"  # bits 3-6: override lines present only when on (bit 3 also has an "off" line)
@@ -114,7 +114,7 @@ def validate_mask(mask, variable="verl_feature_mask"):
             "%s=%r was read as a number, not as a string of bits. Quote it (%s: '0010000' in YAML). %s" % (variable, mask, variable, fix)
         )
     text = str(mask)
-    if not MASK_PATTERN.match(text):
+    if not MASK_PATTERN.fullmatch(text):
         if len(text) != MASK_LENGTH:
             problem = "has %d characters, not %d" % (len(text), MASK_LENGTH)
         else:

@@ -162,6 +162,10 @@ def main():
     )
     params = module.params
     if "verl_swanlab_api_key" in params["settings"]:
+        # Mask it in this failure's output (which echoes the arguments), then refuse.
+        leaked = params["settings"]["verl_swanlab_api_key"]
+        if leaked:
+            module.no_log_values.add(str(leaked))
         module.fail_json(msg="settings must not hold verl_swanlab_api_key: pass it as swanlab_api_key, which is kept out of all output.")
     config, errors, warnings = build(
         settings=params["settings"],

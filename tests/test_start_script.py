@@ -1,0 +1,178 @@
+"""start_verl.sh, executed with a stand-in `ray` (and `ip`): bounded waits, head/worker roles, re-runs.
+
+SPEC.md defect 2 (unbounded waits) and 5 (re-running kills a running training) of the original.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
+
+FAKE_RAY = r"""#!/bin/bash
+# Stand-in `ray`: logs each call; `status` prints the NPU usage line from $FAKE_RAY/npus (absent: not running).
+echo "ray $*" >> "$FAKE_RAY/calls"
+case "$1" in
+status)
+    [ -f "$FAKE_RAY/npus" ] || { echo "ConnectionError: could not find any running Ray instance" >&2; exit 1; }
+    echo "======== Autoscaler status ========"
+    echo "Usage:"
+    echo " 0.0/4.0 CPU"
+    echo " 0.0/$(cat "$FAKE_RAY/npus").0 NPU"
+    ;;
+start)
+    if [ -f "$FAKE_RAY/start_failures" ] && [ "$(cat "$FAKE_RAY/start_failures")" -gt 0 ]; then
+        echo $(( $(cat "$FAKE_RAY/start_failures") - 1 )) > "$FAKE_RAY/start_failures"
+        echo "ConnectionError: head not reachable" >&2
+        exit 1
+    fi
+    # Starting Ray registers this node's NPUs (plus whatever "joins" says the others bring).
+    echo "$(( $(cat "$FAKE_RAY/joins" 2>/dev/null || echo 0) + 8 ))" > "$FAKE_RAY/npus"
+    # Record the environment Ray would start with (the SwanLab key must be there, not in argv).
+    env > "$FAKE_RAY/start_env"
+    ;;
+esac
+"""
+
+FAKE_IP = r"""#!/bin/bash
+# Stand-in `ip`: one interface eth7 holding 10.10.0.2, routing to the head through it.
+case "$*" in
+*"route get"*) echo "10.10.0.1 dev eth7 src 10.10.0.2 uid 0" ;;
+*"addr show"*) echo "2: eth7    inet 10.10.0.2/24 brd 10.10.0.255 scope global eth7" ;;
+esac
+"""
+
+STUB_TRAINING = "#!/bin/bash\necho TRAINING-STARTED\nenv > \"$(dirname \"$0\")/training_env\"\n"
+
+
+@pytest.fixture()
+def fake(tmp_path):
+    state = tmp_path / "ray-state"
+    state.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("ray", FAKE_RAY), ("ip", FAKE_IP)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return state, bin_dir
+
+
+def scripts_for(tmp_path, **overrides):
+    config = launch_ok(verl_log_dir=str(tmp_path / "logs"), **overrides)
+    folder = write_scripts(config, tmp_path / "out")
+    (folder / "run_training.sh").write_text(STUB_TRAINING)
+    return folder
+
+
+def run(folder, fake, env=None, timeout=60):
+    state, bin_dir = fake
+    environment = {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"]), "FAKE_RAY": str(state), "HOME": str(folder)}
+    environment.update(env or {})
+    started = time.monotonic()
+    proc = subprocess.run(["bash", str(folder / "start_verl.sh")], env=environment, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    return proc, time.monotonic() - started
+
+
+def calls(fake):
+    path = fake[0] / "calls"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_head_starts_ray_waits_for_all_npus_then_trains(tmp_path, fake):
+    folder = scripts_for(tmp_path, nnodes=2, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_train_batch_size=16)
+    (fake[0] / "joins").write_text("8")  # the worker's 8 NPUs are already there when the head starts
+    proc, _ = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "Ray reports 16/16 NPU" in proc.stdout
+    assert "TRAINING-STARTED" in proc.stdout
+    start = [c for c in calls(fake) if c.startswith("ray start")]
+    assert start == ['ray start --head --port=9182 --node-ip-address=10.0.0.1 --dashboard-host=10.0.0.1 --dashboard-port=8260 '
+                     '--resources={"NPU": 8} --disable-usage-stats']
+    env = dict(line.split("=", 1) for line in (folder / "training_env").read_text().splitlines() if "=" in line)
+    assert env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
+    assert env["HCCL_SOCKET_IFNAME"] == env["GLOO_SOCKET_IFNAME"] == env["TP_SOCKET_IFNAME"] == "eth0"
+    assert env["NNODES"] == "2" and env["NPU_PER_NODE"] == "8"
+    for name, value in {"RAY_DEDUP_LOGS": "0", "HYDRA_FULL_ERROR": "1", "TASK_QUEUE_ENABLE": "1", "HCCL_ASYNC_ERROR_HANDLING": "0",
+                        "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "3600", "VLLM_ASCEND_ENABLE_NZ": "0"}.items():
+        assert env[name] == value, name
+
+
+def test_head_gives_up_after_its_timeout_and_says_why(tmp_path, fake):
+    folder = scripts_for(tmp_path, nnodes=2, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_ray_wait_timeout=2,
+                         verl_train_batch_size=16)
+    proc, elapsed = run(folder, fake)
+    assert proc.returncode != 0
+    assert "only 8 of 16 NPUs joined Ray within 2 s (verl_ray_wait_timeout)" in proc.stderr
+    assert "TRAINING-STARTED" not in proc.stdout
+    assert elapsed < 30
+
+
+def test_head_rerun_leaves_a_running_ray_alone(tmp_path, fake):
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    (fake[0] / "npus").write_text("8")
+    proc, _ = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "leaving it as it is" in proc.stdout
+    assert not [c for c in calls(fake) if c.startswith("ray start") or c.startswith("ray stop")]
+
+
+def test_worker_joins_after_retries(tmp_path, fake):
+    folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_delay=1)
+    (fake[0] / "start_failures").write_text("2")
+    proc, _ = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "Joined the Ray head 10.0.0.1:9182 (attempt 3)" in proc.stdout
+    starts = [c for c in calls(fake) if c.startswith("ray start")]
+    # Detected from the route to the head (stand-in `ip`): source 10.10.0.2 on eth7.
+    assert starts[-1] == 'ray start --address=10.0.0.1:9182 --node-ip-address=10.10.0.2 --resources={"NPU": 8} --disable-usage-stats'
+    assert "TRAINING-STARTED" not in proc.stdout
+
+
+def test_worker_gives_up_after_bounded_retries(tmp_path, fake):
+    folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_retries=3, verl_ray_join_delay=1)
+    (fake[0] / "start_failures").write_text("99")
+    proc, elapsed = run(folder, fake)
+    assert proc.returncode != 0
+    assert "could not join the Ray head 10.0.0.1:9182 after 3 attempts (verl_ray_join_retries)" in proc.stderr
+    assert len([c for c in calls(fake) if c.startswith("ray start")]) == 3
+    assert elapsed < 30
+
+
+def test_swanlab_key_comes_from_the_protected_file_not_the_script(tmp_path, fake):
+    key_file = tmp_path / "swanlab_key"
+    key_file.write_text(SECRET_KEY)
+    key_file.chmod(0o600)
+    folder = scripts_for(tmp_path, api_key=SECRET_KEY, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
+                         verl_swanlab_api_key_file=str(key_file), verl_swanlab_log_dir=str(tmp_path / "swanlog"), **SWANLAB_ON)
+    assert SECRET_KEY not in (folder / "start_verl.sh").read_text()
+    proc, _ = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    env = (fake[0] / "start_env").read_text()
+    assert "SWANLAB_API_KEY=" + SECRET_KEY in env
+    assert "SWANLAB_HOST=http://192.168.1.100:8000" in env and "SWANLAB_MODE=cloud" in env
+    assert SECRET_KEY not in proc.stdout + proc.stderr
+    assert all(SECRET_KEY not in c for c in calls(fake))
+
+
+def test_swanlab_without_a_key_stops_before_ray(tmp_path, fake):
+    folder = scripts_for(tmp_path, api_key=SECRET_KEY, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
+                         verl_swanlab_api_key_file=str(tmp_path / "missing"), verl_swanlab_log_dir=str(tmp_path / "swanlog"), **SWANLAB_ON)
+    proc, _ = run(folder, fake)
+    assert proc.returncode != 0
+    assert "needs its API key" in proc.stderr
+    assert calls(fake) == []
+
+
+def test_rendered_scripts_never_kill_or_delete(tmp_path):
+    """Defect 3 of the original: `pkill -9 python`, and `rm -rf /tmp/ray` on every start."""
+    config = launch_ok(verl_feature_mask="1111111", **SWANLAB_ON, api_key=SECRET_KEY)
+    folder = write_scripts(config, tmp_path / "out")
+    for name in ("start_verl.sh", "run_training.sh"):
+        text = Path(folder / name).read_text()
+        for forbidden in ("pkill", "killall", "kill -9", "rm -rf", "ray stop"):
+            assert forbidden not in text, (name, forbidden)
