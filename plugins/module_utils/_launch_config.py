@@ -345,26 +345,31 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
             errors.add("verl_swanlab_workspace", swanlab["workspace"], "verl_swanlab_workspace=%r is not a usable name. Fix: use letters, "
                        "digits, '.', '_' and '-'." % swanlab["workspace"])
 
+    # The parallelism rules need every number they read; they still run when only other
+    # settings (a path, the mask) are wrong, so that one run reports everything.
+    needed = ("verl_train_tp", "verl_train_pp", "verl_gen_tp", "verl_train_batch_size", "verl_ppo_mini_batch_size",
+              "verl_n_resp_per_prompt", "verl_ppo_micro_batch_size_per_gpu", "verl_max_response_length",
+              "verl_overlong_buffer_len", "verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
+    if devices and all(value.get(name) is not None for name in needed):
+        enabled = features["enabled"] if features else {}
+        npu_per_node = len(devices)
+        checks_input = {
+            "train_tp": value["verl_train_tp"], "train_pp": value["verl_train_pp"], "gen_tp": value["verl_gen_tp"],
+            "npu_per_node": npu_per_node, "nnodes": nnodes, "world_size": npu_per_node * nnodes,
+            "train_batch_size": value["verl_train_batch_size"], "ppo_mini_batch_size": value["verl_ppo_mini_batch_size"],
+            "n_resp_per_prompt": value["verl_n_resp_per_prompt"],
+            "ppo_micro_batch_size_per_gpu": value["verl_ppo_micro_batch_size_per_gpu"],
+            "max_response_length": value["verl_max_response_length"], "overlong_buffer_len": value["verl_overlong_buffer_len"],
+            "num_layers": value["verl_model_num_layers"], "num_attention_heads": value["verl_model_num_attention_heads"],
+            "num_kv_heads": value["verl_model_num_kv_heads"],
+            "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False),
+            "vpp": enabled.get("vpp", False),
+        }
+        for problem in check_parallelism(checks_input):
+            errors.add(problem["variable"], problem["value"], problem["msg"])
     if errors:
         return None, list(errors), warnings
-
     npu_per_node = len(devices)
-    checks_input = {
-        "train_tp": value["verl_train_tp"], "train_pp": value["verl_train_pp"], "gen_tp": value["verl_gen_tp"],
-        "npu_per_node": npu_per_node, "nnodes": nnodes, "world_size": npu_per_node * nnodes,
-        "train_batch_size": value["verl_train_batch_size"], "ppo_mini_batch_size": value["verl_ppo_mini_batch_size"],
-        "n_resp_per_prompt": value["verl_n_resp_per_prompt"],
-        "ppo_micro_batch_size_per_gpu": value["verl_ppo_micro_batch_size_per_gpu"],
-        "max_response_length": value["verl_max_response_length"], "overlong_buffer_len": value["verl_overlong_buffer_len"],
-        "num_layers": value["verl_model_num_layers"], "num_attention_heads": value["verl_model_num_attention_heads"],
-        "num_kv_heads": value["verl_model_num_kv_heads"],
-        "dynamic_bsz": features["enabled"]["dynamic_bsz"], "recompute": features["enabled"]["recompute"],
-        "vpp": features["enabled"]["vpp"],
-    }
-    for problem in check_parallelism(checks_input):
-        errors.add(problem["variable"], problem["value"], problem["msg"])
-    if errors:
-        return None, list(errors), warnings
     warnings.extend(features["warnings"])
 
     config = {
