@@ -1,0 +1,249 @@
+"""The rendered training command against verl 0.7.0's own Hydra schema (offline, no torch).
+
+For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3,
+take the argument list it recorded and compose it with Hydra against the config tree of the verl
+0.7.0 wheel plus the DAPO overlay (tests/hydra_schema.py). Every override must be accepted (right
+key, right `+`/`++`, valid grammar, resolvable interpolations) and the composed config must hold
+what the mask asks for. Negative tests prove the validator bites.
+
+The wheel is downloaded from PyPI on first use (cached in .cache/); if that fails the tests ERROR
+on purpose: a silently skipped schema check would look like a passing one.
+"""
+from __future__ import annotations
+
+import pytest
+
+from hydra_schema import (
+    ARGV_HEAD,
+    DAPO_OVERLAY,
+    MARKER,
+    WHEEL_SHA256,
+    ComposeError,
+    compose,
+    overrides_from_argv,
+    verl_config_dir,
+)
+from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, render, run_training, stand_in_path
+
+MEGATRON_OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
+
+
+@pytest.fixture(scope="session", autouse=True)
+def schema_dir():
+    """verl 0.7.0's config tree; raises (test error, not skip) when the wheel cannot be had."""
+    return verl_config_dir()
+
+
+def rendered_command(folder, mask="0000000", swanlab=False, **settings):
+    """Render run_training.sh for one host, execute it with the stand-in python3; (config, argv)."""
+    kwargs = {"verl_feature_mask": mask, "verl_workdir": str(folder / "verl"), "verl_log_dir": str(folder / "logs")}
+    if swanlab:
+        kwargs.update(SWANLAB_ON)
+        kwargs["api_key"] = SECRET_KEY
+    kwargs.update(settings)
+    config = launch_ok(**kwargs)
+    script = folder / "run_training.sh"
+    script.write_text(render(config, "run_training.sh"))
+    script.chmod(0o755)
+    (folder / "verl").mkdir()
+    proc, argv, cwd = run_training(script, stand_in_path(folder), folder / "record")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert argv is not None, "run_training.sh never started python3:\n" + proc.stdout + proc.stderr
+    assert cwd == str(folder / "verl")
+    return config, argv
+
+
+def bits(mask):
+    """{bit: on} straight from the mask string (leftmost = bit 0), independent of the feature table."""
+    return {bit: char == "1" for bit, char in enumerate(mask)}
+
+
+@pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
+@pytest.mark.parametrize("mask", all_masks())
+def test_rendered_command_composes(tmp_path, mask, swanlab):
+    config, argv = rendered_command(tmp_path, mask, swanlab)
+    assert SECRET_KEY not in "\0".join(argv)
+    cfg = compose(overrides_from_argv(argv))
+    on = bits(mask)
+
+    arr = cfg["actor_rollout_ref"]
+    actor, ref, rollout = arr["actor"], arr["ref"], arr["rollout"]
+    transformer = actor["megatron"]["override_transformer_config"]
+
+    # bit 0 Remove Padding, bit 1 Dynamic Batch Size
+    assert arr["model"]["use_remove_padding"] is on[0]
+    assert actor["use_dynamic_bsz"] is on[1]
+    assert ref["log_prob_use_dynamic_bsz"] is on[1]
+    assert rollout["log_prob_use_dynamic_bsz"] is on[1]
+    # bit 2 Offload; Swap Optimizer (bit 5) forces optimizer offload off
+    assert actor["megatron"]["param_offload"] is on[2]
+    assert actor["megatron"]["grad_offload"] is on[2]
+    assert actor["megatron"]["optimizer_offload"] is (on[2] and not on[5])
+    assert ref["megatron"]["param_offload"] is on[2]
+    # bit 3 Prefix Cache: verl 0.7.0 defaults it to true, so "off" must arrive as False
+    assert rollout["enable_prefix_caching"] is on[3]
+    # bit 4 Recompute (full / block / 8 layers); the schema's own defaults are null
+    recompute = (transformer["recompute_granularity"], transformer["recompute_method"], transformer["recompute_num_layers"])
+    assert recompute == (("full", "block", 8) if on[4] else (None, None, None))
+    # bit 5 Swap Optimizer: a MindSpeed key the schema does not have
+    assert transformer.get("swap_optimizer", "absent") == (True if on[5] else "absent")
+    # bit 6 VPP; the ref inherits it through ${oc.select:...}
+    assert actor["megatron"]["virtual_pipeline_model_parallel_size"] == (2 if on[6] else None)
+    assert ref["megatron"]["virtual_pipeline_model_parallel_size"] == (2 if on[6] else None)
+
+    # Always on
+    assert transformer["use_flash_attn"] is True
+    assert ref["megatron"]["override_transformer_config"]["use_flash_attn"] is True
+    assert actor["megatron"]["tensor_model_parallel_size"] == config["train_tp"] == 4
+    assert actor["megatron"]["pipeline_model_parallel_size"] == config["train_pp"] == 2
+    assert ref["megatron"]["tensor_model_parallel_size"] == config["train_tp"]
+    assert ref["megatron"]["pipeline_model_parallel_size"] == config["train_pp"]
+    assert rollout["tensor_model_parallel_size"] == config["gen_tp"] == 4
+    assert rollout["name"] == "vllm"
+    assert rollout["n"] == 8
+    assert rollout["max_num_batched_tokens"] == 1024 + 4096
+
+    data = cfg["data"]
+    assert data["train_files"] == "/data/train.parquet"
+    assert data["val_files"] == "/data/test.parquet"
+    assert data["train_batch_size"] == 32
+    assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
+
+    reward = cfg["reward_model"]
+    assert reward["reward_manager"] == "dapo"
+    assert reward["reward_kwargs"] == {
+        "overlong_buffer_cfg": {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False},
+        "max_resp_len": 4096,
+    }
+    assert cfg["algorithm"]["adv_estimator"] == "grpo"
+
+    trainer = cfg["trainer"]
+    assert trainer["device"] == "npu"
+    assert trainer["logger"] == (["console", "swanlab"] if swanlab else ["console"])
+    assert trainer["total_training_steps"] == config["train_steps"] == 4
+    assert trainer["nnodes"] == 1
+    assert trainer["n_gpus_per_node"] == 8
+    assert trainer["project_name"] == "verl_hlm"
+    assert trainer["default_local_dir"] == "/ckpt"
+    assert trainer["val_before_train"] is False
+
+
+@pytest.mark.parametrize("mask,swanlab", [("0000000", False), ("1111111", True), ("1010101", True), ("0101010", False)])
+def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab):
+    """compose()'s reused defaults tree gives exactly what a fresh hydra.compose() gives."""
+    argv = rendered_command(tmp_path, mask, swanlab)[1]
+    overrides = overrides_from_argv(argv)
+    assert compose(overrides) == compose(overrides, full=True)
+
+
+# --------------------------------------------------------------------------- the validator bites
+
+@pytest.fixture(scope="module")
+def good_overrides(tmp_path_factory):
+    argv = rendered_command(tmp_path_factory.mktemp("good"), "0000000")[1]
+    overrides = overrides_from_argv(argv)
+    compose(overrides)  # the unchanged command composes: a failure below is the edit's doing
+    return overrides
+
+
+def _replace(overrides, old, new):
+    assert overrides.count(old) == 1, old
+    return [new if item == old else item for item in overrides]
+
+
+BROKEN = {
+    "misspelled-key": (
+        lambda o: o + ["actor_rollout_ref.actor.megatron.param_ofload=True"],
+        r"Could not override 'actor_rollout_ref\.actor\.megatron\.param_ofload'",
+    ),
+    "plus-on-non-null-key": (
+        lambda o: _replace(o, "actor_rollout_ref.rollout.enable_prefix_caching=False", "+actor_rollout_ref.rollout.enable_prefix_caching=True"),
+        r"Could not append to config\. An item is already at 'actor_rollout_ref\.rollout\.enable_prefix_caching'",
+    ),
+    "grammar-error": (
+        lambda o: _replace(o, 'trainer.logger=["console"]', "trainer.logger=[console"),
+        r"OverrideParseException: no viable alternative at input '\[console'",
+    ),
+    "config-group-choice": (  # a defaults-tree override: compose() falls back to the full path
+        lambda o: o + ["actor=dp_actor"],
+        r"Could not override 'actor'",
+    ),
+    "unresolvable-interpolation": (
+        lambda o: o + ["trainer.nnodes=${trainer.no_such_key}"],
+        r"Interpolation key 'trainer\.no_such_key' not found",
+    ),
+}
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["fast", "full"])
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_validator_rejects(good_overrides, case, full):
+    edit, message = BROKEN[case]
+    with pytest.raises(ComposeError, match=message):
+        compose(edit(list(good_overrides)), full=full)
+
+
+def test_plus_is_accepted_on_a_null_key(good_overrides):
+    """Hydra only refuses `+` on keys holding a non-null value (see the recompute lines)."""
+    cfg = compose(good_overrides + ["+actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2"])
+    assert cfg["actor_rollout_ref"]["actor"]["megatron"]["virtual_pipeline_model_parallel_size"] == 2
+
+
+def test_extra_overrides_reach_the_command_and_compose(tmp_path):
+    extra = ["trainer.val_before_train=True", "+actor_rollout_ref.model.override_config.attention_dropout=0."]
+    argv = rendered_command(tmp_path, "1000000", verl_extra_overrides=extra)[1]
+    overrides = overrides_from_argv(argv)
+    for line in extra:
+        assert line in overrides
+    assert overrides[-1] == "trainer.device=npu"
+    cfg = compose(overrides)
+    assert cfg["trainer"]["val_before_train"] is True  # the extra comes after the template's False
+    assert cfg["actor_rollout_ref"]["model"]["override_config"]["attention_dropout"] == 0.0
+
+
+def test_misspelled_extra_override_is_caught(tmp_path):
+    """launch_config accepts any key=value; only the schema knows param_ofload is not a key."""
+    argv = rendered_command(tmp_path, "0010000", verl_extra_overrides=["actor_rollout_ref.actor.megatron.param_ofload=True"])[1]
+    with pytest.raises(ComposeError, match=r"Could not override 'actor_rollout_ref\.actor\.megatron\.param_ofload'"):
+        compose(overrides_from_argv(argv))
+
+
+# --------------------------------------------------------------------------- the helpers themselves
+
+def test_config_dir_is_the_pinned_wheel_plus_the_overlay(schema_dir):
+    assert (schema_dir / "ppo_megatron_trainer.yaml").is_file()
+    assert (schema_dir / "actor" / "megatron_actor.yaml").is_file()
+    assert (schema_dir / MARKER).read_text().strip() == WHEEL_SHA256
+    cached = schema_dir / DAPO_OVERLAY.name
+    assert cached.read_bytes() == DAPO_OVERLAY.read_bytes()
+
+
+def test_overlay_defaults():
+    """What the DAPO overlay adds to ppo_megatron_trainer, composed without overrides."""
+    cfg = compose([])
+    assert cfg["data"]["gen_batch_size"] == cfg["data"]["train_batch_size"]
+    assert cfg["reward_model"]["reward_manager"] == "dapo"
+    assert cfg["reward_model"]["overlong_buffer"] == {"enable": False, "len": 0, "penalty_factor": 0.0, "log": False}
+    assert cfg["algorithm"]["filter_groups"] == {
+        "_target_": "verl.trainer.config.FilterGroupsConfig", "enable": False, "metric": None, "max_num_gen_batches": 0,
+    }
+    assert cfg["trainer"]["project_name"] == "verl-dapo"
+    assert cfg["trainer"]["device"] == "cuda"  # why run_training.sh passes trainer.device=npu
+    assert cfg["actor_rollout_ref"]["rollout"]["enable_prefix_caching"] is True  # why bit 3 off is explicit
+
+
+@pytest.mark.parametrize("head", [
+    ["-m", "verl.trainer.main_ppo", "--config-path=config", "--config-name=dapo_megatron_trainer"],
+    ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=dapo_trainer"],
+    ["-m", "recipe.dapo.main_dapo", "--config-name=dapo_megatron_trainer"],
+    ["recipe/dapo/main_dapo.py", "--config-path=config", "--config-name=dapo_megatron_trainer"],
+], ids=["main_ppo", "fsdp-config", "no-config-path", "script-path"])
+def test_overrides_from_argv_checks_the_head(head):
+    with pytest.raises(AssertionError):
+        overrides_from_argv(head + ["trainer.device=npu"])
+
+
+def test_overrides_from_argv_rejects_trailing_flags():
+    assert overrides_from_argv(ARGV_HEAD + ["trainer.device=npu"]) == ["trainer.device=npu"]
+    with pytest.raises(AssertionError):
+        overrides_from_argv(ARGV_HEAD + ["trainer.device=npu", "--multirun"])
