@@ -25,14 +25,8 @@ options:
       - The mask, for example V(1010000). Give it as a string; a number (a YAML value whose leading zeros were lost) is rejected.
     type: raw
     required: true
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: Only computes; nothing on the host changes.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
 seealso:
   - module: verl.deploy.launch_config
 notes:

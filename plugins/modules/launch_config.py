@@ -74,14 +74,8 @@ options:
       default_ipv4:
         description: The head's detected default IPv4 address.
         type: str
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: Only computes; nothing changes.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
 seealso:
   - module: verl.deploy.feature_mask
 notes:

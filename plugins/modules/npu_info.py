@@ -31,13 +31,8 @@ options:
       - A failing or unparseable board query only adds a warning.
     type: bool
     default: false
-attributes:
-  check_mode:
-    support: full
-    description: Can run in check_mode and return changed status prediction without modifying target.
-  diff_mode:
-    support: none
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
 notes:
   - C(npu-smi) is run as an argument list, not through a shell. It only reads, so the module also runs in check mode.
   - Output errors such as C(dcmi module initialize failed. ret is -8005) or C(... the device is used. ret is -8020)
