@@ -22,7 +22,7 @@ status)
     echo "======== Autoscaler status ========"
     echo "Usage:"
     echo " 0.0/4.0 CPU"
-    echo " 0.0/$(cat "$FAKE_RAY/npus").0 NPU"
+    [ "$(cat "$FAKE_RAY/npus")" = none ] || echo " 0.0/$(cat "$FAKE_RAY/npus").0 NPU"
     ;;
 start)
     if [ -f "$FAKE_RAY/start_failures" ] && [ "$(cat "$FAKE_RAY/start_failures")" -gt 0 ]; then
@@ -110,6 +110,16 @@ def test_head_gives_up_after_its_timeout_and_says_why(tmp_path, fake):
     assert "only 8 of 16 NPUs joined Ray within 2 s (verl_ray_wait_timeout)" in proc.stderr
     assert "TRAINING-STARTED" not in proc.stdout
     assert elapsed < 30
+
+
+def test_head_without_npu_resource_waits_and_says_so(tmp_path, fake):
+    """Ray up but no NPU resource registered (pain point: nodes started with --num-gpus)."""
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_ray_wait_timeout=1)
+    (fake[0] / "npus").write_text("none")
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode != 0
+    assert "Ray reports 0/8 NPU" in proc.stdout
+    assert "only 0 of 8 NPUs joined Ray within 1 s" in proc.stderr
 
 
 def test_head_rerun_leaves_a_running_ray_alone(tmp_path, fake):
