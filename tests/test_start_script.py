@@ -68,12 +68,12 @@ def scripts_for(tmp_path, **overrides):
     return folder
 
 
-def run(folder, fake, env=None, timeout=60):
+def run(folder, fake, env=None, timeout=60, step=None):
     state, bin_dir = fake
     environment = {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"]), "FAKE_RAY": str(state), "HOME": str(folder)}
     environment.update(env or {})
     started = time.monotonic()
-    proc = subprocess.run(["bash", str(folder / "start_verl.sh")], env=environment, capture_output=True, text=True,
+    proc = subprocess.run(["bash", str(folder / "start_verl.sh")] + ([step] if step else []), env=environment, capture_output=True, text=True,
                           timeout=timeout, check=False)
     return proc, time.monotonic() - started
 
@@ -173,6 +173,29 @@ def test_swanlab_without_a_key_stops_before_ray(tmp_path, fake):
     proc, _elapsed = run(folder, fake)
     assert proc.returncode != 0
     assert "needs its API key" in proc.stderr
+    assert calls(fake) == []
+
+
+def test_steps_let_the_deploy_drive_each_stage(tmp_path, fake):
+    """`ray` only starts Ray, `wait` only waits, `train` waits then trains: each stage with its own message."""
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    proc, _elapsed = run(folder, fake, step="ray")
+    assert proc.returncode == 0, proc.stderr
+    assert "TRAINING-STARTED" not in proc.stdout and "Ray reports" not in proc.stdout
+    assert len([c for c in calls(fake) if c.startswith("ray start --head")]) == 1
+    proc, _elapsed = run(folder, fake, step="wait")
+    assert proc.returncode == 0 and "Ray reports 8/8 NPU" in proc.stdout and "TRAINING-STARTED" not in proc.stdout
+    proc, _elapsed = run(folder, fake, step="train")
+    assert proc.returncode == 0 and "TRAINING-STARTED" in proc.stdout
+    assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
+
+
+def test_a_worker_refuses_head_only_steps(tmp_path, fake):
+    folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16)
+    proc, _elapsed = run(folder, fake, step="train")
+    assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr
+    proc, _elapsed = run(folder, fake, step="bogus")
+    assert proc.returncode != 0 and "unknown step 'bogus'" in proc.stderr
     assert calls(fake) == []
 
 
