@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# sim-node-entrypoint: start one simulated Ascend host of the verl-sim cluster (tests/sim).
+#
+# tests/sim/simcluster.py installs this as /usr/local/bin/sim-node-entrypoint in the node image.
+# Environment (all optional):
+#   SIM_NPU_FIXTURE        capture replayed by npu-smi: a file name in /opt/sim/npu-smi/
+#                          (default: 8 idle healthy NPUs)
+#   SIM_NPU_BOARD_FIXTURE  capture replayed by `npu-smi info -t board -i N`
+#   SIM_NPU_COUNT          create /dev/davinci0..N-1 instead of the device numbers of the capture
+#   SIM_DOCKER_BIP         the inner engine's docker0 address (default 10.96.0.1/24)
+# Then it replaces itself with dockerd (the node's own Docker engine); extra arguments go to dockerd.
+set -euo pipefail
+
+FIXTURES=/opt/sim/npu-smi
+STATE=/etc/sim-npu-smi
+DEFAULT_FIXTURE=001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt
+DEFAULT_BOARD=025_board_t-board_i0_IT21HMDC_Bin5_v25.5.1_indented.txt
+
+say() { printf 'sim-node-entrypoint: %s\n' "$*" >&2; }
+
+fixture="${SIM_NPU_FIXTURE:-${DEFAULT_FIXTURE}}"
+board="${SIM_NPU_BOARD_FIXTURE:-${DEFAULT_BOARD}}"
+for name in "${fixture}" "${board}"; do
+    if [ ! -f "${FIXTURES}/${name}" ]; then
+        say "'${name}' is not a capture in ${FIXTURES}; the captures are:"
+        ls "${FIXTURES}" >&2
+        exit 64
+    fi
+done
+mkdir -p "$(readlink -f "${STATE}")"
+printf '%s\n' "${fixture}" >"${STATE}/default"
+printf '%s\n' "${board}" >"${STATE}/board-default"
+
+# --- Ascend device files (/dev is a fresh tmpfs at every container start). Character devices with
+# /dev/null's numbers, so that `docker run --device /dev/davinciN` works in the node's own engine;
+# plain files where mknod is not allowed.
+if [ -n "${SIM_NPU_COUNT:-}" ]; then
+    ids="$(seq 0 $((SIM_NPU_COUNT - 1)))"
+else
+    ids="$(/usr/local/sbin/npu-smi --sim-device-ids "${fixture}")"
+    # An error capture (dcmi -8005: "the device is in use") has no table: the host still has 8 NPUs.
+    [ -n "${ids}" ] || ids="$(seq 0 7)"
+fi
+device() {
+    [ -e "$1" ] || mknod -m 666 "$1" c 1 3 2>/dev/null || : >"$1"
+}
+count=0
+for id in ${ids}; do
+    device "/dev/davinci${id}"
+    count=$((count + 1))
+done
+for name in davinci_manager devmm_svm hisi_hdc; do
+    device "/dev/${name}"
+done
+
+# --- Driver files an Ascend host has (what containers mount in and what checks look for)
+version="$(sed -n 's/.*npu-smi[[:space:]]\+[^[:space:]]\+[[:space:]]\+Version:[[:space:]]*\([^[:space:]]\+\).*/\1/p' \
+    "${FIXTURES}/${fixture}" | head -n 1)"
+version="${version:-24.1.0}"
+mkdir -p /usr/local/Ascend/driver/lib64/driver /usr/local/Ascend/driver/tools /usr/local/dcmi
+cat >/usr/local/Ascend/driver/version.info <<EOF
+Version=${version}
+package_version=${version}
+# simulated by verl-sim (tests/sim), replaying ${fixture}
+EOF
+: >/usr/local/Ascend/driver/lib64/driver/libdrvdsmi_host.so
+: >/usr/local/dcmi/libdcmi.so
+cat >/etc/ascend_install.info <<'EOF'
+UserName=HwHiAiUser
+UserGroup=HwHiAiUser
+Driver_Install_Type=full
+Driver_Install_Path_Param=/usr/local/Ascend
+Driver_Install_For_All=no
+EOF
+say "$(hostname): ${count} NPU device(s) ($(echo "${ids}" | tr '\n' ' ')), npu-smi replays ${fixture}"
+
+# --- The node's own Docker engine. A restarted node keeps its file system: drop stale pid files.
+rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
+exec dockerd \
+    --storage-driver=overlay2 \
+    --bip="${SIM_DOCKER_BIP:-10.96.0.1/24}" \
+    --insecure-registry=registry:5000 \
+    "$@"

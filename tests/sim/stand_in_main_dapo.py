@@ -1,0 +1,169 @@
+"""Stand-in for verl 0.7.0's recipe/dapo/main_dapo.py in the simulated Ascend cluster (tests/sim).
+
+The verl-sim/verl image has this file as /verl/recipe/dapo/main_dapo.py; run_training.sh starts it
+exactly like the real trainer, from /verl:
+
+    python3 -m recipe.dapo.main_dapo --config-path=config --config-name=dapo_megatron_trainer <overrides>
+
+What it does, in the real trainer's order:
+1. Hydra composes the overrides against verl 0.7.0's own schema (@hydra.main with config_path
+   "config" = /verl/recipe/dapo/config, whose overlay adds /verl/verl/trainer/config to the search
+   path, as in a verl checkout). A bad override ends the run with Hydra's own message, exit 1.
+   Every interpolation is resolved, as verl's TaskRunner does.
+2. trainer.device must be "npu".
+3. ray.init(address="auto") joins the running Ray cluster; it needs at least
+   trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
+   ValueError "Total available GPUs X is less than total desired GPUs Y". It then holds them
+   (a placement group of one {"NPU": n_gpus_per_node} bundle per node), as verl's resource pool does.
+4. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid), prints
+   one `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to
+   trainer.total_training_steps, then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10)
+   until SIGTERM or SIGINT, on which it releases Ray, writes stand_in_stopped.json and exits 0.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+import hydra
+from omegaconf import OmegaConf
+
+STARTED = "stand_in_started.json"
+STOPPED = "stand_in_stopped.json"
+STEP_SECONDS = float(os.environ.get("SIM_TRAINER_STEP_SECONDS", "2"))
+HEARTBEAT_SECONDS = float(os.environ.get("SIM_TRAINER_HEARTBEAT_SECONDS", "10"))
+PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "60"))
+
+_STOP = []
+
+
+def _on_signal(signum, _frame):
+    _STOP.append(signum)
+
+
+def say(message):
+    print("stand-in main_dapo: %s" % message, flush=True)
+
+
+def _write_json(path, values):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    temporary = path + ".tmp"
+    with open(temporary, "w") as handle:
+        json.dump(values, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+    os.replace(temporary, path)
+
+
+def _sleep(seconds):
+    """Sleep up to `seconds`, returning early (True) once a stop signal arrived."""
+    deadline = time.monotonic() + seconds
+    while not _STOP:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(0.25, left))
+    return True
+
+
+def _step_line(step, total):
+    # The shape of verl's console logger line; the numbers are made up but move like a real run.
+    progress = step / float(max(total, 1))
+    metrics = [
+        ("actor/entropy", 0.62 - 0.1 * progress),
+        ("actor/pg_loss", -0.012 + 0.004 * progress),
+        ("actor/grad_norm", 0.31 - 0.05 * progress),
+        ("critic/score/mean", -0.55 + 0.4 * progress),
+        ("response_length/mean", 812.0 + 40 * progress),
+        ("timing_s/step", STEP_SECONDS),
+        ("training/global_step", step),
+        ("training/epoch", 0),
+    ]
+    return "step:%d - %s" % (step, " - ".join("%s:%s" % (key, round(value, 4) if isinstance(value, float) else value)
+                                              for key, value in metrics))
+
+
+def run(config):
+    """verl's run_ppo(), simulated: the checks, then the training loop until a stop signal."""
+    resolved = OmegaConf.to_container(config, resolve=True)  # raises on an unresolvable interpolation, like verl
+    trainer = resolved["trainer"]
+    if trainer.get("device") != "npu":
+        raise ValueError("trainer.device is %r; on Ascend it must be 'npu' (stand-in check)" % trainer.get("device"))
+    nnodes = int(trainer["nnodes"])
+    per_node = int(trainer["n_gpus_per_node"])
+    wanted = nnodes * per_node
+
+    import ray  # as verl: only after the config is known to be good
+
+    ray.init(address="auto", log_to_driver=False)
+    total = float(ray.cluster_resources().get("NPU", 0.0))
+    available = float(ray.available_resources().get("NPU", 0.0))
+    if available < wanted:
+        # verl/trainer/ppo/ray_trainer.py ResourcePoolManager._check_resource_available()
+        raise ValueError("Total available GPUs %s is less than total desired GPUs %s" % (available, wanted))
+    from ray.util.placement_group import placement_group, remove_placement_group
+
+    group = placement_group([{"NPU": float(per_node)}] * nnodes, strategy="SPREAD" if nnodes > 1 else "PACK")
+    try:
+        ray.get(group.ready(), timeout=PLACEMENT_TIMEOUT)
+    except Exception as exc:
+        raise ValueError("Could not reserve %d x %d NPUs in Ray within %s s: %s" % (nnodes, per_node, PLACEMENT_TIMEOUT, exc))
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _on_signal)
+    steps = trainer.get("total_training_steps")
+    steps = int(steps) if steps is not None else None
+    local_dir = os.path.abspath(str(trainer["default_local_dir"]))
+    started = {
+        "pid": os.getpid(),
+        "hostname": socket.gethostname(),
+        "cwd": os.getcwd(),
+        "argv": sys.argv[1:],
+        "nnodes": nnodes,
+        "n_gpus_per_node": per_node,
+        "device": trainer["device"],
+        "logger": trainer.get("logger"),
+        "project_name": trainer.get("project_name"),
+        "experiment_name": trainer.get("experiment_name"),
+        "total_training_steps": steps,
+        "default_local_dir": local_dir,
+        "cluster_npus": total,
+        "available_npus": available,
+        "ray_nodes": sum(1 for node in ray.nodes() if node.get("Alive")),
+        "started_at": time.time(),
+    }
+    _write_json(os.path.join(local_dir, STARTED), started)
+    say("config composed and checked: %d node(s) x %d NPU, Ray has %s NPU on %d node(s); %s written"
+        % (nnodes, per_node, total, started["ray_nodes"], os.path.join(local_dir, STARTED)))
+
+    step = 0
+    while not _STOP and (steps is None or step < steps):
+        if _sleep(STEP_SECONDS):
+            break
+        step += 1
+        print(_step_line(step, steps or 1000), flush=True)
+    if not _STOP:
+        say("finished %d step(s); staying up until SIGTERM/SIGINT" % step)
+    while not _STOP:
+        if _sleep(HEARTBEAT_SECONDS):
+            break
+        say("heartbeat: %d step(s) done, waiting for SIGTERM/SIGINT" % step)
+
+    signum = _STOP[0]
+    say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
+    remove_placement_group(group)
+    ray.shutdown()
+    _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name, "steps": step,
+                                                   "stopped_at": time.time()})
+
+
+@hydra.main(config_path="config", config_name="dapo_trainer", version_base=None)
+def main(config):
+    run(config)
+
+
+if __name__ == "__main__":
+    main()  # pylint: disable=no-value-for-parameter

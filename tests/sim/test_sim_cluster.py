@@ -1,0 +1,334 @@
+"""Smoke test of the simulated Ascend cluster itself (tests/sim/simcluster.py): real parts only.
+
+One module-scoped cluster of 2 nodes (built if needed, brought up, and removed at the end):
+each node's own Docker engine answers; npu-smi replays its capture byte for byte and can be
+switched at run time; the Ascend device and driver paths exist; the verl image is pulled from the
+cluster's registry by each node's engine; Ray spans both nodes through Docker's DNS (16 NPU);
+and the stand-in trainer, started by the rendered run_training.sh, composes the overrides against
+verl 0.7.0's schema, runs, and exits 0 on SIGTERM, while a bad override or too few NPUs fail it.
+
+Needs a running Docker engine (and debootstrap for the first build): see simcluster.py. Set
+VERL_DEPLOY_SKIP_SIM=1 to skip on purpose. Timings go to tests/output/sim/smoke-timings.json.
+Under pytest-xdist each worker gets its own cluster prefix; run with `--dist loadgroup` to keep
+the whole module on one worker (pytestmark below).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from launch_helpers import launch_ok, render
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import simcluster  # noqa: E402  pylint: disable=wrong-import-position
+
+pytestmark = pytest.mark.xdist_group("verl-sim")
+
+PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
+NODE1 = simcluster.node_name(PREFIX, 1)
+NODE2 = simcluster.node_name(PREFIX, 2)
+FIXTURE1 = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+FIXTURE2 = "011_info_910B2_8cards_v24.1.0_procs_mindie.txt"  # its paste starts with a shell-prompt line
+ERROR_FIXTURE = "019_error_dcmi_module_initialize_failed_-8005_container.txt"
+FIXTURES = simcluster.FIXTURES
+RAY_PORT = 6379
+TIMINGS = {}
+WORK = "/tmp/sim-smoke"
+
+
+def sh(argv, timeout=120, check=True, text=True):
+    proc = subprocess.run([str(item) for item in argv], capture_output=True, text=text, timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError("`%s` exited %d:\n%s\n%s" % (" ".join(map(str, argv)), proc.returncode, proc.stdout, proc.stderr))
+    return proc
+
+
+def on_node(node, *argv, **kwargs):
+    return sh(["docker", "exec", node] + list(argv), **kwargs)
+
+
+def in_verl(node, *argv, **kwargs):
+    """A command in the verl container that the node's own engine runs."""
+    return sh(["docker", "exec", node, "docker", "exec", "verl"] + list(argv), **kwargs)
+
+
+def wait_for(what, probe, timeout, interval=0.5):
+    """Call probe() until it returns something truthy; fail naming `what` and the last value after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError("%s: not within %s s. Last: %r" % (what, timeout, last))
+
+
+def _matching(pattern, text):
+    """`text` when the regular expression (multi-line) is found in it, else ""."""
+    return text if re.search(pattern, text, re.MULTILINE) else ""
+
+
+def _timed(name, started):
+    TIMINGS[name] = round(time.monotonic() - started, 1)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if os.environ.get("VERL_DEPLOY_SKIP_SIM") == "1":
+        pytest.skip("VERL_DEPLOY_SKIP_SIM=1: the simulated cluster is skipped on purpose")
+    started = time.monotonic()
+    try:
+        simcluster.build()
+        _timed("build", started)
+        begin = time.monotonic()
+        data = simcluster.up(nodes=2, fixtures=["node2=%s" % FIXTURE2], prefix=PREFIX, registry_port=0)
+        _timed("up", begin)
+    except simcluster.SimError as exc:
+        with contextlib.suppress(simcluster.SimError):
+            simcluster.down(PREFIX, verbose=False)
+        pytest.fail("the simulated cluster could not be brought up: %s" % exc, pytrace=False)
+    try:
+        yield data
+    finally:
+        begin = time.monotonic()
+        simcluster.down(PREFIX)
+        _timed("down", begin)
+        _timed("module", started)
+        out = simcluster.REPO / "tests" / "output" / "sim"
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "smoke-timings.json").write_text(json.dumps(TIMINGS, indent=2, sort_keys=True) + "\n")
+        print("\nsimulated cluster timings (s): %s" % json.dumps(TIMINGS, sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def verl_containers(cluster):
+    """Each node pulls the verl image from the registry with its own engine and runs it with host networking."""
+    image = cluster["verl_image"]
+    begin = time.monotonic()
+    pulls = [subprocess.Popen(["docker", "exec", node, "docker", "pull", "-q", image], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for node in (NODE1, NODE2)]
+    for node, pull in zip((NODE1, NODE2), pulls):
+        output = pull.communicate(timeout=300)[0]
+        assert pull.returncode == 0, "docker pull %s in %s failed:\n%s" % (image, node, output)
+    _timed("pull (2 nodes in parallel)", begin)
+    for node in (NODE1, NODE2):
+        on_node(node, "docker", "run", "-d", "--name", "verl", "--network", "host", "--shm-size", "1g", "--init", image)
+        in_verl(node, "mkdir", "-p", WORK)
+    return image
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(verl_containers):
+    """Ray head in node1's verl container, node2's joins it by the node's host name: 16 NPU in all."""
+    begin = time.monotonic()
+    common = ["--num-cpus=1", "--object-store-memory=100000000", '--resources={"NPU": 8}', "--disable-usage-stats"]
+    in_verl(NODE1, "ray", "start", "--head", "--port=%d" % RAY_PORT, *common, timeout=120)
+    in_verl(NODE2, "ray", "start", "--address=%s:%d" % (NODE1, RAY_PORT), *common, timeout=120)
+
+    def npus():
+        proc = in_verl(NODE1, "ray", "status", check=False, timeout=60)
+        return proc.stdout if "/16.0 NPU" in proc.stdout else ""
+
+    status = wait_for("ray status showing 16.0 NPU", npus, timeout=90, interval=1)
+    _timed("ray cluster formed", begin)
+    return status
+
+
+# --------------------------------------------------------------------------- the nodes
+
+def test_each_node_runs_its_own_docker_engine(cluster):
+    subnets = set()
+    for node in (NODE1, NODE2):
+        proc = on_node(node, "docker", "info", "--format", "{{.Driver}} {{.ServerVersion}}")
+        assert proc.stdout.startswith("overlay2 "), proc.stdout
+        bridge = on_node(node, "docker", "network", "inspect", "bridge", "--format", "{{range .IPAM.Config}}{{.Subnet}}{{end}}")
+        subnets.add(bridge.stdout.strip())
+        assert on_node(node, "hostname").stdout.strip() == node
+    assert subnets == {"10.96.1.0/24", "10.96.2.0/24"}
+
+
+def test_up_again_with_the_same_arguments_changes_nothing(cluster):
+    before = {node["name"]: sh(["docker", "inspect", "--format", "{{.Id}} {{.State.StartedAt}}", node["name"]]).stdout
+              for node in cluster["nodes"]}
+    again = simcluster.up(nodes=2, fixtures=["node2=%s" % FIXTURE2], prefix=PREFIX, registry_port=0, verbose=False)
+    after = {node["name"]: sh(["docker", "inspect", "--format", "{{.Id}} {{.State.StartedAt}}", node["name"]]).stdout
+             for node in again["nodes"]}
+    assert before == after
+    assert [node["name"] for node in again["nodes"]] == [NODE1, NODE2]
+    assert again["verl_image"] == cluster["verl_image"]
+    assert re.fullmatch(r"registry:5000/verl/verl-sim:[0-9a-f]{12}", again["verl_image"])
+
+
+def test_npu_smi_replays_the_capture_byte_for_byte(cluster):
+    one = on_node(NODE1, "npu-smi", "info", text=False)
+    assert one.stdout == (FIXTURES / FIXTURE1).read_bytes()
+    two = on_node(NODE2, "npu-smi", "info", text=False)
+    first, rest = (FIXTURES / FIXTURE2).read_bytes().split(b"\n", 1)
+    assert first.startswith(b"[root@") and first.endswith(b"npu-smi info"), first  # the prompt line that must go
+    assert two.stdout == rest
+    # The same command through the other path the collection may use.
+    assert on_node(NODE1, "/usr/local/sbin/npu-smi", "info", text=False).stdout == one.stdout
+
+
+def test_npu_smi_board_info(cluster):
+    board = on_node(NODE1, "npu-smi", "info", "-t", "board", "-i", "3").stdout
+    assert re.search(r"^\s*NPU ID\s+: 3$", board, re.MULTILINE), board
+    assert "Product Name                   : IT21HMDC_Bin5" in board
+    missing = on_node(NODE1, "npu-smi", "info", "-t", "board", "-i", "9", check=False)
+    assert missing.returncode == 1 and "no NPU with id 9" in missing.stderr
+
+
+def test_npu_smi_capture_can_be_switched_at_run_time(cluster):
+    try:
+        on_node(NODE1, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % ERROR_FIXTURE)
+        failed = on_node(NODE1, "npu-smi", "info", check=False)
+        assert failed.returncode != 0
+        assert "dcmi module initialize failed. ret is -8005" in failed.stdout + failed.stderr
+        assert "ret is -8005" in on_node(NODE1, "npu-smi", "info", "-t", "board", "-i", "0", check=False).stdout
+        assert on_node(NODE2, "npu-smi", "info", check=False).returncode == 0  # the other node is untouched
+    finally:
+        on_node(NODE1, "rm", "-f", "/etc/sim-npu-smi/fixture")
+    assert on_node(NODE1, "npu-smi", "info", text=False).stdout == (FIXTURES / FIXTURE1).read_bytes()
+    log = on_node(NODE1, "cat", "/var/log/sim-npu-smi.log").stdout
+    assert "fixture=%s rc=1" % ERROR_FIXTURE in log and "fixture=%s rc=0" % FIXTURE1 in log
+
+
+def test_ascend_device_and_driver_paths_exist(cluster):
+    checks = ["test -c /dev/davinci%d" % index for index in range(8)] + [
+        "test ! -e /dev/davinci8",
+        "test -c /dev/davinci_manager", "test -c /dev/devmm_svm", "test -c /dev/hisi_hdc",
+        "test -d /usr/local/Ascend/driver/lib64", "grep -qx Version=24.1.0 /usr/local/Ascend/driver/version.info",
+        "test -d /usr/local/dcmi", "test -s /etc/ascend_install.info",
+        "test -x /usr/local/bin/npu-smi", "test -x /usr/local/sbin/npu-smi",
+    ]
+    for node in (NODE1, NODE2):
+        proc = on_node(node, "sh", "-c", " && ".join(checks), check=False)
+        assert proc.returncode == 0, "%s: one of %s failed" % (node, checks)
+
+
+# --------------------------------------------------------------------------- the verl image, Ray, the trainer
+
+def test_nodes_pull_and_run_the_verl_image(verl_containers):
+    for node in (NODE1, NODE2):
+        assert on_node(node, "docker", "image", "inspect", verl_containers).returncode == 0
+        versions = in_verl(node, "python3", "-c", "import ray, hydra; print(ray.__version__, hydra.__version__)").stdout.split()
+        assert versions == [simcluster.RAY_VERSION, "1.3.2"]
+        env = in_verl(node, "bash", "-c", "source /usr/local/Ascend/cann/ascend-toolkit/set_env.sh && "
+                                          "source /usr/local/Ascend/cann/nnal/atb/set_env.sh && echo $ASCEND_TOOLKIT_HOME $VERL_SIM_ATB")
+        assert env.stdout.split() == ["/usr/local/Ascend/cann/ascend-toolkit/latest", "sourced"]
+        # host networking: the container sees the node's own host name and address
+        assert in_verl(node, "hostname").stdout.strip() == node
+
+
+def test_a_container_with_the_ascend_mounts_sees_the_npus(verl_containers):
+    """What an Ascend container gets (devices, driver folder, npu-smi) works in the node's own engine."""
+    mounts = ["--device", "/dev/davinci0", "--device", "/dev/davinci_manager", "--device", "/dev/devmm_svm",
+              "--device", "/dev/hisi_hdc", "-v", "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro",
+              "-v", "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi:ro", "-v", "/usr/local/dcmi:/usr/local/dcmi:ro",
+              "-v", "/etc/ascend_install.info:/etc/ascend_install.info:ro"]
+    command = ["docker", "run", "--rm"] + mounts + [verl_containers, "bash", "-c", "test -c /dev/davinci0 && npu-smi info"]
+    assert on_node(NODE1, *command, text=False).stdout == (FIXTURES / FIXTURE1).read_bytes()
+    try:
+        on_node(NODE1, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % ERROR_FIXTURE)
+        failed = on_node(NODE1, *command, check=False)
+        assert failed.returncode != 0 and "ret is -8005" in failed.stdout
+    finally:
+        on_node(NODE1, "rm", "-f", "/etc/sim-npu-smi/fixture")
+
+
+def test_ray_spans_both_nodes(ray_cluster):
+    assert "0.0/16.0 NPU" in ray_cluster
+    active = ray_cluster.split("Active:", 1)[1].split("Pending:", 1)[0]
+    assert len(re.findall(r"^\s*1 node_[0-9a-f]+", active, re.MULTILINE)) == 2, ray_cluster
+
+
+def _copy_in(node, local, name):
+    """Host file -> node -> the node's verl container (docker cp through the node, as the collection would)."""
+    on_node(node, "mkdir", "-p", WORK)
+    sh(["docker", "cp", str(local), "%s:%s/%s" % (node, WORK, name)])
+    on_node(node, "docker", "cp", "%s/%s" % (WORK, name), "verl:%s/%s" % (WORK, name))
+
+
+def _script(tmp_path, name, **settings):
+    path = tmp_path / name
+    path.write_text(render(launch_ok(**settings), "run_training.sh"))
+    _copy_in(NODE1, path, name)
+    return "%s/%s" % (WORK, name)
+
+
+def test_stand_in_trainer_runs_and_stops_cleanly_on_sigterm(ray_cluster, tmp_path):
+    ckpts = "%s/ckpt-ok" % WORK
+    script = _script(tmp_path, "run_training_ok.sh", nnodes=2, verl_train_steps=3, verl_ckpts_dir=ckpts,
+                     verl_log_dir="%s/logs" % WORK, verl_experiment_name="sim-smoke")
+    out, rc = "%s/ok.out" % WORK, "%s/ok.rc" % WORK
+    begin = time.monotonic()
+    in_verl(NODE1, "bash", "-c", "nohup bash -c 'bash %s > %s 2>&1; echo $? > %s' >/dev/null 2>&1 &" % (script, out, rc))
+    marker = "%s/stand_in_started.json" % ckpts
+    pid = None
+    try:
+        text = wait_for("the stand-in's marker %s" % marker,
+                        lambda: in_verl(NODE1, "cat", marker, check=False).stdout, timeout=90)
+        started = json.loads(text)
+        pid = started["pid"]
+        TIMINGS["trainer started"] = round(time.monotonic() - begin, 1)
+        assert started["nnodes"] == 2 and started["n_gpus_per_node"] == 8
+        assert started["cluster_npus"] == 16.0 and started["ray_nodes"] == 2
+        assert started["logger"] == ["console"] and started["experiment_name"] == "sim-smoke"
+        assert started["device"] == "npu" and started["cwd"] == "/verl"
+        assert started["argv"][:2] == ["--config-path=config", "--config-name=dapo_megatron_trainer"]
+        log = wait_for("step:3 in the trainer output", lambda: _matching(r"^step:3 - ", in_verl(NODE1, "cat", out, check=False).stdout),
+                       timeout=60)
+        assert re.search(r"^step:1 - .*training/global_step:1", log, re.MULTILINE), log
+        # While it runs, the trainer holds every NPU (verl's resource pool), so a second start is refused.
+        reserved = in_verl(NODE1, "ray", "status", check=False).stdout
+        assert "16.0 reserved in placement groups" in reserved, reserved
+        assert in_verl(NODE1, "test", "-e", rc, check=False).returncode != 0, "the trainer ended before SIGTERM"
+        TIMINGS["memory"] = sh(["docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}", NODE1, NODE2,
+                                "%s-registry" % PREFIX]).stdout.splitlines()
+        for node in (NODE1, NODE2):
+            TIMINGS["memory inside %s" % node] = on_node(node, "docker", "stats", "--no-stream", "--format", "{{.Name}} {{.MemUsage}}",
+                                                         check=False).stdout.splitlines()
+    finally:
+        if pid is not None:
+            in_verl(NODE1, "kill", "-TERM", str(pid), check=False)
+
+    def exit_status():
+        return in_verl(NODE1, "cat", rc, check=False).stdout.strip()
+
+    code = wait_for("the trainer's exit status after SIGTERM", exit_status, timeout=60)
+    log = in_verl(NODE1, "cat", out).stdout
+    assert code == "0", log
+    assert "got SIGTERM after 3 step(s)" in log
+    stopped = json.loads(in_verl(NODE1, "cat", "%s/stand_in_stopped.json" % ckpts).stdout)
+    assert stopped["signal"] == "SIGTERM" and stopped["steps"] == 3
+    released = wait_for("the NPUs released", lambda: _matching(r"^ 0\.0/16\.0 NPU$", in_verl(NODE1, "ray", "status", check=False).stdout),
+                        timeout=30)
+    assert "reserved" not in released
+    assert in_verl(NODE1, "ls", "%s/logs" % WORK).stdout.startswith("verl_qwen3_8b_sim-smoke_")
+
+
+def test_stand_in_trainer_fails_on_a_bad_override(ray_cluster, tmp_path):
+    ckpts = "%s/ckpt-bad" % WORK
+    script = _script(tmp_path, "run_training_bad.sh", nnodes=2, verl_ckpts_dir=ckpts, verl_log_dir="%s/logs" % WORK,
+                     verl_extra_overrides=["actor_rollout_ref.actor.megatron.param_ofload=True"])
+    proc = in_verl(NODE1, "bash", script, check=False, timeout=120)
+    assert proc.returncode != 0
+    assert "Could not override 'actor_rollout_ref.actor.megatron.param_ofload'" in proc.stdout + proc.stderr, proc.stdout
+    assert in_verl(NODE1, "test", "-e", "%s/stand_in_started.json" % ckpts, check=False).returncode != 0
+
+
+def test_stand_in_trainer_fails_when_ray_has_too_few_npus(ray_cluster, tmp_path):
+    script = _script(tmp_path, "run_training_3nodes.sh", nnodes=3, verl_train_batch_size=48, verl_ckpts_dir="%s/ckpt-3" % WORK,
+                     verl_log_dir="%s/logs" % WORK)
+    proc = in_verl(NODE1, "bash", script, check=False, timeout=120)
+    assert proc.returncode != 0
+    assert re.search(r"Total available GPUs [0-9.]+ is less than total desired GPUs 24", proc.stdout + proc.stderr), proc.stdout
