@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The one entry point: creates the virtual environment and runs each job.
 #   ./run.sh setup            virtual environment (.venv) and the collection link (.collections)
-#   ./run.sh demo [args]      render the launch scripts for the default inventory (extra args go to ansible-playbook)
+#   ./run.sh demo [args]      bring up the simulated 3-node Ascend cluster and deploy to it (args go to ansible-playbook)
+#   ./run.sh render [args]    render the launch scripts for the default inventory, touching no host
 #   ./run.sh test [args]      the whole test suite (extra args go to pytest)
 #   ./run.sh lint             ansible-lint (production profile)
 #   ./run.sh sanity           ansible-test sanity
+#   ./run.sh sim-down         remove the simulated cluster
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$(pwd)"
@@ -46,6 +48,20 @@ setup)
     ;;
 demo)
     setup
+    # The simulated cluster: real Docker engines, Ray and verl schemas; replayed npu-smi (tests/sim/).
+    python tests/sim/simcluster.py up --nodes 3
+    ansible-playbook -i inventories/sim/hosts.yml tests/sim/prepare.yml >/dev/null
+    image="$(python tests/sim/simcluster.py info --json | python -c 'import json, sys; print(json.load(sys.stdin)["verl_image"])')"
+    confirm=()
+    # With a terminal you are asked to confirm; without one (CI) the confirmation is given here.
+    [ -t 0 ] || confirm=(-e verl_confirm=true)
+    ansible-playbook -i inventories/sim/hosts.yml playbooks/deploy.yml -e mask=0000000 -e verl_image="${image}" "${confirm[@]}" "$@"
+    echo "Look: ansible-playbook -i inventories/sim/hosts.yml playbooks/status.yml"
+    echo "      docker exec verl-sim-node1 docker exec verl bash -c 'tail -f /sim/logs/verl_qwen3_8b_*.log'"
+    echo "Stop: ansible-playbook -i inventories/sim/hosts.yml playbooks/stop.yml; remove the cluster: ./run.sh sim-down"
+    ;;
+render)
+    setup
     out="${VERL_DEMO_OUTPUT:-/tmp/verl_scripts}"
     ansible-playbook playbooks/render.yml \
         -e mask=0000000 \
@@ -55,6 +71,10 @@ demo)
         -e verl_ckpts_dir=/mnt/project/ckpts/qwen3-8b-dapo \
         -e verl_output_dir="${out}" "$@"
     echo "Rendered: $(ls -d "${out}"/*/) -- read start_verl.sh and run_training.sh there."
+    ;;
+sim-down)
+    setup
+    python tests/sim/simcluster.py down
     ;;
 test)
     setup
@@ -69,7 +89,7 @@ sanity)
     tests/sanity.sh
     ;;
 *)
-    sed -n '2,8p' "$0" >&2
+    sed -n '2,10p' "$0" >&2
     exit 2
     ;;
 esac

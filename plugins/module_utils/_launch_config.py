@@ -45,7 +45,9 @@ PATH_EXAMPLES = {
     "verl_test_file": "/mnt/project/data/aime-2024.parquet",
     "verl_ckpts_dir": "/mnt/project/ckpts/qwen3-8b-dapo",
 }
-OPTIONAL_PATHS = ("verl_log_dir", "verl_workdir", "verl_output_dir", "verl_swanlab_log_dir", "verl_swanlab_api_key_file")
+# Which list of the pre-check's findings to show when a required path is missing.
+CANDIDATES = {"verl_model_path": "models", "verl_train_file": "datasets", "verl_test_file": "datasets"}
+OPTIONAL_PATHS = ("verl_log_dir", "verl_workdir", "verl_output_dir", "verl_host_stage_dir", "verl_swanlab_log_dir", "verl_swanlab_api_key_file")
 
 _TRUE = ("true", "yes", "on", "1", "y", "t")
 _FALSE = ("false", "no", "off", "0", "n", "f", "")
@@ -216,14 +218,17 @@ def _is_ipv4(text):
         return False
 
 
-def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None, mask=None):
+def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None, mask=None, detected=None):
     """Validate the settings of one host. Returns (config, errors, warnings).
 
     settings: {verl_name: raw value} (the API key excluded); spec: the argument spec options;
     api_key: the SwanLab key (only its presence is used); host: this inventory host;
     is_head: whether it is the Ray head; nnodes: nodes in the cluster; head: {name, node_ip,
-    ansible_host, default_ipv4} of the head host; mask: the `mask` extra var, when given.
+    ansible_host, default_ipv4} of the head host; mask: the `mask` extra var, when given;
+    detected: what the pre-check found on this host ({node_ip, socket_ifname, npu_smi_path}), used
+    where the user stated nothing (precedence: stated > detected > default).
     """
+    detected = detected or {}
     errors = _Errors()
     warnings = unknown_settings(settings, spec)
     head = head or {"name": host}
@@ -277,7 +282,12 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
 
     paths = {}
     for name in REQUIRED_PATHS + OPTIONAL_PATHS:
+        before = len(errors)
         paths[name] = to_path(name, settings.get(name, spec.get(name, {}).get("default")), errors, name in REQUIRED_PATHS)
+        found = detected.get(CANDIDATES.get(name, "-")) or []
+        if len(errors) > before and found and name in REQUIRED_PATHS:
+            # Never guess: say what the pre-check found and let the user choose.
+            errors[-1]["msg"] += " Found on %s: %s." % (host, ", ".join(found[:10]) + (" ..." if len(found) > 10 else ""))
     scripts = []
     for script in value.get("verl_ascend_env_scripts") or []:
         checked = to_path("verl_ascend_env_scripts", script, errors, False)
@@ -292,11 +302,11 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
         errors.add("verl_image", value.get("verl_image"), "verl_image is empty. Fix: give an image reference, e.g. verl_image=%s."
                    % spec["verl_image"].get("default"))
 
-    ifname = (value.get("verl_socket_ifname") or "").strip()
+    ifname = (value.get("verl_socket_ifname") or "").strip() or (detected.get("socket_ifname") or "").strip()
     if ifname and not IFNAME.match(ifname):
         errors.add("verl_socket_ifname", ifname, "verl_socket_ifname=%r is not a network interface name. Fix: give the interface that "
                    "reaches the head (see `ip -br addr`), or leave it empty to detect it." % ifname)
-    node_ip = (value.get("verl_node_ip") or "").strip()
+    node_ip = (value.get("verl_node_ip") or "").strip() or (detected.get("node_ip") or "").strip()
     if node_ip and not _is_ipv4(node_ip):
         errors.add("verl_node_ip", node_ip, "verl_node_ip=%r is not an IPv4 address. Fix: give this host's IPv4 address on the network "
                    "that reaches the head, or leave it empty to detect it." % node_ip)
@@ -304,6 +314,15 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
     if value.get("verl_ray_port") and value.get("verl_ray_port") == value.get("verl_ray_dashboard_port"):
         errors.add("verl_ray_dashboard_port", value["verl_ray_dashboard_port"], "verl_ray_dashboard_port equals verl_ray_port (%d). "
                    "Fix: give them different ports (defaults 8260 and 9182)." % value["verl_ray_port"])
+
+    extra_volumes = []
+    for volume in value.get("verl_container_extra_volumes") or []:
+        parts = volume.split(":")
+        if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]) or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
+            errors.add("verl_container_extra_volumes", volume, "verl_container_extra_volumes holds %r, which is not a bind mount. Fix: "
+                       "write host_path:container_path or host_path:container_path:ro, both absolute." % volume)
+        else:
+            extra_volumes.append(volume)
 
     for env_name, env_value in (value.get("verl_extra_env") or {}).items():
         if not ENV_NAME.match(str(env_name)):
@@ -314,6 +333,10 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
                        "start_verl.sh. Fix: give it as verl_swanlab_api_key (a secret).")
         elif isinstance(env_value, (dict, list)) or env_value is None:
             errors.add("verl_extra_env", env_name, "verl_extra_env.%s must be a string or a number. Fix: give a plain value." % env_name)
+    for argument in value.get("verl_ray_start_args") or []:
+        if not argument.startswith("--"):
+            errors.add("verl_ray_start_args", argument, "verl_ray_start_args holds %r, which is not a ray start option. Fix: give "
+                       "options such as --num-cpus=16, one per list item." % argument)
     for override in value.get("verl_extra_overrides") or []:
         if not HYDRA_OVERRIDE.match(override):
             errors.add("verl_extra_overrides", override, "verl_extra_overrides holds %r, which is not a Hydra override. Fix: write "
@@ -392,6 +415,7 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
         "ray_wait_timeout": value["verl_ray_wait_timeout"],
         "ray_join_retries": value["verl_ray_join_retries"],
         "ray_join_delay": value["verl_ray_join_delay"],
+        "ray_start_args": value["verl_ray_start_args"],
         "workdir": paths["verl_workdir"],
         "model_path": paths["verl_model_path"],
         "train_file": paths["verl_train_file"],
@@ -425,8 +449,43 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
         "ascend_env_scripts": scripts,
         "image": value["verl_image"].strip(),
         "container_name": container,
+        "container": {
+            "privileged": bool(value["verl_container_privileged"]),
+            "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
+            "volumes": container_volumes(paths, detected.get("npu_smi_path") or value.get("verl_npu_smi_path") or "") + extra_volumes,
+        },
+        "docker_timeout": value["verl_docker_timeout"],
+        "npu_smi_path": (value.get("verl_npu_smi_path") or "").strip(),
+        "restart": bool(value["verl_restart"]),
+        "train_start_timeout": value["verl_train_start_timeout"],
+        "host_stage_dir": paths["verl_host_stage_dir"],
+        "stop_containers": bool(value["verl_stop_containers"]),
+        "status_log_lines": value["verl_status_log_lines"],
         "swanlab_enabled": bool(value["verl_swanlab_enabled"]),
         "swanlab": swanlab,
         "features": features,
     }
     return config, [], warnings
+
+
+# The Ascend driver pieces a training container reads from the host (read-only).
+DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/etc/ascend_install.info")
+
+
+def container_volumes(paths, npu_smi_path):
+    """Bind mounts of a new container: the driver (read-only) and, at the same paths as on the host,
+    the model, the datasets' folders, checkpoints and logs (an entry inside another is left out)."""
+    data = [paths["verl_model_path"], _parent(paths["verl_train_file"]), _parent(paths["verl_test_file"]),
+            paths["verl_ckpts_dir"], paths["verl_log_dir"]]
+    if paths.get("verl_swanlab_log_dir"):
+        data.append(paths["verl_swanlab_log_dir"])
+    kept = []
+    for path in sorted(set(p for p in data if p)):
+        if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
+            kept.append(path)
+    driver = list(DRIVER_MOUNTS) + ([npu_smi_path] if npu_smi_path else [])
+    return ["%s:%s:ro" % (p, p) for p in driver] + ["%s:%s:rw" % (p, p) for p in kept]
+
+
+def _parent(path):
+    return path.rsplit("/", 1)[0] or "/"

@@ -55,6 +55,29 @@ options:
       - Number of nodes in the cluster (C(ray_head) plus C(ray_workers)).
     type: int
     required: true
+  detected:
+    description:
+      - What the pre-check found on this host, used where O(settings) states nothing (stated > detected > default).
+    type: dict
+    default: {}
+    suboptions:
+      node_ip:
+        description: The IPv4 address this host uses to reach the head.
+        type: str
+      socket_ifname:
+        description: The interface holding that address.
+        type: str
+      npu_smi_path:
+        description: The npu-smi executable found on the host, mounted read-only into a new container.
+        type: str
+      models:
+        description: Model folders found on the host, listed (never chosen) when O(settings) has no C(verl_model_path).
+        type: list
+        elements: str
+      datasets:
+        description: Parquet files found on the host, listed when O(settings) has no C(verl_train_file) or C(verl_test_file).
+        type: list
+        elements: str
   head:
     description:
       - Addresses known for the head host, used when O(settings) has no C(verl_master_addr).
@@ -143,6 +166,17 @@ def main():
             "host": {"type": "str", "required": True},
             "is_head": {"type": "bool", "required": True},
             "nnodes": {"type": "int", "required": True},
+            "detected": {
+                "type": "dict",
+                "default": {},
+                "options": {
+                    "node_ip": {"type": "str"},
+                    "socket_ifname": {"type": "str"},
+                    "npu_smi_path": {"type": "str"},
+                    "models": {"type": "list", "elements": "str"},
+                    "datasets": {"type": "list", "elements": "str"},
+                },
+            },
             "head": {
                 "type": "dict",
                 "required": True,
@@ -172,6 +206,7 @@ def main():
         nnodes=params["nnodes"],
         head=params["head"],
         mask=params["mask"],
+        detected=params["detected"],
     )
     for warning in warnings:
         module.warn(warning)

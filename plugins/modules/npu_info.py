@@ -231,6 +231,11 @@ boards:
       pcie_bus_info: "0000:C1:00.0"
       pci_device_id: "0xD802"
       chip_count: 1
+npu_smi_path:
+  description: The npu-smi executable that was run (for example to mount the same one into a container).
+  returned: success
+  type: str
+  sample: /usr/local/sbin/npu-smi
 ansible_facts:
   description: Facts set by this module.
   returned: success
@@ -327,7 +332,7 @@ def main():
     npu_smi = find_npu_smi(module)
     # Reading is harmless, so check mode runs npu-smi too.
     facts = read_info(module, npu_smi)
-    result = dict(changed=False, ansible_facts=dict(verl_npu=facts), **facts)
+    result = dict(changed=False, ansible_facts=dict(verl_npu=facts), npu_smi_path=npu_smi, **facts)
     if module.params['board']:
         result['boards'] = read_boards(module, npu_smi, facts['npu_ids'])
     module.exit_json(**result)

@@ -70,3 +70,17 @@ def test_suggestions_only_hold_valid_pairs():
     assert (4, 2) in pairs and (8, 1) in pairs and (8, 2) in pairs
     for tp, pp in pairs:
         assert (tp * pp) % 8 == 0 and 16 % (tp * pp) == 0 and 36 % pp == 0 and 8 % tp == 0
+
+
+def test_container_volumes_mount_data_once_and_the_driver_read_only():
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import container_volumes
+
+    paths = {"verl_model_path": "/mnt/public/Qwen3-8B", "verl_train_file": "/mnt/data/train.parquet",
+             "verl_test_file": "/mnt/data/test.parquet", "verl_ckpts_dir": "/mnt/data/ckpts", "verl_log_dir": "/var/log/verl",
+             "verl_swanlab_log_dir": None}
+    volumes = container_volumes(paths, "/usr/local/sbin/npu-smi")
+    assert volumes == [
+        "/usr/local/Ascend/driver:/usr/local/Ascend/driver:ro", "/usr/local/dcmi:/usr/local/dcmi:ro",
+        "/etc/ascend_install.info:/etc/ascend_install.info:ro", "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi:ro",
+        "/mnt/data:/mnt/data:rw", "/mnt/public/Qwen3-8B:/mnt/public/Qwen3-8B:rw", "/var/log/verl:/var/log/verl:rw",
+    ]

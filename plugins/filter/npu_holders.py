@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: npu_holders
+short_description: Names of the containers that hold any of the given NPU devices
+version_added: 0.1.0
+description:
+  - Takes the C(results) of a looped M(community.docker.docker_container_info) and returns the names of the containers that
+    map any of the given device paths, or that are privileged (a privileged container sees every NPU).
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+options:
+  _input:
+    description: The C(results) list of a looped M(community.docker.docker_container_info).
+    type: list
+    elements: dict
+    required: true
+  devices:
+    description: Device paths on the host, such as V(/dev/davinci0).
+    type: list
+    elements: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Containers that would compete for the NPUs
+  ansible.builtin.debug:
+    msg: "{{ containers.results | verl.deploy.npu_holders(['/dev/davinci0', '/dev/davinci1']) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: Container names, in the order given.
+  type: list
+  elements: str
+"""
+
+
+def npu_holders(results, devices):
+    wanted = set(devices)
+    holders = []
+    for result in results or []:
+        container = result.get("container") or {}
+        if not result.get("exists") or not container:
+            continue
+        host_config = container.get("HostConfig") or {}
+        mapped = {d.get("PathOnHost") for d in host_config.get("Devices") or []}
+        if host_config.get("Privileged") or mapped & wanted:
+            holders.append((container.get("Name") or result.get("item") or "").lstrip("/"))
+    return holders
+
+
+class FilterModule:
+    def filters(self):
+        return {"npu_holders": npu_holders}
