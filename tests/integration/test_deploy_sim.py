@@ -2,10 +2,12 @@
 
 Real Docker engines (one per node), real containers, a real Ray cluster, the stand-in trainer that
 validates its Hydra overrides against verl 0.7.0's schema, replayed npu-smi captures.
-The tests run in file order: failures first (on fresh nodes), then the deploy, a re-run, status, stop.
+The steps build on each other (failures first, on fresh nodes; then the deploy, a re-run, status,
+stop), so they run as one test: pytest-xdist cannot split them over workers.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import os
@@ -55,6 +57,15 @@ def recap_changed(output):
 
 @pytest.fixture(scope="module")
 def cluster():
+    # One simulated cluster at a time on this engine, whatever the test workers do.
+    lock_path = REPO / ".cache" / "sim" / "tests.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _cluster()
+
+
+def _cluster():
     sh(*SIM, "up", "--nodes", "3", timeout=1800)
     info = json.loads(sh(*SIM, "info", "--json").stdout)
     prepared = playbook("../tests/sim/prepare.yml")
@@ -73,7 +84,7 @@ def inner_containers(node):
     return in_node(node, "docker", "ps", "-aq").stdout.split()
 
 
-def test_busy_worker_stops_the_deploy_in_precheck(cluster, deploy_args):
+def _step_busy_worker_stops_the_deploy_in_precheck(cluster, deploy_args):
     in_node("verl-sim-node2", "sh", "-c", "mkdir -p /etc/sim-npu-smi && echo %s > /etc/sim-npu-smi/fixture" % BUSY)
     try:
         proc = playbook("deploy.yml", *deploy_args)
@@ -86,7 +97,7 @@ def test_busy_worker_stops_the_deploy_in_precheck(cluster, deploy_args):
         assert inner_containers(node) == [], "%s changed despite the failed pre-check" % node
 
 
-def test_without_confirmation_nothing_changes(cluster):
+def _step_without_confirmation_nothing_changes(cluster):
     proc = playbook("deploy.yml", "-e", "verl_image=%s" % cluster["verl_image"], "-e", "mask=0000000")
     assert proc.returncode != 0
     assert "Not confirmed: nothing was changed" in proc.stdout, proc.stdout[-3000:]
@@ -94,7 +105,7 @@ def test_without_confirmation_nothing_changes(cluster):
         assert inner_containers(node) == []
 
 
-def test_deploy_starts_training_on_every_node(cluster, deploy_args):
+def _step_deploy_starts_training_on_every_node(cluster, deploy_args):
     proc = playbook("deploy.yml", *deploy_args)
     assert proc.returncode == 0, proc.stdout[-6000:]
     status = in_verl("verl-sim-node1", "ray status").stdout
@@ -113,7 +124,7 @@ def test_deploy_starts_training_on_every_node(cluster, deploy_args):
     assert len(training) == 1
 
 
-def test_second_deploy_changes_nothing_and_keeps_the_training(cluster, deploy_args):
+def _step_second_deploy_changes_nothing_and_keeps_the_training(cluster, deploy_args):
     pid = in_verl("verl-sim-node1", "pgrep -f -- '-m [r]ecipe.dapo.main_dapo'").stdout.strip()
     proc = playbook("deploy.yml", *deploy_args)
     assert proc.returncode == 0, proc.stdout[-6000:]
@@ -121,7 +132,7 @@ def test_second_deploy_changes_nothing_and_keeps_the_training(cluster, deploy_ar
     assert in_verl("verl-sim-node1", "pgrep -f -- '-m [r]ecipe.dapo.main_dapo'").stdout.strip() == pid
 
 
-def test_status_reports_every_node(cluster):
+def _step_status_reports_every_node(cluster):
     proc = playbook("status.yml")
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert "Ray dashboard: http://" in proc.stdout
@@ -130,7 +141,7 @@ def test_status_reports_every_node(cluster):
         assert node in proc.stdout
 
 
-def test_stop_stops_training_and_ray_but_keeps_everything_else(cluster):
+def _step_stop_stops_training_and_ray_but_keeps_everything_else(cluster):
     proc = playbook("stop.yml")
     assert proc.returncode == 0, proc.stdout[-4000:]
     for node in NODES:
@@ -139,3 +150,12 @@ def test_stop_stops_training_and_ray_but_keeps_everything_else(cluster):
         assert in_node(node, "docker", "inspect", "-f", "{{.State.Running}}", "verl").stdout.strip() == "true"
     assert in_verl("verl-sim-node1", "ls /sim/logs/verl_qwen3_8b_*.log").stdout.strip()
     assert in_verl("verl-sim-node1", "test -f /sim/ckpts/qwen3-8b-dapo/stand_in_started.json", check=False).returncode == 0
+
+
+def test_deploy_flow_on_the_simulated_cluster(cluster, deploy_args):
+    _step_busy_worker_stops_the_deploy_in_precheck(cluster, deploy_args)
+    _step_without_confirmation_nothing_changes(cluster)
+    _step_deploy_starts_training_on_every_node(cluster, deploy_args)
+    _step_second_deploy_changes_nothing_and_keeps_the_training(cluster, deploy_args)
+    _step_status_reports_every_node(cluster)
+    _step_stop_stops_training_and_ray_but_keeps_everything_else(cluster)

@@ -15,6 +15,7 @@ the whole module on one worker (pytestmark below).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -83,6 +84,15 @@ def _timed(name, started):
 
 @pytest.fixture(scope="module")
 def cluster():
+    # One simulated cluster at a time on this engine (tests/integration uses the same lock).
+    lock_path = simcluster.REPO / ".cache" / "sim" / "tests.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _cluster()
+
+
+def _cluster():
     if os.environ.get("VERL_DEPLOY_SKIP_SIM") == "1":
         pytest.skip("VERL_DEPLOY_SKIP_SIM=1: the simulated cluster is skipped on purpose")
     started = time.monotonic()
