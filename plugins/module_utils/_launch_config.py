@@ -452,7 +452,7 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
         "container": {
             "privileged": bool(value["verl_container_privileged"]),
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
-            "volumes": container_volumes(paths, detected.get("npu_smi_path") or value.get("verl_npu_smi_path") or "") + extra_volumes,
+            "volumes": container_volumes(paths, (value.get("verl_npu_smi_path") or "").strip() or detected.get("npu_smi_path") or "") + extra_volumes,
         },
         "docker_timeout": value["verl_docker_timeout"],
         "npu_smi_path": (value.get("verl_npu_smi_path") or "").strip(),
