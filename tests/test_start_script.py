@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
+from launch_helpers import SECRET_KEY, SWANLAB_ON, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash
 # Stand-in `ray`: logs each call; `status` prints the NPU usage line from $FAKE_RAY/npus (absent: not running).
@@ -174,6 +174,23 @@ def test_swanlab_without_a_key_stops_before_ray(tmp_path, fake):
     assert proc.returncode != 0
     assert "needs its API key" in proc.stderr
     assert calls(fake) == []
+
+
+@pytest.mark.parametrize("mode", ["offline", "local"])
+def test_swanlab_modes_without_login_never_pass_a_key_on(tmp_path, fake, mode):
+    """verl logs in whenever SWANLAB_API_KEY is set: in offline/local mode that would reach for a server."""
+    _config, errors, warnings = launch(api_key=SECRET_KEY, verl_swanlab_enabled=True, verl_swanlab_mode=mode)
+    assert not errors and any("verl_swanlab_mode is %s, which needs no login" % mode in warning for warning in warnings)
+    key_file = tmp_path / "swanlab_key"
+    key_file.write_text(SECRET_KEY)
+    folder = scripts_for(tmp_path, api_key=SECRET_KEY, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_swanlab_enabled=True,
+                         verl_swanlab_mode=mode, verl_swanlab_api_key_file=str(key_file), verl_swanlab_log_dir=str(tmp_path / "swanlog"))
+    assert str(key_file) not in (folder / "start_verl.sh").read_text()
+    # Even a key left in the caller's environment is not passed to Ray and the training.
+    proc, _elapsed = run(folder, fake, env={"SWANLAB_API_KEY": SECRET_KEY})
+    assert proc.returncode == 0, proc.stderr
+    env = (fake[0] / "start_env").read_text()
+    assert SECRET_KEY not in env and "SWANLAB_MODE=%s" % mode in env
 
 
 def test_steps_let_the_deploy_drive_each_stage(tmp_path, fake):

@@ -363,8 +363,13 @@ def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None
             "workspace": value.get("verl_swanlab_workspace") or "",
             "log_dir": paths.get("verl_swanlab_log_dir"),
             "api_key_file": paths.get("verl_swanlab_api_key_file"),
-            "needs_key": mode in NEEDS_LOGIN or bool((api_key or "").strip()),
+            # Only a login mode uses the key. verl logs in whenever SWANLAB_API_KEY is set, which in offline or
+            # local mode would send the run to a server it cannot reach; so there the key is not passed on.
+            "needs_key": mode in NEEDS_LOGIN,
         }
+        if mode not in NEEDS_LOGIN and (api_key or "").strip():
+            warnings.append("verl_swanlab_api_key is set but verl_swanlab_mode is %s, which needs no login: the key is not "
+                            "written to any node and not passed to the training (verl would log in with it)." % mode)
         if not SAFE_NAME.match(swanlab["workspace"]):
             errors.add("verl_swanlab_workspace", swanlab["workspace"], "verl_swanlab_workspace=%r is not a usable name. Fix: use letters, "
                        "digits, '.', '_' and '-'." % swanlab["workspace"])
