@@ -6,6 +6,8 @@
 #   ./run.sh test [args]      the whole test suite (extra args go to pytest)
 #   ./run.sh lint             ansible-lint (production profile)
 #   ./run.sh sanity           ansible-test sanity
+#   ./run.sh molecule [args]  Molecule on simulated nodes, e.g. `./run.sh molecule test -s three_nodes`
+#                             (default: test --all; scenarios in extensions/molecule)
 #   ./run.sh sim-down         remove the simulated cluster
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -88,8 +90,16 @@ sanity)
     setup
     tests/sanity.sh
     ;;
+molecule)
+    setup
+    # The scenarios read the simulated cluster's image refs from the environment.
+    python tests/sim/simcluster.py build
+    eval "$(python tests/sim/simcluster.py env)"
+    [ "$#" -gt 0 ] || set -- test --all
+    molecule "$@"
+    ;;
 *)
-    sed -n '2,10p' "$0" >&2
+    sed -n '2,12p' "$0" >&2
     exit 2
     ;;
 esac

@@ -43,6 +43,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -100,6 +101,21 @@ PYTHON_LOCK = (
     "omegaconf==2.3.1",
 )
 SDIST_ONLY = ("antlr4-python3-runtime==4.9.3",)
+# A wheelhouse for the swanlab role (not installed in the image): /opt/sim/wheels, as an air-gapped site
+# would mount one. swanlab 0.10.3 and its closure as pip resolved it for cp311 on 2026-11-30 (it wants
+# protobuf < 7, so installing it downgrades Ray's protobuf, as it would in a real image).
+SWANLAB_LOCK = (
+    "swanlab==0.10.3",
+    "annotated-types==0.8.0", "certifi==2026.10.19.post1", "charset-normalizer==3.5.3", "click==8.5.1", "idna==3.20",
+    "jinja2==3.1.6", "markdown-it-py==4.3.0", "markupsafe==3.0.4", "mdurl==0.1.2", "nvidia-ml-py==13.615.71",
+    "orjson==3.13.0", "platformdirs==4.14.8", "prettytable==3.18.0", "protobuf==6.33.6", "psutil==7.2.2",
+    "pydantic==2.14.4", "pydantic-core==2.50.5", "pydantic-settings==2.16.3", "pyecharts==2.1.0", "pygments==2.21.0",
+    "pyroaring==1.0.3", "python-dotenv==1.2.4", "PyYAML==6.0.4", "requests==2.34.2", "rich==15.0.0",
+    "setuptools==84.2.1", "simplejson==4.3.0", "typing-extensions==4.16.0", "typing-inspection==0.4.5",
+    "urllib3==2.8.0", "watchdog==7.1.0", "wcwidth==0.9.4", "wrapt==2.5.2",
+)
+SWANLAB_SDIST_ONLY = ("pwinput==1.0.3",)
+SIM_WHEELHOUSE = "/opt/sim/wheels"
 WHEEL_PLATFORM = ("--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311")
 
 DEFAULT_PREFIX = "verl-sim"
@@ -350,10 +366,11 @@ rm -rf /var/lib/apt/lists/*
 python3 -m venv /opt/verl-venv
 /opt/verl-venv/bin/pip install --no-index --find-links /w --no-cache-dir --disable-pip-version-check -r /ctx/requirements.txt
 /opt/verl-venv/bin/python -c 'import ray, hydra, omegaconf, yaml; print("ray", ray.__version__, "hydra", hydra.__version__)'
-mkdir -p /verl /usr/local/Ascend
+mkdir -p /verl /usr/local/Ascend {wheelhouse}
+cp /w/swanlab/*.whl {wheelhouse}/
 cp -R /ctx/verl/. /verl/
 cp -R /ctx/ascend/. /usr/local/Ascend/
-chmod -R a+rX /verl /usr/local/Ascend
+chmod -R a+rX /verl /usr/local/Ascend {wheelhouse}
 rm -rf /root/.cache /tmp/*
 """
     VERL_CHANGES = ("ENV PATH=/opt/verl-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -385,13 +402,14 @@ rm -rf /root/.cache /tmp/*
         for name, text in Recipes.SET_ENV.items():
             files[name] = text.encode()
         files["requirements.txt"] = Recipes.requirements().encode()
-        files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES)).encode()
+        files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         return files
 
     def verl(self):
         if "verl" not in self.hashes:
             files = self.verl_files()
             self.hashes["verl"] = _sha("verl", RECIPE_VERSION["verl"], self.base(), ",".join(self.VERL_CHANGES),
+                                       ",".join(SWANLAB_LOCK + SWANLAB_SDIST_ONLY),
                                        *[_sha(name, data) for name, data in sorted(files.items())])[:12]
         return self.hashes["verl"]
 
@@ -480,7 +498,7 @@ def _base_tar(recipes, log):
 
 
 def _wheels_folder():
-    return CACHE / "wheels" / _sha(Recipes.requirements(), " ".join(WHEEL_PLATFORM))[:12]
+    return CACHE / "wheels" / _sha(Recipes.requirements(), " ".join(WHEEL_PLATFORM), ",".join(SWANLAB_LOCK + SWANLAB_SDIST_ONLY))[:12]
 
 
 def _wheels(log):
@@ -499,6 +517,12 @@ def _wheels(log):
         if len(got) != len(PYTHON_LOCK) + len(SDIST_ONLY):
             wanted = len(PYTHON_LOCK) + len(SDIST_ONLY)
             raise SimError("expected %d wheels, pip left %d in %s: %s (log %s)" % (wanted, len(got), partial, got, log))
+        swanlab = partial / "swanlab"
+        run(pip + ["download", "--no-deps", "--only-binary=:all:"] + list(WHEEL_PLATFORM) + ["-d", swanlab] + list(SWANLAB_LOCK),
+            timeout=600, log=log)
+        run(pip + ["wheel", "--no-deps", "-w", swanlab] + list(SWANLAB_SDIST_ONLY), timeout=600, log=log)
+        if len(list(swanlab.glob("*.whl"))) != len(SWANLAB_LOCK) + len(SWANLAB_SDIST_ONLY):
+            raise SimError("expected %d swanlab wheels in %s (log %s)" % (len(SWANLAB_LOCK) + len(SWANLAB_SDIST_ONLY), swanlab, log))
         (partial / ".complete").write_text("\n".join(got) + "\n")
         folder.parent.mkdir(parents=True, exist_ok=True)
         if folder.exists():
@@ -984,6 +1008,29 @@ def status(prefix=DEFAULT_PREFIX):
     return data
 
 
+def push(port):
+    """Push the stand-in verl image to a registry published on 127.0.0.1:<port> (unless it holds it already)."""
+    check_host()
+    recipes = Recipes()
+    build(verbose=False)
+    begin = time.monotonic()
+    pushed = _push(recipes, port, "port-%d" % port)
+    say("push: %s (%.1f s)" % ("pushed %s" % verl_image(recipes) if pushed else "the registry already holds %s" % verl_image(recipes),
+                               time.monotonic() - begin))
+    return pushed
+
+
+def scenario_env():
+    """The environment the Molecule scenarios (extensions/molecule) read: image refs and the registry's storage."""
+    recipes = Recipes()
+    refs = recipes.refs()
+    with _lock("registry-cache"):
+        data = _registry_data(recipes.verl())
+    return {"VERL_SIM_NODE_IMAGE": refs["node"], "VERL_SIM_REGISTRY_IMAGE": refs["registry"],
+            "VERL_SIM_VERL_IMAGE": verl_image(recipes), "VERL_SIM_VERL_LOCAL_IMAGE": refs["verl"],
+            "VERL_SIM_REGISTRY_DATA": str(data)}
+
+
 def inventory(prefix=DEFAULT_PREFIX):
     """An Ansible inventory (YAML text) for the running nodes: node1 is the Ray head, the others workers."""
     data = info(prefix)
@@ -1013,6 +1060,9 @@ def main(argv=None):
     up_parser.add_argument("--npu-count", type=int, default=None, help="/dev/davinci0..N-1 on every node (default: from the capture)")
     up_parser.add_argument("--registry-port", type=int, default=DEFAULT_REGISTRY_PORT, help="host port for pushes (0: any free port)")
     commands.add_parser("prune", help="remove verl-sim images of other recipes (unused ones) and stale cache files")
+    push_parser = commands.add_parser("push", help="push the stand-in verl image to a registry published on 127.0.0.1:PORT")
+    push_parser.add_argument("--port", type=int, required=True)
+    commands.add_parser("env", help="print the environment of the Molecule scenarios (export lines)")
     for name in ("up", "down", "status", "info", "inventory"):
         sub = up_parser if name == "up" else commands.add_parser(name)
         sub.add_argument("--prefix", default=DEFAULT_PREFIX)
@@ -1026,6 +1076,10 @@ def main(argv=None):
             up(args.nodes, args.fixture, args.prefix, args.registry_port, args.npu_count)
         elif args.command == "prune":
             prune()
+        elif args.command == "push":
+            push(args.port)
+        elif args.command == "env":
+            sys.stdout.write("".join("export %s=%s\n" % (key, shlex.quote(value)) for key, value in sorted(scenario_env().items())))
         elif args.command == "down":
             down(args.prefix)
         elif args.command == "status":

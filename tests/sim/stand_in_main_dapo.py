@@ -15,7 +15,10 @@ What it does, in the real trainer's order:
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
    ValueError "Total available GPUs X is less than total desired GPUs Y". It then holds them
    (a placement group of one {"NPU": n_gpus_per_node} bundle per node), as verl's resource pool does.
-4. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid), prints
+4. With "swanlab" in trainer.logger, does what verl/utils/tracking.py does: reads SWANLAB_API_KEY,
+   SWANLAB_LOG_DIR and SWANLAB_MODE, logs in when a key is set, swanlab.init(...), logs each step and
+   finishes on stop (offline/local modes write LOG_DIR/run-*; a missing swanlab fails like verl).
+5. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid), prints
    one `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to
    trainer.total_training_steps, then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10)
    until SIGTERM or SIGINT, on which it releases Ray, writes stand_in_stopped.json and exits 0.
@@ -86,6 +89,23 @@ def _step_line(step, total):
                                               for key, value in metrics))
 
 
+def _swanlab(trainer, config):
+    """verl.utils.tracking.Tracking's swanlab branch (verl 0.7.0), or None when swanlab is not a logger."""
+    if "swanlab" not in (trainer.get("logger") or []):
+        return None
+    import swanlab  # an ImportError here is what verl would raise too
+
+    api_key = os.environ.get("SWANLAB_API_KEY", None)
+    log_dir = os.environ.get("SWANLAB_LOG_DIR", "swanlog")
+    mode = os.environ.get("SWANLAB_MODE", "cloud")
+    if api_key:
+        swanlab.login(api_key)  # NOTE: previous login information will be overwritten
+    swanlab.init(project=trainer.get("project_name"), experiment_name=trainer.get("experiment_name"),
+                 config={"FRAMEWORK": "verl", **config}, logdir=log_dir, mode=mode)
+    say("swanlab %s: mode %s, log dir %s, key %s" % (swanlab.__version__, mode, log_dir, "set" if api_key else "not set"))
+    return swanlab
+
+
 def run(config):
     """verl's run_ppo(), simulated: the checks, then the training loop until a stop signal."""
     resolved = OmegaConf.to_container(config, resolve=True)  # raises on an unresolvable interpolation, like verl
@@ -135,6 +155,9 @@ def run(config):
         "ray_nodes": sum(1 for node in ray.nodes() if node.get("Alive")),
         "started_at": time.time(),
     }
+    tracker = _swanlab(trainer, resolved)
+    started["swanlab"] = {"mode": os.environ.get("SWANLAB_MODE"), "log_dir": os.environ.get("SWANLAB_LOG_DIR"),
+                          "key_set": bool(os.environ.get("SWANLAB_API_KEY"))} if tracker else None
     _write_json(os.path.join(local_dir, STARTED), started)
     say("config composed and checked: %d node(s) x %d NPU, Ray has %s NPU on %d node(s); %s written"
         % (nnodes, per_node, total, started["ray_nodes"], os.path.join(local_dir, STARTED)))
@@ -145,6 +168,8 @@ def run(config):
             break
         step += 1
         print(_step_line(step, steps or 1000), flush=True)
+        if tracker is not None:
+            tracker.log({"training/global_step": step}, step=step)
     if not _STOP:
         say("finished %d step(s); staying up until SIGTERM/SIGINT" % step)
     while not _STOP:
@@ -154,6 +179,8 @@ def run(config):
 
     signum = _STOP[0]
     say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
+    if tracker is not None:
+        tracker.finish()
     remove_placement_group(group)
     ray.shutdown()
     _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name, "steps": step,

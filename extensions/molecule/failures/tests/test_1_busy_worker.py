@@ -1,0 +1,19 @@
+"""A worker whose NPUs are busy: the deploy stops in the pre-check, naming the node and the
+processes, and nothing changes on any node."""
+from sim_scenario import hosts, inner_containers, nodes, on_node, playbook, tail
+
+BUSY = "011_info_910B2_8cards_v24.1.0_procs_mindie.txt"  # a capture with processes on every NPU
+
+
+def test_busy_worker_stops_the_deploy_in_precheck():
+    worker = hosts("ray_workers")[0]
+    on_node(worker, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % BUSY)
+    try:
+        proc = playbook("deploy.yml")
+    finally:
+        on_node(worker, "rm", "-f", "/etc/sim-npu-smi/fixture")
+    assert proc.returncode != 0, tail(proc)
+    assert worker in proc.output and "already run processes" in proc.output, tail(proc)
+    assert "412122" in proc.output, "the message names a PID that holds the NPUs"
+    for node in nodes():
+        assert inner_containers(node) == [], "%s changed although the pre-check failed" % node

@@ -1,0 +1,21 @@
+"""A worker that cannot be reached (its container paused): the deploy stops at once, naming it,
+and nothing changes on the nodes that answer."""
+import time
+
+from sim_scenario import hosts, inner_containers, nodes, playbook, sh, tail
+
+
+def test_unreachable_worker_stops_the_deploy_and_is_named():
+    worker = hosts("ray_workers")[-1]
+    sh("docker", "pause", worker)
+    try:
+        began = time.monotonic()
+        proc = playbook("deploy.yml", timeout=300)
+        took = time.monotonic() - began
+    finally:
+        sh("docker", "unpause", worker)
+    assert proc.returncode != 0, tail(proc)
+    assert "did not answer, so nothing was changed on any node: %s" % worker in proc.output, tail(proc)
+    assert took < 120, "an unreachable node must stop the deploy quickly, not after %.0f s" % took
+    for node in nodes():
+        assert inner_containers(node) == [], "%s changed although a node was unreachable" % node

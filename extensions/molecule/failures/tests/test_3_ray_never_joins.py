@@ -1,0 +1,25 @@
+"""A worker whose Ray never joins (every packet to the head dropped inside the node): the deploy
+fails within its bound (verl_ray_join_retries x 60 s per attempt), naming the node."""
+import time
+
+from sim_scenario import hosts, on_node, playbook, sh, tail
+
+
+def test_worker_that_never_joins_fails_the_deploy_within_its_timeout_naming_it():
+    head, worker = hosts("ray_head")[0], hosts("ray_workers")[-1]
+    address = sh("docker", "exec", head, "hostname", "-i").stdout.split()[0]
+    rules = (["-I", "OUTPUT", "-d", address, "-j", "DROP"], ["-I", "INPUT", "-s", address, "-j", "DROP"])
+    for rule in rules:
+        on_node(worker, "iptables", *rule)
+    try:
+        began = time.monotonic()
+        proc = playbook("deploy.yml", timeout=900)
+        took = time.monotonic() - began
+    finally:
+        for rule in rules:
+            on_node(worker, "iptables", "-D", *rule[1:], check=False)
+    assert proc.returncode != 0, tail(proc)
+    assert "%s (worker): Ray did not join the head" % worker in proc.output, tail(proc)
+    assert "could not join the Ray head" in proc.output and "verl_ray_join_retries" in proc.output, tail(proc)
+    # Containers and scripts come first (they take about 90 s here); then 1 attempt of at most 60 s.
+    assert took < 420, "the deploy took %.0f s to give up" % took

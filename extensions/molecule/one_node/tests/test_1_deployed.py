@@ -1,0 +1,75 @@
+"""One node: training with the mask's features, SwanLab offline, and the SwanLab key nowhere."""
+import json
+import subprocess
+
+from sim_scenario import SCENARIO, hosts, in_verl, on_node, ray_view, training_pids
+
+import yaml
+
+testinfra_hosts = hosts("ray_head")
+KEY = yaml.safe_load((SCENARIO / "settings.yml").read_text())["verl_swanlab_api_key"]
+STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+
+
+def started(node):
+    return json.loads(in_verl(node, "cat %s" % STARTED).stdout)
+
+
+def test_training_runs_with_the_masks_features(host):
+    assert host.docker("verl").is_running
+    assert ray_view(host.backend.get_hostname()) == {"nodes": 1, "npu": 8.0}
+    pids = training_pids(host.backend.get_hostname())
+    marker = started(host.backend.get_hostname())
+    assert len(pids) == 1 and marker["pid"] == int(pids[0]), "the idempotence run must not restart the training"
+    assert marker["nnodes"] == 1 and marker["n_gpus_per_node"] == 8
+    argv = " ".join(marker["argv"])
+    assert "actor_rollout_ref.model.use_remove_padding=True" in argv
+    assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in argv
+
+
+def test_swanlab_was_installed_and_logs_offline(host):
+    node = host.backend.get_hostname()
+    assert in_verl(node, "python3 -c 'import swanlab; print(swanlab.__version__)'").stdout.strip() == "0.10.3"
+    marker = started(node)
+    assert marker["logger"] == ["console", "swanlab"]
+    assert marker["swanlab"] == {"mode": "offline", "log_dir": "/sim/logs/swanlab", "key_set": False}
+    assert in_verl(node, "ls -d /sim/logs/swanlab/run-*").stdout.strip()
+
+
+def test_the_key_is_in_no_file_on_the_node(host):
+    node = host.backend.get_hostname()
+    # Everything on the node, including its engine's storage (the verl container's files). grep exits 2
+    # when some file could not be read; it still lists every match it found.
+    found = on_node(node, "grep", "-rlsF", "--exclude-dir=proc", "--exclude-dir=sys", "--exclude-dir=dev", KEY, "/", check=False)
+    assert found.returncode in (1, 2) and not found.stdout, "the SwanLab key is in: %s" % found.stdout
+
+
+# Reads the key from stdin, so that the scan's own arguments do not hold it.
+SCAN = """
+import os, sys
+key = sys.stdin.read().strip().encode()
+seen = hits = training = 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    seen += 1
+    for name in ("cmdline", "environ"):
+        try:
+            with open("/proc/%s/%s" % (pid, name), "rb") as handle:
+                data = handle.read()
+            hits += key in data
+            training += name == "cmdline" and b"recipe.dapo.main_dapo" in data
+        except OSError:
+            pass
+print(seen, hits, training)
+"""
+
+
+def test_the_key_is_in_no_process_argument_or_environment(host):
+    node = host.backend.get_hostname()
+    # The node's PID namespace holds the verl container's processes too (Ray, the training).
+    proc = subprocess.run(["docker", "exec", "-i", node, "python3", "-c", SCAN], input=KEY, capture_output=True, text=True,
+                          timeout=120, check=True)
+    seen, hits, training = (int(word) for word in proc.stdout.split())
+    assert training == 1 and seen > 10, "the scan must see the training and Ray (it saw %d processes)" % seen
+    assert hits == 0, "%d process argument list(s)/environment(s) hold the SwanLab key" % hits

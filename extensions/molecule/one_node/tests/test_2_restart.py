@@ -1,0 +1,22 @@
+"""verl_restart=true: the running training gets SIGTERM, exits cleanly, and a new one starts.
+
+Runs after test_1_deployed (pytest takes the files in name order): it restarts the training."""
+import json
+
+from sim_scenario import hosts, in_verl, playbook, tail, training_pids
+
+from test_1_deployed import KEY, STARTED
+
+
+def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
+    head = hosts("ray_head")[0]
+    before = training_pids(head)
+    proc = playbook("deploy.yml", "-vvv", "-e", "verl_restart=true")
+    assert proc.returncode == 0, tail(proc)
+    assert KEY not in proc.stdout + proc.stderr, "the SwanLab key is in the -vvv output"
+    assert "verl_swanlab_api_key is set but verl_swanlab_mode is offline" in proc.output
+    after = training_pids(head)
+    assert len(after) == 1 and after != before
+    stopped = json.loads(in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_stopped.json").stdout)
+    assert stopped["pid"] == int(before[0]) and stopped["signal"] == "SIGTERM"
+    assert json.loads(in_verl(head, "cat %s" % STARTED).stdout)["pid"] == int(after[0])

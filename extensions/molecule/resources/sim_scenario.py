@@ -1,0 +1,88 @@
+"""What the scenarios' testinfra verifiers share: the Molecule inventory, deploy runs, node access.
+
+The scenarios drive the product as a user does (ansible-playbook with the scenario's settings.yml as
+extra vars) and look at the result from outside: `docker exec` into a simulated node, and from there
+into its verl container.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from testinfra.utils.ansible_runner import AnsibleRunner
+
+REPO = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
+SCENARIO = Path(os.environ["MOLECULE_SCENARIO_DIRECTORY"])
+INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
+PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+TRAINING = "-m [r]ecipe.dapo.main_dapo"  # the bracket keeps pgrep -f from matching its own shell
+
+
+def hosts(group):
+    """Inventory hostnames of a group, as testinfra_hosts wants them."""
+    return AnsibleRunner(INVENTORY).get_hosts(group)
+
+
+def nodes():
+    return hosts("ray_head") + hosts("ray_workers")
+
+
+def playbook(name, *extra, timeout=1200):
+    """Run playbooks/<name> against the scenario's nodes with its settings; returns the CompletedProcess."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    # Ansible writes task errors to stderr: the messages a user reads are in both streams.
+    proc.output = " ".join((proc.stdout + "\n" + proc.stderr).split())
+    return proc
+
+
+def sh(*argv, check=True, timeout=300):
+    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
+    if check and proc.returncode:
+        raise AssertionError("%s failed (%d): %s %s" % (" ".join(argv), proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
+    return proc
+
+
+def on_node(node, *argv, check=True):
+    """A command on the simulated host itself."""
+    return sh("docker", "exec", node, *argv, check=check)
+
+
+def in_verl(node, script, check=True):
+    """A bash script inside the node's verl container."""
+    return on_node(node, "docker", "exec", "verl", "bash", "-c", script, check=check)
+
+
+def training_pids(node):
+    return in_verl(node, "pgrep -f -- '%s' || true" % TRAINING).stdout.split()
+
+
+def ray_view(node):
+    """{'nodes': alive Ray nodes, 'npu': cluster NPU total} as Ray itself reports them, asked from `node`."""
+    script = ("import json, ray; ray.init(address='auto', log_to_driver=False); "
+              "print(json.dumps({'nodes': sum(1 for n in ray.nodes() if n['Alive']), 'npu': ray.cluster_resources().get('NPU', 0)}))")
+    out = in_verl(node, "python3 -c \"%s\" 2>/dev/null" % script).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def inner_containers(node):
+    return on_node(node, "docker", "ps", "-aq").stdout.split()
+
+
+def recap(output):
+    """{host: {'changed': n, 'failed': n, 'unreachable': n}} from a PLAY RECAP."""
+    result = {}
+    for line in output.split("PLAY RECAP")[-1].splitlines():
+        counts = dict(re.findall(r"(\w+)=(\d+)", line))
+        if "changed" in counts:
+            result[line.split()[0]] = {key: int(value) for key, value in counts.items()}
+    return result
+
+
+def tail(proc, chars=4000):
+    return "rc=%s\n%s\n%s" % (proc.returncode, proc.stdout[-chars:], proc.stderr[-chars:])

@@ -1,0 +1,47 @@
+"""After converge (the deploy) and Molecule's idempotence run: what runs where."""
+import json
+import re
+
+from sim_scenario import hosts, in_verl, nodes, ray_view, training_pids
+
+testinfra_hosts = hosts("ray_head") + hosts("ray_workers")
+
+
+def test_each_node_runs_the_verl_container_with_its_npus(host):
+    assert host.docker("verl").is_running
+    devices = host.check_output("docker inspect -f '{{range .HostConfig.Devices}}{{.PathOnHost}} {{end}}' verl").split()
+    assert {"/dev/davinci%d" % index for index in range(8)} <= set(devices)
+    assert host.run("docker exec verl npu-smi info").rc == 0
+
+
+def test_ray_reports_three_nodes_and_24_npus():
+    assert ray_view(hosts("ray_head")[0]) == {"nodes": 3, "npu": 24.0}
+
+
+def test_training_runs_on_the_head_only_and_was_not_restarted():
+    head = hosts("ray_head")[0]
+    pids = training_pids(head)
+    assert len(pids) == 1
+    started = json.loads(in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_started.json").stdout)
+    # The idempotence run left it alone: the process running is the one that first started.
+    assert started["pid"] == int(pids[0])
+    assert started["nnodes"] == 3 and started["n_gpus_per_node"] == 8 and started["cluster_npus"] == 24.0
+    for worker in hosts("ray_workers"):
+        assert training_pids(worker) == [], "training must run on the head only, but it runs on %s" % worker
+
+
+def test_the_training_log_grows():
+    head = hosts("ray_head")[0]
+    log = in_verl(head, "ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1").stdout.strip()
+    assert re.search(r"step:\d+ - ", in_verl(head, "cat %s" % log).stdout)
+
+
+def test_the_scripts_differ_between_nodes_only_where_they_must():
+    scripts = {node: in_verl(node, "cat /verl/start_verl.sh").stdout for node in nodes()}
+    head = hosts("ray_head")[0]
+    assert 'ROLE="head"' in scripts[head]
+    assert all('ROLE="worker"' in scripts[worker] for worker in hosts("ray_workers"))
+    per_node = re.compile(r"ROLE=|for host verl-m3-node|start_verl.sh on verl-m3-node")
+    assert len({"\n".join(line for line in text.splitlines() if not per_node.search(line)) for text in scripts.values()}) == 1
+    # run_training.sh: only its header (which names the host) differs.
+    assert len({in_verl(node, "cat /verl/run_training.sh").stdout.split("\n", 3)[3] for node in nodes()}) == 1

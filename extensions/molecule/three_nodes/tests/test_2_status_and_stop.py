@@ -1,0 +1,31 @@
+"""status.yml reports every node; stop.yml then stops training and Ray but keeps everything else.
+
+Runs after test_1_deployed (pytest takes the files in name order): stop changes the cluster."""
+from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, tail, training_pids
+
+
+def test_status_reports_every_node():
+    proc = playbook("status.yml")
+    assert proc.returncode == 0, tail(proc)
+    assert "Ray dashboard: http://" in proc.stdout
+    assert "step:" in proc.stdout, tail(proc)
+    for node in nodes():
+        assert node in proc.stdout
+    assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
+
+
+def test_stop_stops_training_and_ray_but_keeps_containers_logs_and_checkpoints():
+    proc = playbook("stop.yml")
+    assert proc.returncode == 0, tail(proc)
+    head = hosts("ray_head")[0]
+    for node in nodes():
+        assert training_pids(node) == []
+        assert in_verl(node, "ray status", check=False).returncode != 0, "Ray still runs on %s" % node
+        assert on_node(node, "docker", "inspect", "-f", "{{.State.Running}}", "verl").stdout.strip() == "true"
+    assert in_verl(head, "ls /sim/logs/verl_qwen3_8b_*.log").stdout.strip()
+    # The stand-in trainer writes this only on a clean exit: it got SIGTERM, not SIGKILL.
+    stopped = in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_stopped.json").stdout
+    assert '"signal": "SIGTERM"' in stopped
+    assert in_verl(head, "test -f /sim/ckpts/qwen3-8b-dapo/stand_in_started.json", check=False).returncode == 0
+    again = playbook("stop.yml")
+    assert again.returncode == 0 and {counts["changed"] for counts in recap(again.stdout).values()} == {0}, tail(again)

@@ -1,0 +1,69 @@
+"""The Molecule scenarios (extensions/molecule), each a full `molecule test` on simulated Ascend nodes.
+
+one_node     head only, local image, mask features, SwanLab offline from a wheelhouse, the key
+             nowhere (its deploys run at -vvv; the whole output is grepped here), verl_restart
+three_nodes  head + 2 workers, image pulled from a registry: Ray 3 nodes / 24 NPU, training on the
+             head only, scripts differ only where they must, re-run changes nothing, status, stop
+failures     busy worker, unreachable worker, worker whose Ray never joins: each fails in time, named
+
+One scenario at a time on this Docker engine (a file lock, shared with the sim smoke test; with
+pytest-xdist run --dist loadgroup, as .ci/run does). Set VERL_MOLECULE_KEEP=1 to keep the nodes of a
+failed scenario for a look (molecule login -s <scenario> --host <node>).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = REPO / "extensions" / "molecule"
+MOLECULE = str(Path(sys.executable).with_name("molecule"))
+NAMES = ("one_node", "three_nodes", "failures")
+
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
+
+
+@pytest.fixture(scope="module")
+def scenario_env():
+    """Builds (or reuses) the simulated cluster's images; the environment the scenarios read."""
+    sys.path.insert(0, str(REPO / "tests" / "sim"))
+    try:
+        import simcluster  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(str(REPO / "tests" / "sim"))
+    simcluster.build(verbose=False)
+    return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", **simcluster.scenario_env())
+
+
+@pytest.fixture
+def one_cluster_at_a_time():
+    lock_path = REPO / ".cache" / "sim" / "tests.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def test_this_file_runs_every_scenario():
+    assert sorted(path.parent.name for path in SCENARIOS.glob("*/molecule.yml")) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("scenario", NAMES)
+def test_molecule_scenario(scenario, scenario_env, one_cluster_at_a_time):
+    argv = [MOLECULE, "test", "-s", scenario]
+    if os.environ.get("VERL_MOLECULE_KEEP"):
+        argv += ["--destroy", "never"]
+    proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=1800, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, "molecule test -s %s failed (rc %d); the end of its output:\n%s" % (
+        scenario, proc.returncode, output[-12000:])
+    if scenario == "one_node":
+        key = yaml.safe_load((SCENARIOS / scenario / "settings.yml").read_text())["verl_swanlab_api_key"]
+        assert "ESTABLISH DOCKER CONNECTION" in output, "the one_node deploys must run at -vvv"
+        assert key not in output, "the SwanLab key is in the output of molecule test -s one_node"
