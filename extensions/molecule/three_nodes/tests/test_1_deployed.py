@@ -36,6 +36,11 @@ def test_the_training_log_grows():
     assert re.search(r"step:\d+ - ", in_verl(head, "cat %s" % log).stdout)
 
 
+def test_the_scripts_are_in_the_workdir_executable_and_root_owned(host):
+    listing = host.check_output("docker exec verl stat -c '%a %U %n' /verl/start_verl.sh /verl/run_training.sh")
+    assert [line.split()[:2] for line in listing.splitlines()] == [["755", "root"], ["755", "root"]]
+
+
 def test_the_scripts_differ_between_nodes_only_where_they_must():
     scripts = {node: in_verl(node, "cat /verl/start_verl.sh").stdout for node in nodes()}
     head = hosts("ray_head")[0]
