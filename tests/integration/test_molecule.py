@@ -29,16 +29,20 @@ NAMES = ("one_node", "three_nodes", "failures")
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
 
 
+def simcluster():
+    sys.path.insert(0, str(REPO / "tests" / "sim"))
+    try:
+        import simcluster as module  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(str(REPO / "tests" / "sim"))
+    return module
+
+
 @pytest.fixture(scope="module")
 def scenario_env():
     """Builds (or reuses) the simulated cluster's images; the environment the scenarios read."""
-    sys.path.insert(0, str(REPO / "tests" / "sim"))
-    try:
-        import simcluster  # pylint: disable=import-outside-toplevel
-    finally:
-        sys.path.remove(str(REPO / "tests" / "sim"))
-    simcluster.build(verbose=False)
-    return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", **simcluster.scenario_env())
+    simcluster().build(verbose=False)
+    return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", **simcluster().scenario_env())
 
 
 @pytest.fixture
@@ -59,7 +63,10 @@ def test_molecule_scenario(scenario, scenario_env, one_cluster_at_a_time):
     argv = [MOLECULE, "test", "-s", scenario]
     if os.environ.get("VERL_MOLECULE_KEEP"):
         argv += ["--destroy", "never"]
-    proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=1800, check=False)
+    try:
+        proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=1800, check=False)
+    finally:
+        simcluster().prune_cgroups()  # what the destroyed nodes' containers left (cgroup v1)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, "molecule test -s %s failed (rc %d); the end of its output:\n%s" % (
         scenario, proc.returncode, output[-12000:])

@@ -920,6 +920,25 @@ def _remove_containers(containers):
     return len(inner)
 
 
+def prune_cgroups():
+    """Remove the empty cgroups that removed nested containers left beside the nodes'; returns how many.
+
+    With the host's /sys/fs/cgroup (v1) mounted into a node, its engine's containers get cgroups at
+    /sys/fs/cgroup/<controller>/docker/<id>, beside the node's own. A node removed without stopping its
+    containers first (as Molecule's destroy does) leaves them behind, empty. rmdir only ever removes an
+    empty cgroup, so a running container (of any engine) is never touched.
+    """
+    removed = 0
+    for path in Path("/sys/fs/cgroup").glob("*/docker/*"):
+        if re.fullmatch(r"[0-9a-f]{64}", path.name) and path.is_dir():
+            try:
+                path.rmdir()
+                removed += 1
+            except OSError:
+                pass  # in use, or not empty
+    return removed
+
+
 def down(prefix=DEFAULT_PREFIX, verbose=True):
     """Remove exactly what `up` created for this prefix: its containers (with their volumes), volumes, network."""
     check_host()
