@@ -146,6 +146,16 @@ def _board_id(argv):
     return int(options["-i"])
 
 
+def _load(argv, name):
+    """The capture's bytes, or None after saying why it is missing (and logging exit code 3)."""
+    try:
+        return read_fixture(name)[1]
+    except LookupError as exc:
+        sys.stderr.write("npu-smi (simulated by verl-sim): %s\n" % exc)
+        _log(argv, name, 3)
+        return None
+
+
 def main(argv):
     if argv[:1] == ["--sim-device-ids"] and len(argv) == 2:
         # Internal, for sim-node-entrypoint: the device numbers of a capture, one per line.
@@ -153,11 +163,8 @@ def main(argv):
         print("\n".join(str(number) for number in device_ids(data)))
         return 0
     name = selected()
-    try:
-        _path, data = read_fixture(name)
-    except LookupError as exc:
-        sys.stderr.write("npu-smi (simulated by verl-sim): %s\n" % exc)
-        _log(argv, name, 3)
+    data = _load(argv, name)
+    if data is None:
         return 3
     data = strip_prompt(data)
     if is_error(data):
@@ -176,11 +183,8 @@ def main(argv):
             _log(argv, name, 1)
             return 1
         board_name = selected("board")
-        try:
-            _path, board = read_fixture(board_name)
-        except LookupError as exc:
-            sys.stderr.write("npu-smi (simulated by verl-sim): %s\n" % exc)
-            _log(argv, board_name, 3)
+        board = _load(argv, board_name)
+        if board is None:
             return 3
         board = NPU_ID_LINE.sub(lambda match: match.group(1) + str(npu).encode(), strip_prompt(board), count=1)
         _write(board)
