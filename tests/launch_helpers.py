@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._launch_config import 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "roles" / "training" / "templates"
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())
 DEFAULTS = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
 
 # The values render.yml is given in the issue's example; paths any test may override.
@@ -36,30 +37,24 @@ SWANLAB_ON = {
 # Recognisable on purpose: tests grep every output for it.
 SECRET_KEY = "sk-TESTKEY-do-not-print-7f3a9c"
 
-# Python-side stand-in for defaults that are Jinja expressions in defaults/main.yml.
-_TEMPLATED = {
-    "verl_feature_mask": lambda s: s.get("mask", "0000000"),
-    "verl_ppo_mini_batch_size": lambda s: s["verl_train_batch_size"],
-    "verl_gen_tp": lambda s: s["verl_train_tp"],
-}
 
 
 def settings(**overrides):
-    """The settings of one host: defaults, then BASE, then `overrides` (as the user would state them)."""
-    values = {k: v for k, v in DEFAULTS.items() if k != "verl_swanlab_api_key"}
+    """The settings of one host: defaults, then BASE, then `overrides` (as the user would state them).
+    Defaults that follow another variable (Jinja in defaults/main.yml) are left out: the launch
+    configuration derives them from the table's default_from, as Ansible would from the Jinja."""
+    values = {k: v for k, v in DEFAULTS.items() if k != "verl_swanlab_api_key" and not (isinstance(v, str) and "{{" in v)}
     values.update(BASE)
     values.update(overrides)
-    for name, derive in _TEMPLATED.items():
-        if name not in overrides and isinstance(DEFAULTS.get(name), str) and "{{" in DEFAULTS[name]:
-            values[name] = derive(values)
     values.pop("mask", None)
     return values
 
 
-def launch(api_key="", host="node1", is_head=True, nnodes=1, head=None, mask=None, **overrides):
+def launch(api_key="", host="node1", is_head=True, nnodes=1, head=None, mask=None, unknown=(), **overrides):
     """(config, errors, warnings) for one host, exactly as the launch_config module computes them."""
     head = head or {"name": host, "ansible_host": "10.0.0.1"}
-    return build(settings(**overrides), SPEC, api_key=api_key, host=host, is_head=is_head, nnodes=nnodes, head=head, mask=mask)
+    return build(settings(**overrides), SPEC, RULES, api_key_set=bool(api_key), host=host, is_head=is_head, nnodes=nnodes,
+                 head=head, mask=mask, unknown=unknown)
 
 
 def launch_ok(**kwargs):

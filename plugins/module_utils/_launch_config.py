@@ -5,40 +5,26 @@
 # Private to the verl.deploy collection: may change without notice.
 #
 # Turns the user's verl_* settings (raw: strings from AWX surveys and `-e k=v`, numbers from YAML)
-# into the normalised launch configuration the templates render, or into a list of errors that
-# each name the variable, the value and the fix. Types come from the verl role's argument
-# specs; the rules that argument specs cannot express live here.
+# into the launch configuration the templates render, or into a list of errors that each name the
+# variable, the value (shortened) and the fix. Everything about a setting comes from the settings
+# table: the verl role's meta/argument_specs.yml (type, default, choices) and meta/setting_rules.yml
+# (the rule and the bounds). The launch configuration holds every setting under its name without
+# `verl_` (or the table's `output` name), plus what is computed from several of them.
 from __future__ import annotations
 
 import difflib
-import ipaddress
-import math
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
-# Characters a path may hold: Hydra reads override values unquoted, and `$`, quotes, spaces,
-# commas or brackets would change their meaning there (and in the shell).
-SAFE_PATH = re.compile(r"^/[A-Za-z0-9._/@%+:~-]*$")
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-IFNAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-HYDRA_OVERRIDE = re.compile(r"^(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?$")
-HOSTNAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$")
-SWANLAB_HOST = re.compile(r"^https?://[^\s/'\"$`]+(/[^\s'\"$`]*)?$")
+HYDRA_OVERRIDE = re.compile(r"(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?")
+SWANLAB_HOST = re.compile(r"https?://[^\s/'\"$`\\]+(/[^\s'\"$`\\]*)?")
 NEEDS_LOGIN = ("cloud", "online")
-SECRET_NAMES = ("verl_swanlab_api_key",)
-
-# Minimums for whole-number settings (default 1).
-MINIMUM = {
-    "verl_lr_warmup_steps": 0,
-    "verl_test_freq": -1,
-    "verl_save_freq": -1,
-    "verl_ray_port": 1,
-}
-MAXIMUM = {"verl_ray_port": 65535, "verl_ray_dashboard_port": 65535}
-REQUIRED_PATHS = ("verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir")
+# A variable whose name looks like the key's is refused (its value never shown): a mistyped key
+# would otherwise be ignored and printed wherever variables are.
+SECRET_LOOKALIKE = re.compile(r"verl_.*(api|key|token|secret|passw|cred).*", re.IGNORECASE)
 PATH_EXAMPLES = {
     "verl_model_path": "/mnt/public/Qwen3-8B",
     "verl_train_file": "/mnt/project/data/dapo-math-17k.parquet",
@@ -47,151 +33,335 @@ PATH_EXAMPLES = {
 }
 # Which list of the pre-check's findings to show when a required path is missing.
 CANDIDATES = {"verl_model_path": "models", "verl_train_file": "datasets", "verl_test_file": "datasets"}
-OPTIONAL_PATHS = ("verl_log_dir", "verl_workdir", "verl_output_dir", "verl_host_stage_dir", "verl_swanlab_log_dir", "verl_swanlab_api_key_file")
-
-_TRUE = ("true", "yes", "on", "1", "y", "t")
-_FALSE = ("false", "no", "off", "0", "n", "f", "")
-
-
-class _Errors(list):
-    def add(self, variable, value, msg):
-        self.append({"variable": variable, "value": value, "msg": msg})
-
-
-def _show(value):
-    return repr(value) if isinstance(value, str) else str(value)
-
-
-def to_int(name, value, errors):
-    minimum, maximum = MINIMUM.get(name, 1), MAXIMUM.get(name)
-    number = None
-    if isinstance(value, bool):
-        number = None
-    elif isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and re.match(r"^\s*-?\d+\s*$", value):
-        number = int(value)
-    bound = "at least %d" % minimum + (" and at most %d" % maximum if maximum else "")
-    if number is None:
-        errors.add(name, value, "%s=%s is not a whole number. Fix: give a whole number %s, e.g. %s=%s." % (
-            name, _show(value), bound, name, max(minimum, 4)))
-    elif number < minimum or (maximum and number > maximum):
-        errors.add(name, value, "%s=%d is out of range. Fix: give a whole number %s." % (name, number, bound))
-        number = None
-    return number
+# Variables start_verl.sh and run_training.sh set themselves: verl_extra_env may not replace them
+# (tests/test_hostile_inputs.py checks the list against the templates).
+SCRIPT_VARIABLES = (
+    "ROLE", "ASCEND_RT_VISIBLE_DEVICES", "NPU_PER_NODE", "NNODES", "MASTER_ADDR", "MASTER_IP", "RAY_PORT", "DASHBOARD_PORT",
+    "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS",
+    "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
+    "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
+    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER",
+    "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID",
+)
+# The Ascend driver pieces a training container reads from the host (read-only).
+DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/etc/ascend_install.info")
+PARALLELISM_INPUTS = {
+    "train_tp": "verl_train_tp", "train_pp": "verl_train_pp", "gen_tp": "verl_gen_tp",
+    "train_batch_size": "verl_train_batch_size", "ppo_mini_batch_size": "verl_ppo_mini_batch_size",
+    "n_resp_per_prompt": "verl_n_resp_per_prompt", "ppo_micro_batch_size_per_gpu": "verl_ppo_micro_batch_size_per_gpu",
+    "max_response_length": "verl_max_response_length", "overlong_buffer_len": "verl_overlong_buffer_len",
+    "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
+    "num_kv_heads": "verl_model_num_kv_heads",
+}
 
 
-def to_float(name, value, errors, low=0.0, high=None):
-    number = None
-    if not isinstance(value, bool):
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            number = None
-    rng = "greater than %g" % low + (" and at most %g" % high if high is not None else "")
-    if number is None or math.isnan(number):
-        errors.add(name, value, "%s=%s is not a number. Fix: give a number %s, e.g. %s=1e-6." % (name, _show(value), rng, name))
+def table(spec, rules):
+    """One entry per setting: its argument spec merged with its rule and the bounds of its type."""
+    types = (rules or {}).get("types") or {}
+    entries = (rules or {}).get("settings") or {}
+    merged = {}
+    for name, option in spec.items():
+        kind = option.get("type", "str")
+        entry = dict(types.get(kind) or {})
+        entry.update(option)
+        entry.update(entries.get(name) or {})
+        entry.setdefault("type", kind)
+        merged[name] = entry
+    return merged
+
+
+def raw_value(name, merged, settings, context):
+    """What the user gave, else the default (or what the default follows: another setting, or `mask`)."""
+    if name in settings:
+        return settings[name]
+    follows = merged[name].get("default_from")
+    if follows in merged:
+        return raw_value(follows, merged, settings, context)
+    if follows:
+        return context.get("mask") if context.get("mask") is not None else "0000000"
+    return merged[name].get("default")
+
+
+# --- The check of each rule: (name, entry, value, errors, context) -> normalised value or None.
+
+def _rule_path(name, entry, value, errors, context):
+    return inputs.to_path(name, value, errors, required=entry.get("required", False), use=entry.get("use"),
+                          empty=entry.get("empty", False), example=PATH_EXAMPLES.get(name, "/mnt/project/verl"))
+
+
+def _rule_paths(name, entry, value, errors, context):
+    checked = [inputs.to_path(name, item, errors, what="%s item" % name) for item in value]
+    return None if None in checked else checked
+
+
+def _rule_name(name, entry, value, errors, context):
+    return inputs.to_name(name, value, errors, entry.get("max_length", 128), empty=entry.get("empty", False))
+
+
+def _rule_url(name, entry, value, errors, context):
+    text = value.strip()
+    if text and not SWANLAB_HOST.fullmatch(text):
+        errors.add(name, text, "%s=%s is not an http(s) URL. Fix: give it with its scheme, e.g. http://192.168.1.100:8000 "
+                   "(without a scheme SwanLab assumes https)." % (name, inputs.show(text)))
         return None
-    if number <= low or (high is not None and number > high):
-        errors.add(name, value, "%s=%s is out of range. Fix: give a number %s." % (name, _show(value), rng))
-        return None
-    return number
+    return text.rstrip("/")
 
 
-def format_float(number):
-    """1e-06 -> 1e-6, 0.8 -> 0.8: the short form a person would write."""
-    text = "%.12g" % number
-    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), text)
-
-
-def to_bool(name, value, errors):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-        return value.strip().lower() in _TRUE
-    errors.add(name, value, "%s=%s is not a boolean. Fix: give true or false." % (name, _show(value)))
-    return None
-
-
-def to_path(name, value, errors, required):
-    text = "" if value is None else str(value).strip()
-    example = PATH_EXAMPLES.get(name, "/mnt/project/verl")
-    if not text:
-        if required:
-            errors.add(name, value, "%s is empty. Fix: give the absolute path on the hosts, e.g. -e %s=%s." % (name, name, example))
-        else:
-            errors.add(name, value, "%s is empty. Fix: give an absolute path or leave it at its default." % name)
-        return None
-    if not text.startswith("/"):
-        errors.add(name, value, "%s=%r is a relative path; the scripts run inside the container from verl_workdir, so it would be "
-                   "read from the wrong place. Fix: give the absolute path, e.g. %s=%s." % (name, text, name, example))
-        return None
-    if not SAFE_PATH.match(text):
-        bad = sorted(set(ch for ch in text if not re.match(r"[A-Za-z0-9._/@%+:~-]", ch)))
-        errors.add(name, value, "%s=%r contains %s, which the Hydra command line cannot take unquoted. Fix: use a path made of "
-                   "letters, digits and . _ - / @ %% + : ~ (rename it or link it, e.g. ln -s)." % (name, text, " ".join(repr(c) for c in bad)))
-        return None
-    return text.rstrip("/") if len(text) > 1 else text
-
-
-def to_devices(name, value, errors):
-    items = value
-    if isinstance(value, (int,)) and not isinstance(value, bool):
-        items = [value]
-    elif isinstance(value, str):
-        items = [part.strip() for part in value.replace(" ", ",").split(",") if part.strip()]
-    if not isinstance(items, (list, tuple)) or not items:
-        errors.add(name, value, "%s=%s lists no NPU. Fix: give the NPU ids to train on, e.g. %s=0,1,2,3,4,5,6,7." % (name, _show(value), name))
-        return None
-    devices = []
-    for item in items:
-        if isinstance(item, bool) or not re.match(r"^\d+$", str(item).strip()):
-            errors.add(name, value, "%s=%s holds %r, which is not an NPU id. Fix: give whole numbers separated by commas, e.g. %s=0,1,2,3."
-                       % (name, _show(value), item, name))
-            return None
-        devices.append(int(str(item).strip()))
-    duplicates = sorted(set(d for d in devices if devices.count(d) > 1))
-    if duplicates:
-        errors.add(name, value, "%s=%s names NPU %s more than once. Fix: list each NPU id once." % (
-            name, _show(value), ", ".join(str(d) for d in duplicates)))
-        return None
-    return devices
-
-
-def to_name(name, value, errors, allow_empty=False):
-    text = "" if value is None else str(value).strip()
-    if not text and allow_empty:
-        return ""
-    if not SAFE_NAME.match(text):
-        errors.add(name, value, "%s=%s is not a usable name. Fix: use letters, digits, '.', '_' and '-', starting with a letter or digit."
-                   % (name, _show(value)))
+def _rule_image(name, entry, value, errors, context):
+    text = value.strip()
+    problem = inputs.image_problem(text) if text else "is empty"
+    if problem:
+        errors.add(name, value, "%s=%s %s. Fix: give an image reference, e.g. %s=%s." % (
+            name, inputs.show(value), problem, name, entry.get("default", "quay.io/ascend/verl:tag")))
         return None
     return text
 
 
-def _type_of(spec, name):
-    return (spec.get(name) or {}).get("type", "str")
+def _rule_address(name, entry, value, errors, context):
+    text = value.strip()
+    if text and not (inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost")):
+        errors.add(name, text, "%s=%s is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it "
+                   "empty to use the head's inventory address." % (name, inputs.show(text)))
+        return None
+    return text
 
 
-def unknown_settings(settings, spec):
-    """Warnings for verl_* variables that are not settings (typos such as verl_trian_tp)."""
+def _rule_ipv4(name, entry, value, errors, context):
+    text = value.strip()
+    if text and not inputs.is_ipv4(text):
+        errors.add(name, text, "%s=%s is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches "
+                   "the head, or leave it empty to detect it." % (name, inputs.show(text)))
+        return None
+    return text
+
+
+def _rule_ifname(name, entry, value, errors, context):
+    text = value.strip()
+    if text and not inputs.IFNAME.fullmatch(text):
+        errors.add(name, text, "%s=%s is not a network interface name. Fix: give the interface that reaches the head (see "
+                   "`ip -br addr`), or leave it empty to detect it." % (name, inputs.show(text)))
+        return None
+    return text
+
+
+def _rule_requirement(name, entry, value, errors, context):
+    text = value.strip()
+    if not text or text.startswith("-"):
+        errors.add(name, value, "%s=%s is not a pip requirement. Fix: give a package, e.g. %s=swanlab==0.10.3 (pip options go "
+                   "into verl_swanlab_pip_args)." % (name, inputs.show(value), name))
+        return None
+    return text
+
+
+def _rule_ray_args(name, entry, value, errors, context):
+    for argument in value:
+        if not argument.startswith("--"):
+            errors.add(name, argument, "%s holds %s, which is not a ray start option. Fix: give options such as --num-cpus=16, "
+                       "one per list item." % (name, inputs.show(argument)))
+            return None
+    return value
+
+
+def _rule_overrides(name, entry, value, errors, context):
+    for override in value:
+        if not HYDRA_OVERRIDE.fullmatch(override):
+            errors.add(name, override, "%s holds %s, which is not a Hydra override. Fix: write key=value, +key=value or "
+                       "++key=value, one per list item." % (name, inputs.show(override)))
+            return None
+    return value
+
+
+def _rule_volumes(name, entry, value, errors, context):
+    for volume in value:
+        parts = volume.split(":")
+        shape = len(parts) in (2, 3) and (len(parts) == 2 or parts[2] in ("ro", "rw"))
+        problem = None if shape else "is not host_path:container_path[:ro]"
+        for part, use in zip(parts[:2], ("mount", "output")):
+            problem = problem or inputs.path_problem(part, use)
+        if problem:
+            errors.add(name, volume, "%s holds %s, which %s. Fix: write host_path:container_path or host_path:container_path:ro, "
+                       "both absolute, normalised and not a system folder." % (name, inputs.show(volume), problem.split(". Fix")[0]))
+            return None
+    return value
+
+
+def _rule_env(name, entry, value, errors, context):
+    for env_name, env_value in value.items():
+        problem = inputs.env_name_problem(env_name, SCRIPT_VARIABLES)
+        if str(env_name).upper().startswith("SWANLAB_API_KEY"):
+            problem = ("must not carry the SwanLab key: it would be written into start_verl.sh. Fix: give it as "
+                       "verl_swanlab_api_key (a secret)")
+        elif not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
+            problem = "must be a string or a number. Fix: give a plain value"
+        if problem:
+            errors.add(name, env_name, "%s has %s, which %s." % (name, inputs.show(env_name), problem))
+            return None
+    return {str(k): str(v) for k, v in sorted(value.items())}
+
+
+def _rule_devices(name, entry, value, errors, context):
+    items = value
+    if isinstance(value, int) and not isinstance(value, bool):
+        items = [value]
+    elif isinstance(value, str):
+        text = inputs.to_text(name, value, errors, 512)
+        if text is None:
+            return None
+        items = [part.strip() for part in text.replace(" ", ",").split(",") if part.strip()]
+    if not isinstance(items, (list, tuple)) or not items:
+        errors.add(name, value, "%s=%s lists no NPU. Fix: give the NPU ids to train on, e.g. %s=0,1,2,3,4,5,6,7." % (
+            name, inputs.show(value), name))
+        return None
+    if len(items) > entry.get("max_items", 64):
+        errors.add(name, value, "%s=%s lists more than %d NPUs. Fix: give this host's NPU ids." % (
+            name, inputs.show(value), entry.get("max_items", 64)))
+        return None
+    devices = []
+    for item in items:
+        text = str(item).strip() if isinstance(item, (int, str)) and not isinstance(item, bool) else ""
+        if not re.fullmatch(r"\d{1,4}", text) or int(text) > entry.get("max", 1023):
+            errors.add(name, value, "%s=%s holds %s, which is not an NPU id. Fix: give whole numbers from 0 to %d separated by "
+                       "commas, e.g. %s=0,1,2,3." % (name, inputs.show(value), inputs.show(item), entry.get("max", 1023), name))
+            return None
+        devices.append(int(text))
+    duplicates = sorted(set(d for d in devices if devices.count(d) > 1))
+    if duplicates:
+        errors.add(name, value, "%s=%s names NPU %s more than once. Fix: list each NPU id once." % (
+            name, inputs.show(value), ", ".join(str(d) for d in duplicates)))
+        return None
+    return devices
+
+
+def _rule_mask(name, entry, value, errors, context):
+    """Checked raw (a number that lost its zeros is caught); `mask` is the short name of verl_feature_mask."""
+    mask, variable = context.get("mask"), "verl_feature_mask"
+    if mask is not None:
+        if inputs.oversized(mask) or str(mask)[:16] != str(value)[:16] or len(str(mask)) > 16:
+            errors.add("mask", mask, "mask=%s and verl_feature_mask=%s disagree. Fix: give only one of them." % (
+                inputs.show(mask), inputs.show(value)))
+        variable = "mask"
+    if isinstance(value, str) and inputs.to_text(variable, value, errors, 16) is None:
+        return None
+    try:
+        return decode_mask(value, variable)
+    except MaskError as exc:
+        errors.add(variable, value, str(exc))
+        return None
+
+
+RULES = {
+    "path": _rule_path, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image,
+    "address": _rule_address, "ipv4": _rule_ipv4, "ifname": _rule_ifname, "requirement": _rule_requirement,
+    "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
+}
+# Rules that read the raw value, before the type's own conversion.
+RAW_RULES = {"devices": _rule_devices, "mask": _rule_mask}
+
+
+def coerce(name, entry, raw, errors):
+    """The value converted to the setting's type and within the type's bounds, or None after an error."""
+    kind = entry["type"]
+    if kind == "int":
+        return inputs.to_int(name, raw, errors, entry.get("min", 1), entry.get("max"))
+    if kind == "float":
+        return inputs.to_float(name, raw, errors, entry.get("above", 0.0), entry.get("max"))
+    if kind == "bool":
+        return inputs.to_bool(name, raw, errors)
+    if kind == "list":
+        return _coerce_list(name, entry, raw, errors)
+    if kind == "dict":
+        return _coerce_dict(name, entry, raw, errors)
+    text = inputs.to_text(name, raw, errors, entry.get("max_length", 256))
+    if text is not None and entry.get("choices") and text not in entry["choices"]:
+        errors.add(name, raw, "%s=%s is not one of %s. Fix: pick one of them." % (name, inputs.show(raw), ", ".join(entry["choices"])))
+        return None
+    return text
+
+
+def _coerce_list(name, entry, raw, errors):
+    raw = [] if raw is None else raw
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(x, str) for x in raw):
+        errors.add(name, raw, "%s=%s is not a list of strings. Fix: give a YAML/JSON list, e.g. %s=[\"a\", \"b\"]." % (
+            name, inputs.show(raw), name))
+        return None
+    if len(raw) > entry.get("max_items", 64):
+        errors.add(name, raw, "%s has %d items, more than %d. Fix: give fewer." % (name, len(raw), entry.get("max_items", 64)))
+        return None
+    checked = [inputs.to_text(name, item, errors, entry.get("max_length", 1024), what="%s item" % name) for item in raw]
+    return None if None in checked else checked
+
+
+def _coerce_dict(name, entry, raw, errors):
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        errors.add(name, raw, "%s=%s is not a mapping. Fix: give a YAML/JSON mapping, e.g. {NAME: value}." % (name, inputs.show(raw)))
+        return None
+    if len(raw) > entry.get("max_items", 64):
+        errors.add(name, raw, "%s has %d entries, more than %d. Fix: give fewer." % (name, len(raw), entry.get("max_items", 64)))
+        return None
+    for key, item in raw.items():
+        if inputs.to_text(name, key, errors, 128, what="%s key" % name) is None:
+            return None
+        if not isinstance(item, (dict, list)) and inputs.to_text(name, item, errors, entry.get("max_length", 4096),
+                                                                 what="%s.%s" % (name, key)) is None:
+            return None
+    return raw
+
+
+def check_settings(settings, merged, errors, context):
+    """Every setting converted and checked by its rule: {name: value, or None when it has an error}."""
+    values = {}
+    for name, entry in merged.items():
+        if entry.get("secret"):
+            continue
+        raw = raw_value(name, merged, settings, context)
+        why = inputs.oversized(raw)
+        if why:
+            errors.add(name, raw, "%s is %s, too large to be a setting. Fix: give a plain value." % (name, why))
+            values[name] = None
+            continue
+        rule = entry.get("rule")
+        if rule in RAW_RULES:
+            values[name] = RAW_RULES[rule](name, entry, raw, errors, context)
+            continue
+        value = coerce(name, entry, raw, errors)
+        if value is not None and rule in RULES:
+            value = RULES[rule](name, entry, value, errors, context)
+        values[name] = value
+    return values
+
+
+def check_unknown(unknown, spec, errors):
+    """Warnings for verl_* variables that are not settings (typos such as verl_trian_tp); a name that
+    looks like the key's is an error, without its value (which never reaches this module)."""
     warnings = []
-    for name in sorted(settings):
-        if name not in spec:
-            close = difflib.get_close_matches(name, list(spec), n=1)
-            hint = " Did you mean %s?" % close[0] if close else ""
-            warnings.append("%s is not a setting of verl.deploy and is ignored.%s" % (name, hint))
+    for name in sorted(set(unknown or ()) - set(spec)):
+        text = inputs.show(name) if not isinstance(name, str) or inputs.CONTROL.search(name) or len(name) > 60 else name
+        if SECRET_LOOKALIKE.fullmatch(str(name)) or difflib.get_close_matches(str(name), ["verl_swanlab_api_key"], n=1, cutoff=0.75):
+            errors.add(text, "(not shown)", "%s is not a setting of verl.deploy but looks like the SwanLab key's name, so its value is "
+                       "not shown. Fix: give the key as verl_swanlab_api_key (from a vault or an AWX credential) and remove %s."
+                       % (text, text))
+            continue
+        close = difflib.get_close_matches(str(name), list(spec), n=1)
+        warnings.append("%s is not a setting of verl.deploy and is ignored.%s" % (text, " Did you mean %s?" % close[0] if close else ""))
     return warnings
 
 
-def _master_addr(settings, head, errors):
+def check_hosts(host, head, errors):
+    """The inventory names that reach the scripts (comments, messages) and the output folder's path."""
+    names = [("the host being checked", host)]
+    if head.get("name") != host:
+        names.append(("the Ray head", head.get("name")))
+    for what, name in names:
+        problem = inputs.host_name_problem("" if name is None else name)
+        if problem:
+            errors.add("inventory_hostname", name, "The inventory host name %s (%s) %s." % (inputs.show(name), what, problem))
+
+
+def master_address(settings_value, head, errors):
     """The Ray head's address: stated > the head's verl_node_ip > its ansible_host > its detected IPv4."""
     candidates = [
-        ("verl_master_addr", settings.get("verl_master_addr")),
+        ("verl_master_addr", settings_value),
         ("verl_node_ip of %s" % head.get("name"), head.get("node_ip")),
         ("ansible_host of %s" % head.get("name"), head.get("ansible_host")),
         ("the default IPv4 of %s" % head.get("name"), head.get("default_ipv4")),
@@ -200,297 +370,173 @@ def _master_addr(settings, head, errors):
         text = "" if value is None else str(value).strip()
         if not text:
             continue
-        if _is_ipv4(text) or (HOSTNAME.match(text) and text != "localhost"):
+        if inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost"):
             return text, source
-        errors.add("verl_master_addr", text, "The Ray head's address from %s is %r, which is not an IPv4 address or host name. "
-                   "Fix: set verl_master_addr to the head's IPv4 address." % (source, text))
+        errors.add("verl_master_addr", text, "The Ray head's address from %s is %s, which is not an IPv4 address or host name. "
+                   "Fix: set verl_master_addr to the head's IPv4 address." % (source, inputs.show(text)))
         return None, source
     errors.add("verl_master_addr", "", "The Ray head's address is unknown: verl_master_addr is empty and host %s has no verl_node_ip or "
                "ansible_host. Fix: set verl_master_addr (or verl_node_ip on the head) to the head's IPv4 address." % head.get("name"))
     return None, None
 
 
-def _is_ipv4(text):
-    try:
-        ipaddress.IPv4Address(text)
-        return True
-    except ValueError:
-        return False
+def check_network(values, head, detected, errors):
+    """Addresses and interface, stated or detected; the Ray ports."""
+    network = {}
+    for name, key, rule in (("verl_node_ip", "node_ip", _rule_ipv4), ("verl_socket_ifname", "socket_ifname", _rule_ifname)):
+        stated = values.get(name) or ""
+        network[key] = stated or (rule(name, {}, str(detected.get(key) or ""), errors, {}) or "")
+    network["master_addr"], network["master_addr_source"] = master_address(values.get("verl_master_addr"), head, errors)
+    port, dashboard = values.get("verl_ray_port"), values.get("verl_ray_dashboard_port")
+    if port and port == dashboard:
+        errors.add("verl_ray_dashboard_port", dashboard, "verl_ray_dashboard_port equals verl_ray_port (%d). Fix: give them "
+                   "different ports (defaults 8260 and 9182)." % port)
+    return network
 
 
-def build(settings, spec, api_key="", host="", is_head=True, nnodes=1, head=None, mask=None, detected=None):
-    """Validate the settings of one host. Returns (config, errors, warnings).
+def check_required_paths_found(values, errors, host, detected, first_error):
+    """After a required path failed: say what the pre-check found there (never guess)."""
+    for error in errors[first_error:]:
+        found = detected.get(CANDIDATES.get(error["variable"], "-")) or []
+        if found:
+            error["msg"] += " Found on %s: %s." % (host, ", ".join(inputs.show(f) for f in found[:10]) + (" ..." if len(found) > 10 else ""))
 
-    settings: {verl_name: raw value} (the API key excluded); spec: the argument spec options;
-    api_key: the SwanLab key (only its presence is used); host: this inventory host;
-    is_head: whether it is the Ray head; nnodes: nodes in the cluster; head: {name, node_ip,
-    ansible_host, default_ipv4} of the head host; mask: the `mask` extra var, when given;
-    detected: what the pre-check found on this host ({node_ip, socket_ifname, npu_smi_path}), used
-    where the user stated nothing (precedence: stated > detected > default).
-    """
-    detected = detected or {}
-    errors = _Errors()
-    warnings = unknown_settings(settings, spec)
-    head = head or {"name": host}
-    value = {}
-    for name, option in spec.items():
-        if name in SECRET_NAMES:
-            continue
-        raw = settings.get(name, option.get("default"))
-        kind = option.get("type", "str")
-        if kind == "int":
-            value[name] = to_int(name, raw, errors)
-        elif kind == "float":
-            value[name] = to_float(name, raw, errors, high=1.0 if name == "verl_gpu_memory_utilization" else None)
-        elif kind == "bool":
-            value[name] = to_bool(name, raw, errors)
-        elif kind == "list":
-            if raw is None:
-                raw = []
-            if not isinstance(raw, (list, tuple)) or not all(isinstance(x, str) for x in raw):
-                errors.add(name, raw, "%s=%s is not a list of strings. Fix: give a YAML/JSON list, e.g. %s=[\"a\", \"b\"]." % (name, _show(raw), name))
-                raw = None
-            value[name] = list(raw) if raw is not None else None
-        elif kind == "dict":
-            if raw is None:
-                raw = {}
-            if not isinstance(raw, dict):
-                errors.add(name, raw, "%s=%s is not a mapping. Fix: give a YAML/JSON mapping, e.g. {NAME: value}." % (name, _show(raw)))
-                raw = None
-            value[name] = raw
-        else:
-            value[name] = raw
-            if kind == "str" and raw is not None and not isinstance(raw, str):
-                value[name] = str(raw)
-            choices = option.get("choices")
-            if choices and value[name] not in choices:
-                errors.add(name, raw, "%s=%s is not one of %s. Fix: pick one of them." % (name, _show(raw), ", ".join(choices)))
 
-    # The mask: checked raw (not str()-ed above) so that a number that lost its zeros is caught.
-    # `mask` is the short name of verl_feature_mask, which defaults to it.
-    full_mask = settings.get("verl_feature_mask", "0000000")
-    mask_variable = "verl_feature_mask"
-    if mask is not None:
-        if str(mask) != str(full_mask):
-            errors.add("mask", mask, "mask=%s and verl_feature_mask=%s disagree. Fix: give only one of them." % (_show(mask), _show(full_mask)))
-        mask_variable = "mask"
-    features = None
-    try:
-        features = decode_mask(full_mask, mask_variable)
-    except MaskError as exc:
-        errors.add(mask_variable, full_mask, str(exc))
-
-    paths = {}
-    for name in REQUIRED_PATHS + OPTIONAL_PATHS:
-        before = len(errors)
-        paths[name] = to_path(name, settings.get(name, spec.get(name, {}).get("default")), errors, name in REQUIRED_PATHS)
-        found = detected.get(CANDIDATES.get(name, "-")) or []
-        if len(errors) > before and found and name in REQUIRED_PATHS:
-            # Never guess: say what the pre-check found and let the user choose.
-            errors[-1]["msg"] += " Found on %s: %s." % (host, ", ".join(found[:10]) + (" ..." if len(found) > 10 else ""))
-    scripts = []
-    for script in value.get("verl_ascend_env_scripts") or []:
-        checked = to_path("verl_ascend_env_scripts", script, errors, False)
-        if checked:
-            scripts.append(checked)
-
-    devices = to_devices("verl_npu_devices", settings.get("verl_npu_devices", spec["verl_npu_devices"].get("default")), errors)
-    project = to_name("verl_project_name", value.get("verl_project_name"), errors)
-    experiment = to_name("verl_experiment_name", value.get("verl_experiment_name"), errors, allow_empty=True)
-    container = to_name("verl_container_name", value.get("verl_container_name"), errors)
-    if not (value.get("verl_image") or "").strip():
-        errors.add("verl_image", value.get("verl_image"), "verl_image is empty. Fix: give an image reference, e.g. verl_image=%s."
-                   % spec["verl_image"].get("default"))
-
-    ifname = (value.get("verl_socket_ifname") or "").strip() or (detected.get("socket_ifname") or "").strip()
-    if ifname and not IFNAME.match(ifname):
-        errors.add("verl_socket_ifname", ifname, "verl_socket_ifname=%r is not a network interface name. Fix: give the interface that "
-                   "reaches the head (see `ip -br addr`), or leave it empty to detect it." % ifname)
-    node_ip = (value.get("verl_node_ip") or "").strip() or (detected.get("node_ip") or "").strip()
-    if node_ip and not _is_ipv4(node_ip):
-        errors.add("verl_node_ip", node_ip, "verl_node_ip=%r is not an IPv4 address. Fix: give this host's IPv4 address on the network "
-                   "that reaches the head, or leave it empty to detect it." % node_ip)
-    master_addr, master_source = _master_addr(settings, head, errors)
-    if value.get("verl_ray_port") and value.get("verl_ray_port") == value.get("verl_ray_dashboard_port"):
-        errors.add("verl_ray_dashboard_port", value["verl_ray_dashboard_port"], "verl_ray_dashboard_port equals verl_ray_port (%d). "
-                   "Fix: give them different ports (defaults 8260 and 9182)." % value["verl_ray_port"])
-
-    extra_volumes = []
-    for volume in value.get("verl_container_extra_volumes") or []:
-        parts = volume.split(":")
-        if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]) or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
-            errors.add("verl_container_extra_volumes", volume, "verl_container_extra_volumes holds %r, which is not a bind mount. Fix: "
-                       "write host_path:container_path or host_path:container_path:ro, both absolute." % volume)
-        else:
-            extra_volumes.append(volume)
-
-    for env_name, env_value in (value.get("verl_extra_env") or {}).items():
-        if not ENV_NAME.match(str(env_name)):
-            errors.add("verl_extra_env", env_name, "verl_extra_env has %r, which is not an environment variable name. Fix: use "
-                       "letters, digits and _." % env_name)
-        elif env_name.upper().startswith("SWANLAB_API_KEY"):
-            errors.add("verl_extra_env", env_name, "verl_extra_env must not carry the SwanLab key: it would be written into "
-                       "start_verl.sh. Fix: give it as verl_swanlab_api_key (a secret).")
-        elif isinstance(env_value, (dict, list)) or env_value is None:
-            errors.add("verl_extra_env", env_name, "verl_extra_env.%s must be a string or a number. Fix: give a plain value." % env_name)
-    for argument in value.get("verl_ray_start_args") or []:
-        if not argument.startswith("--"):
-            errors.add("verl_ray_start_args", argument, "verl_ray_start_args holds %r, which is not a ray start option. Fix: give "
-                       "options such as --num-cpus=16, one per list item." % argument)
-    for override in value.get("verl_extra_overrides") or []:
-        if not HYDRA_OVERRIDE.match(override):
-            errors.add("verl_extra_overrides", override, "verl_extra_overrides holds %r, which is not a Hydra override. Fix: write "
-                       "key=value, +key=value or ++key=value." % override)
-
-    swanlab = None
-    if value.get("verl_swanlab_enabled"):
-        mode = value.get("verl_swanlab_mode")
-        swan_host = (value.get("verl_swanlab_host") or "").strip()
-        if mode in NEEDS_LOGIN:
-            if not swan_host:
-                errors.add("verl_swanlab_host", "", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_host is empty. "
-                           "Fix: give the SwanLab server, e.g. -e verl_swanlab_host=http://192.168.1.100:8000, or turn SwanLab off." % mode)
-            if not (api_key or "").strip():
-                errors.add("verl_swanlab_api_key", "(empty)", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_api_key "
-                           "is empty. Fix: give the key from a vault or an AWX credential (never on a shared command line), or "
-                           "turn SwanLab off." % mode)
-        if swan_host and not SWANLAB_HOST.match(swan_host):
-            errors.add("verl_swanlab_host", swan_host, "verl_swanlab_host=%r is not an http(s) URL. Fix: give it with its scheme, e.g. "
-                       "http://192.168.1.100:8000 (without a scheme SwanLab assumes https)." % swan_host)
-        swanlab = {
-            "host": swan_host.rstrip("/"),
-            "mode": mode,
-            "workspace": value.get("verl_swanlab_workspace") or "",
-            "log_dir": paths.get("verl_swanlab_log_dir"),
-            "api_key_file": paths.get("verl_swanlab_api_key_file"),
-            # Only a login mode uses the key. verl logs in whenever SWANLAB_API_KEY is set, which in offline or
-            # local mode would send the run to a server it cannot reach; so there the key is not passed on.
-            "needs_key": mode in NEEDS_LOGIN,
-        }
-        if mode not in NEEDS_LOGIN and (api_key or "").strip():
-            warnings.append("verl_swanlab_api_key is set but verl_swanlab_mode is %s, which needs no login: the key is not "
-                            "written to any node and not passed to the training (verl would log in with it)." % mode)
-        if not SAFE_NAME.match(swanlab["workspace"]):
-            errors.add("verl_swanlab_workspace", swanlab["workspace"], "verl_swanlab_workspace=%r is not a usable name. Fix: use letters, "
-                       "digits, '.', '_' and '-'." % swanlab["workspace"])
-
-    # The parallelism rules need every number they read; they still run when only other
-    # settings (a path, the mask) are wrong, so that one run reports everything.
-    needed = ("verl_train_tp", "verl_train_pp", "verl_gen_tp", "verl_train_batch_size", "verl_ppo_mini_batch_size",
-              "verl_n_resp_per_prompt", "verl_ppo_micro_batch_size_per_gpu", "verl_max_response_length",
-              "verl_overlong_buffer_len", "verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
-    if devices and all(value.get(name) is not None for name in needed):
-        enabled = features["enabled"] if features else {}
-        npu_per_node = len(devices)
-        checks_input = {
-            "train_tp": value["verl_train_tp"], "train_pp": value["verl_train_pp"], "gen_tp": value["verl_gen_tp"],
-            "npu_per_node": npu_per_node, "nnodes": nnodes, "world_size": npu_per_node * nnodes,
-            "train_batch_size": value["verl_train_batch_size"], "ppo_mini_batch_size": value["verl_ppo_mini_batch_size"],
-            "n_resp_per_prompt": value["verl_n_resp_per_prompt"],
-            "ppo_micro_batch_size_per_gpu": value["verl_ppo_micro_batch_size_per_gpu"],
-            "max_response_length": value["verl_max_response_length"], "overlong_buffer_len": value["verl_overlong_buffer_len"],
-            "num_layers": value["verl_model_num_layers"], "num_attention_heads": value["verl_model_num_attention_heads"],
-            "num_kv_heads": value["verl_model_num_kv_heads"],
-            "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False),
-            "vpp": enabled.get("vpp", False),
-        }
-        for problem in check_parallelism(checks_input):
-            errors.add(problem["variable"], problem["value"], problem["msg"])
-    if errors:
-        return None, list(errors), warnings
-    npu_per_node = len(devices)
-    warnings.extend(features["warnings"])
-
-    config = {
-        "host": host,
-        "role": "head" if is_head else "worker",
-        "is_head": bool(is_head),
-        "nnodes": nnodes,
-        "npu_devices": devices,
-        "npu_devices_csv": ",".join(str(d) for d in devices),
-        "npu_per_node": npu_per_node,
-        "world_size": npu_per_node * nnodes,
-        "data_parallel_size": npu_per_node * nnodes // (value["verl_train_tp"] * value["verl_train_pp"]),
-        "master_addr": master_addr,
-        "master_addr_source": master_source,
-        "node_ip": node_ip,
-        "socket_ifname": ifname,
-        "ray_port": value["verl_ray_port"],
-        "dashboard_port": value["verl_ray_dashboard_port"],
-        "ray_wait_timeout": value["verl_ray_wait_timeout"],
-        "ray_join_retries": value["verl_ray_join_retries"],
-        "ray_join_delay": value["verl_ray_join_delay"],
-        "ray_start_args": value["verl_ray_start_args"],
-        "workdir": paths["verl_workdir"],
-        "model_path": paths["verl_model_path"],
-        "train_file": paths["verl_train_file"],
-        "test_file": paths["verl_test_file"],
-        "ckpts_dir": paths["verl_ckpts_dir"],
-        "log_dir": paths["verl_log_dir"],
-        "output_dir": paths["verl_output_dir"],
-        "train_steps": value["verl_train_steps"],
-        "train_batch_size": value["verl_train_batch_size"],
-        "ppo_mini_batch_size": value["verl_ppo_mini_batch_size"],
-        "ppo_micro_batch_size_per_gpu": value["verl_ppo_micro_batch_size_per_gpu"],
-        "ref_log_prob_micro_batch_size_per_gpu": value["verl_ref_log_prob_micro_batch_size_per_gpu"],
-        "rollout_log_prob_micro_batch_size_per_gpu": value["verl_rollout_log_prob_micro_batch_size_per_gpu"],
-        "lr": format_float(value["verl_lr"]),
-        "lr_warmup_steps": value["verl_lr_warmup_steps"],
-        "train_tp": value["verl_train_tp"],
-        "train_pp": value["verl_train_pp"],
-        "gen_tp": value["verl_gen_tp"],
-        "n_resp_per_prompt": value["verl_n_resp_per_prompt"],
-        "max_prompt_length": value["verl_max_prompt_length"],
-        "max_response_length": value["verl_max_response_length"],
-        "overlong_buffer_len": value["verl_overlong_buffer_len"],
-        "gpu_memory_utilization": format_float(value["verl_gpu_memory_utilization"]),
-        "test_freq": value["verl_test_freq"],
-        "save_freq": value["verl_save_freq"],
-        "total_epochs": value["verl_total_epochs"],
-        "project_name": project,
-        "experiment_name": experiment,
-        "extra_overrides": value["verl_extra_overrides"],
-        "extra_env": {str(k): str(v) for k, v in sorted((value["verl_extra_env"] or {}).items())},
-        "ascend_env_scripts": scripts,
-        "image": value["verl_image"].strip(),
-        "container_name": container,
-        "container": {
-            "privileged": bool(value["verl_container_privileged"]),
-            "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
-            "volumes": container_volumes(paths, (value.get("verl_npu_smi_path") or "").strip() or detected.get("npu_smi_path") or "") + extra_volumes,
-        },
-        "docker_timeout": value["verl_docker_timeout"],
-        "npu_smi_path": (value.get("verl_npu_smi_path") or "").strip(),
-        "restart": bool(value["verl_restart"]),
-        "train_start_timeout": value["verl_train_start_timeout"],
-        "host_stage_dir": paths["verl_host_stage_dir"],
-        "stop_containers": bool(value["verl_stop_containers"]),
-        "status_log_lines": value["verl_status_log_lines"],
-        "swanlab_enabled": bool(value["verl_swanlab_enabled"]),
-        "swanlab": swanlab,
-        "features": features,
+def check_swanlab(values, api_key_set, errors, warnings):
+    """SwanLab's settings when it is on: a server and the key for a login mode. Returns the swanlab part, or None."""
+    if not values.get("verl_swanlab_enabled"):
+        return None
+    mode = values.get("verl_swanlab_mode")
+    swan_host = values.get("verl_swanlab_host") or ""
+    if mode in NEEDS_LOGIN:
+        if not swan_host and values.get("verl_swanlab_host") is not None:
+            errors.add("verl_swanlab_host", "", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_host is empty. "
+                       "Fix: give the SwanLab server, e.g. -e verl_swanlab_host=http://192.168.1.100:8000, or turn SwanLab off." % mode)
+        if not api_key_set:
+            errors.add("verl_swanlab_api_key", "(empty)", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_api_key "
+                       "is empty. Fix: give the key from a vault or an AWX credential (never on a shared command line), or "
+                       "turn SwanLab off." % mode)
+    elif api_key_set:
+        warnings.append("verl_swanlab_api_key is set but verl_swanlab_mode is %s, which needs no login: the key is not "
+                        "written to any node and not passed to the training (verl would log in with it)." % mode)
+    return {
+        "host": swan_host,
+        "mode": mode,
+        "workspace": values.get("verl_swanlab_workspace") or "",
+        "log_dir": values.get("verl_swanlab_log_dir"),
+        "api_key_file": values.get("verl_swanlab_api_key_file"),
+        # Only a login mode uses the key. verl logs in whenever SWANLAB_API_KEY is set, which in offline or
+        # local mode would send the run to a server it cannot reach; so there the key is not passed on.
+        "needs_key": mode in NEEDS_LOGIN,
     }
-    return config, [], warnings
 
 
-# The Ascend driver pieces a training container reads from the host (read-only).
-DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/etc/ascend_install.info")
+def check_parallelism_of(values, features, nnodes, errors):
+    """The parallelism rules; they need every number they read, and still run when only other
+    settings (a path, the mask) are wrong, so that one run reports everything."""
+    devices = values.get("verl_npu_devices")
+    numbers = {key: values.get(name) for key, name in PARALLELISM_INPUTS.items()}
+    if not devices or any(number is None for number in numbers.values()):
+        return
+    enabled = features["enabled"] if features else {}
+    numbers.update({
+        "npu_per_node": len(devices), "nnodes": nnodes, "world_size": len(devices) * nnodes,
+        "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False), "vpp": enabled.get("vpp", False),
+    })
+    for problem in check_parallelism(numbers):
+        errors.add(problem["variable"], problem["value"], problem["msg"])
 
 
-def container_volumes(paths, npu_smi_path):
+def container_volumes(values, npu_smi_path):
     """Bind mounts of a new container: the driver (read-only) and, at the same paths as on the host,
-    the model, the datasets' folders, checkpoints and logs (an entry inside another is left out)."""
-    data = [paths["verl_model_path"], _parent(paths["verl_train_file"]), _parent(paths["verl_test_file"]),
-            paths["verl_ckpts_dir"], paths["verl_log_dir"]]
-    if paths.get("verl_swanlab_log_dir"):
-        data.append(paths["verl_swanlab_log_dir"])
+    the model, the datasets' folders, checkpoints and logs (an entry inside another is left out),
+    then verl_container_extra_volumes."""
+    data = [values["verl_model_path"], _parent(values["verl_train_file"]), _parent(values["verl_test_file"]),
+            values["verl_ckpts_dir"], values["verl_log_dir"]]
+    if values.get("verl_swanlab_log_dir"):
+        data.append(values["verl_swanlab_log_dir"])
     kept = []
     for path in sorted(set(p for p in data if p)):
         if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
             kept.append(path)
     driver = list(DRIVER_MOUNTS) + ([npu_smi_path] if npu_smi_path else [])
-    return ["%s:%s:ro" % (p, p) for p in driver] + ["%s:%s:rw" % (p, p) for p in kept]
+    return ["%s:%s:ro" % (p, p) for p in driver] + ["%s:%s:rw" % (p, p) for p in kept] + list(values.get("verl_container_extra_volumes") or [])
 
 
 def _parent(path):
     return path.rsplit("/", 1)[0] or "/"
+
+
+def check_mount_parents(values, errors):
+    """A dataset's folder is mounted: it must not be / or a system folder either."""
+    for name in ("verl_train_file", "verl_test_file"):
+        path = values.get(name)
+        if path and inputs.path_problem(_parent(path), "mount"):
+            errors.add(name, path, "%s=%s lies directly in %s, which would be mounted into the container whole. Fix: keep the "
+                       "dataset in a folder of its own, e.g. %s=%s." % (name, inputs.show(path), _parent(path), name, PATH_EXAMPLES[name]))
+            values[name] = None
+
+
+def assemble(merged, values, context, network, swanlab, features):
+    """The launch configuration: every setting under its output name, then what is computed."""
+    config = {}
+    for name, entry in merged.items():
+        if entry.get("secret"):
+            continue
+        value = values[name]
+        config[entry.get("output") or name[len("verl_"):]] = inputs.format_float(value) if entry["type"] == "float" else value
+    devices, nnodes = values["verl_npu_devices"], context["nnodes"]
+    npu_smi_path = values["verl_npu_smi_path"] or (context["detected"].get("npu_smi_path") or "")
+    config.update(network)
+    config.update({
+        "host": context["host"],
+        "role": "head" if context["is_head"] else "worker",
+        "is_head": bool(context["is_head"]),
+        "nnodes": nnodes,
+        "npu_devices_csv": ",".join(str(d) for d in devices),
+        "npu_per_node": len(devices),
+        "world_size": len(devices) * nnodes,
+        "data_parallel_size": len(devices) * nnodes // (values["verl_train_tp"] * values["verl_train_pp"]),
+        "container": {
+            "privileged": values["verl_container_privileged"],
+            "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
+            "volumes": container_volumes(values, npu_smi_path),
+        },
+        "feature_mask": features["mask"],
+        "swanlab": swanlab,
+        "features": features,
+    })
+    return config
+
+
+def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, nnodes=1, head=None, mask=None, detected=None,
+          unknown=()):
+    """Validate the settings of one host. Returns (config, errors, warnings).
+
+    settings: {verl_name: raw value} of the settings in spec (never the API key); spec: the argument spec
+    options; rules: the setting_rules table; api_key_set: whether a SwanLab key was given (the key itself
+    never comes here); host: this inventory host; is_head: whether it is the Ray head; nnodes: nodes in
+    the cluster; head: {name, node_ip, ansible_host, default_ipv4} of the head host; mask: the `mask`
+    extra var, when given; detected: what the pre-check found on this host ({node_ip, socket_ifname,
+    npu_smi_path, models, datasets}), used where the user stated nothing (stated > detected > default);
+    unknown: names of other verl_* variables (their values are never passed).
+    """
+    detected = detected or {}
+    head = head or {"name": host}
+    errors = inputs.Errors()
+    merged = table(spec, rules)
+    context = {"mask": mask, "host": host, "is_head": is_head, "nnodes": nnodes, "detected": detected}
+    warnings = check_unknown(list(unknown or ()) + [n for n in settings if n not in spec], spec, errors)
+    check_hosts(host, head, errors)
+    first = len(errors)
+    values = check_settings(settings, merged, errors, context)
+    check_required_paths_found(values, errors, host, detected, first)
+    check_mount_parents(values, errors)
+    network = check_network(values, head, detected, errors)
+    swanlab = check_swanlab(values, api_key_set, errors, warnings)
+    features = values.get("verl_feature_mask")
+    check_parallelism_of(values, features, nnodes, errors)
+    if errors:
+        return None, list(errors), warnings
+    warnings.extend(features["warnings"])
+    return assemble(merged, values, context, network, swanlab, features), [], warnings

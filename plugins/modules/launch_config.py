@@ -14,7 +14,10 @@ description:
   - Checks types (whole numbers, numbers, booleans, lists), absolute and Hydra-safe paths, the NPU list, names, the Ray head's
     address, SwanLab settings, the feature mask, and the parallelism rules (generation TP equals training TP; TP x PP a multiple
     of the NPUs per node; verl's and Megatron's world-size, batch-size, layer, head, VPP and recompute constraints).
-  - Every problem is reported at once, each naming the variable, the value and the fix.
+  - Every string is bounded in length and may hold no control character; every number is finite and within bounds; paths are
+    normalised and never the root or a system folder where they are mounted or written; inventory host names, environment
+    variable names (none that change how bash runs), Hydra overrides and the image reference (Docker's grammar) are checked.
+  - Every problem is reported at once, each naming the variable, the value (cut to a readable length) and the fix.
   - Runs on the controller (C(delegate_to=localhost)); it reads nothing from the host.
 author:
   - verl-deploy maintainers (!UNKNOWN)
@@ -22,20 +25,33 @@ options:
   settings:
     description:
       - The C(verl_) variables of the host, by name, as they are (strings from surveys and C(-e) are converted here).
-      - Must not hold C(verl_swanlab_api_key); give that as O(swanlab_api_key).
+      - Must not hold C(verl_swanlab_api_key); only whether it is set comes here, as O(swanlab_api_key_set).
     type: dict
     required: true
   spec:
     description:
       - The argument spec options of the settings (the C(verl.deploy.verl) role's C(meta/argument_specs.yml), entry point C(main)).
-      - Gives each setting's type and default; variables not in it are reported as likely typos.
+      - Gives each setting's type, default and choices; variables not in it are reported as likely typos.
     type: dict
     required: true
-  swanlab_api_key:
+  rules:
     description:
-      - The SwanLab API key. Only its presence is checked; it is never returned.
-    type: str
-    default: ""
+      - The rules and bounds of the settings (the C(verl.deploy.verl) role's C(meta/setting_rules.yml)), read together with O(spec).
+    type: dict
+    required: true
+  swanlab_api_key_set:
+    description:
+      - Whether a SwanLab API key was given. The key itself never comes to this module; only a login mode passes it on,
+        to the modules that log in.
+    type: bool
+    default: false
+  unknown:
+    description:
+      - The names of the other C(verl_) variables in scope, which are not settings (their values are never passed).
+      - Each is warned about as a likely typo; a name that looks like the key's (such as C(verl_swanlab_apikey)) is refused.
+    type: list
+    elements: str
+    default: []
   mask:
     description:
       - The value of the C(mask) extra var, when one was given (the short name of C(verl_feature_mask)).
@@ -115,6 +131,7 @@ EXAMPLES = r"""
       verl_test_file: /data/test.parquet
       verl_ckpts_dir: /ckpt
     spec: "{{ (lookup('ansible.builtin.file', 'roles/verl/meta/argument_specs.yml') | from_yaml).argument_specs.main.options }}"
+    rules: "{{ lookup('ansible.builtin.file', 'roles/verl/meta/setting_rules.yml') | from_yaml }}"
     host: "{{ inventory_hostname }}"
     is_head: true
     nnodes: 1
@@ -161,7 +178,9 @@ def main():
         argument_spec={
             "settings": {"type": "dict", "required": True},
             "spec": {"type": "dict", "required": True},
-            "swanlab_api_key": {"type": "str", "default": "", "no_log": True},
+            "rules": {"type": "dict", "required": True},
+            "swanlab_api_key_set": {"type": "bool", "default": False},
+            "unknown": {"type": "list", "elements": "str", "default": []},
             "mask": {"type": "raw"},
             "host": {"type": "str", "required": True},
             "is_head": {"type": "bool", "required": True},
@@ -196,17 +215,23 @@ def main():
         leaked = params["settings"]["verl_swanlab_api_key"]
         if leaked:
             module.no_log_values.add(str(leaked))
-        module.fail_json(msg="settings must not hold verl_swanlab_api_key: pass it as swanlab_api_key, which is kept out of all output.")
+        module.fail_json(msg="settings must not hold verl_swanlab_api_key: it never comes to this module (give swanlab_api_key_set).")
+    env = params["settings"].get("verl_extra_env")
+    for name, value in (env.items() if isinstance(env, dict) else ()):
+        if str(name).upper().startswith("SWANLAB_API_KEY") and value:
+            module.no_log_values.add(str(value))
     config, errors, warnings = build(
         settings=params["settings"],
         spec=params["spec"],
-        api_key=params["swanlab_api_key"],
+        rules=params["rules"],
+        api_key_set=params["swanlab_api_key_set"],
         host=params["host"],
         is_head=params["is_head"],
         nnodes=params["nnodes"],
         head=params["head"],
         mask=params["mask"],
         detected=params["detected"],
+        unknown=params["unknown"],
     )
     for warning in warnings:
         module.warn(warning)

@@ -1,0 +1,328 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+#
+# Checks of single values that reach a script, a path or a command line: text (length, control
+# characters), numbers (whole, finite, bounded), paths, names, host names, image references,
+# environment variable names. Each returns the normalised value, or None after adding one error that
+# names the variable, a shortened value and the fix. Nothing here knows about particular settings.
+from __future__ import annotations
+
+import ipaddress
+import math
+import posixpath
+import re
+
+# Control characters: C0 (newline, tab, escape ...), DEL, C1 and the Unicode line separators.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Longest value shown in a message; longer ones are cut and say how long they were.
+SHOW_LIMIT = 60
+# What reaches the module at all (tasks/validate.yml screens with the verl.deploy.screen_settings
+# filter): beyond this a value is replaced by a short description before it is serialised.
+SCREEN_MAX_NODES = 2000
+SCREEN_MAX_DEPTH = 4
+SCREEN_MAX_CHARS = 65536
+OVERSIZED = "__verl_oversized__"
+
+# Characters a path may hold: Hydra reads override values unquoted, and `$`, quotes, spaces,
+# commas or brackets would change their meaning there (and in the shell).
+PATH_CHARS = re.compile(r"/[A-Za-z0-9._/@%+:~-]*")
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Inventory host names become a folder name (render.yml) and appear in the scripts' comments and messages.
+HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
+DNS_NAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+IFNAME = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Folders never mounted into the container nor written into: the root, the system's own trees
+# (everything below them too) and the top-level folders themselves (a folder below them is fine).
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
+                "/usr/bin", "/usr/lib", "/usr/sbin", "/var/run")
+SYSTEM_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/usr", "/usr/local", "/usr/share",
+                  "/var", "/var/lib", "/var/log", "/var/tmp")
+
+# Docker's reference grammar (github.com/distribution/reference, regexp.go).
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|[-]+)"
+_PATH_COMPONENT = _ALNUM + r"(?:" + _SEPARATOR + _ALNUM + r")*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = r"(?:" + _DOMAIN_COMPONENT + r"(?:\." + _DOMAIN_COMPONENT + r")*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+IMAGE_REFERENCE = re.compile(
+    r"(?P<name>(?:" + _DOMAIN + r"/)?" + _PATH_COMPONENT + r"(?:/" + _PATH_COMPONENT + r")*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?"
+)
+IMAGE_NAME_MAX = 255
+
+# Environment variables that change how bash itself (or the loader) runs, whatever their value:
+# start_verl.sh exports verl_extra_env and then runs `bash ./run_training.sh`.
+SHELL_ENV = {
+    "BASH_ENV": "bash runs the file it names before run_training.sh (a command runs)",
+    "ENV": "an interactive or POSIX-mode shell runs the file it names",
+    "SHELLOPTS": "it switches shell options on in every bash started from the script",
+    "BASHOPTS": "it switches shell options on in every bash started from the script",
+    "PS4": "bash expands it (and runs what it holds) for every traced command",
+    "PS1": "bash expands it as a prompt",
+    "PS2": "bash expands it as a prompt",
+    "PS3": "bash expands it as a prompt",
+    "IFS": "it changes how bash splits every unquoted word",
+    "PROMPT_COMMAND": "bash runs it as a command",
+    "CDPATH": "it changes where `cd` goes",
+    "GLOBIGNORE": "it changes how bash expands file names",
+    "BASH_XTRACEFD": "it redirects bash's trace output",
+    "BASH_COMPAT": "it changes bash's behaviour",
+    "POSIXLY_CORRECT": "it changes bash's behaviour",
+    "LD_PRELOAD": "the loader injects the library it names into every program",
+    "LD_AUDIT": "the loader injects the library it names into every program",
+    "PYTHONSTARTUP": "python runs the file it names",
+    "PYTHONINSPECT": "python stays interactive after the training",
+}
+SHELL_ENV_PREFIXES = {"BASH_FUNC_": "bash imports it as a function definition", "LD_": "it changes how the loader links every program"}
+ALLOWED_LD = ("LD_LIBRARY_PATH",)
+
+
+class Errors(list):
+    """The problems found: each names the variable, a shortened value and the message (with the fix)."""
+
+    def add(self, variable, value, msg):
+        self.append({"variable": variable, "value": short(value), "msg": msg})
+
+
+def short(value, limit=SHOW_LIMIT):
+    """A value as it may be echoed in an error: scalars and short one-line strings as they are, others cut by show()."""
+    if value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 10 ** 15):
+        return value
+    if isinstance(value, str) and len(value) <= limit and not CONTROL.search(value):
+        return value
+    return show(value, limit)
+
+
+def show(value, limit=SHOW_LIMIT):
+    """repr() of a value for a message, cut to `limit` characters with its length, never walking a huge input."""
+    reason = oversized(value)
+    if reason:
+        return "<%s>" % reason
+    if isinstance(value, str):
+        text = repr(value)
+        if len(text) <= limit:
+            return text
+        return "%s... (%d characters)" % (text[:limit], len(value))
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10 ** 40:
+        return "a whole number of about %d digits" % int(value.bit_length() * 0.30103)
+    text = repr(value) if isinstance(value, (list, tuple, dict)) else str(value)
+    if len(text) <= limit:
+        return text
+    return "%s... (%d characters)" % (text[:limit], len(text))
+
+
+def oversized(value):
+    """Why a value is too large to handle (a short description), or None. Stops after a bounded walk,
+    so that a YAML alias bomb (a small document standing for billions of items) is judged at once."""
+    if isinstance(value, dict) and set(value) == {OVERSIZED}:
+        return str(value[OVERSIZED])[:200]
+    budget = [SCREEN_MAX_NODES]
+
+    def walk(item, depth):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return "more than %d items in all" % SCREEN_MAX_NODES
+        if isinstance(item, str):
+            return "a string of %d characters (at most %d)" % (len(item), SCREEN_MAX_CHARS) if len(item) > SCREEN_MAX_CHARS else None
+        if isinstance(item, (list, tuple, dict)):
+            if depth >= SCREEN_MAX_DEPTH:
+                return "nested more than %d levels deep" % SCREEN_MAX_DEPTH
+            children = list(item.items()) if isinstance(item, dict) else item
+            for child in children:
+                found = walk(child, depth + 1)
+                if found:
+                    return found
+        return None
+
+    return walk(value, 0)
+
+
+def screen(settings):
+    """The settings with each too large value replaced by {OVERSIZED: why} (what the module receives)."""
+    return {name: ({OVERSIZED: oversized(value)} if oversized(value) else value) for name, value in (settings or {}).items()}
+
+
+def to_text(name, value, errors, max_length, what=None):
+    """A string (None -> ""; numbers are written out) without control characters, at most max_length long."""
+    label = what or name
+    if isinstance(value, (dict, list, tuple)):
+        errors.add(name, value, "%s=%s is not a string. Fix: give a single value." % (label, show(value)))
+        return None
+    text = "" if value is None else str(value)
+    if len(text) > max_length:
+        errors.add(name, value, "%s=%s is longer than %d characters. Fix: give a shorter value." % (label, show(text), max_length))
+        return None
+    if CONTROL.search(text):
+        bad = sorted(set(CONTROL.findall(text)))
+        errors.add(name, value, "%s=%s holds the control character(s) %s (a new line would start a new command in a script). "
+                   "Fix: give it on one line, without control characters." % (label, show(text), " ".join(repr(c) for c in bad)))
+        return None
+    return text
+
+
+def to_int(name, value, errors, minimum=1, maximum=None):
+    number = None
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) <= 40 and re.fullmatch(r"\s*-?\d+\s*", value):
+        number = int(value)
+    bound = "from %d to %d" % (minimum, maximum) if maximum is not None else "of at least %d" % minimum
+    if number is None:
+        errors.add(name, value, "%s=%s is not a whole number. Fix: give a whole number %s, e.g. %s=%s." % (
+            name, show(value), bound, name, max(minimum, min(4, maximum if maximum is not None else 4))))
+        return None
+    if number < minimum or (maximum is not None and number > maximum):
+        errors.add(name, value, "%s=%s is out of range. Fix: give a whole number %s." % (name, show(number), bound))
+        return None
+    return number
+
+
+def to_float(name, value, errors, above=0.0, maximum=None):
+    number = None
+    if not isinstance(value, bool) and not (isinstance(value, str) and len(value) > 40):
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+    bound = "greater than %g" % above + (" and at most %g" % maximum if maximum is not None else "")
+    if number is None or not math.isfinite(number):
+        errors.add(name, value, "%s=%s is not a finite number. Fix: give a number %s, e.g. %s=1e-6." % (name, show(value), bound, name))
+        return None
+    if number <= above or (maximum is not None and number > maximum):
+        errors.add(name, value, "%s=%s is out of range. Fix: give a number %s." % (name, show(value), bound))
+        return None
+    return number
+
+
+def format_float(number):
+    """1e-06 -> 1e-6, 0.8 -> 0.8: the short form a person would write."""
+    text = "%.12g" % number
+    return re.sub(r"e([+-])0*(\d)", lambda m: "e" + ("-" if m.group(1) == "-" else "") + m.group(2), text)
+
+
+_TRUE = ("true", "yes", "on", "1", "y", "t")
+_FALSE = ("false", "no", "off", "0", "n", "f", "")
+
+
+def to_bool(name, value, errors):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    errors.add(name, value, "%s=%s is not a boolean. Fix: give true or false." % (name, show(value)))
+    return None
+
+
+def path_problem(text, use=None):
+    """Why `text` is not a usable absolute path (for `use` mount/output also: not / nor a system folder), or None."""
+    if not text.startswith("/"):
+        return ("is a relative path; the scripts run inside the container from verl_workdir, so it would be read from "
+                "the wrong place. Fix: give the absolute path")
+    if not PATH_CHARS.fullmatch(text):
+        bad = sorted(set(ch for ch in text if not re.match(r"[A-Za-z0-9._/@%+:~-]", ch)))
+        return ("contains %s, which the Hydra command line cannot take unquoted. Fix: use a path made of letters, digits and "
+                ". _ - / @ %% + : ~ (rename it or link it, e.g. ln -s)" % " ".join(repr(c) for c in bad))
+    trimmed = text.rstrip("/") or "/"
+    if posixpath.normpath(trimmed) != trimmed or "/../" in trimmed + "/":
+        return "is not a normalised path (no '..', '.', or '//' parts). Fix: give it as %s" % _normal(trimmed)
+    if use and (trimmed in SYSTEM_FOLDERS or any(trimmed == t or trimmed.startswith(t + "/") for t in SYSTEM_TREES)):
+        verb = "mounted into the container" if use == "mount" else "written into"
+        return "is the root or a system folder, which must not be %s. Fix: give a folder of its own, e.g. /mnt/project/verl" % verb
+    return None
+
+
+def _normal(text):
+    return re.sub(r"/+", "/", posixpath.normpath(text)).replace("..", "(no ..)")
+
+
+def to_path(name, value, errors, required=False, use=None, empty=False, example="/mnt/project/verl", what=None):
+    """A normalised absolute path (no trailing /), or "" when empty is allowed, or None after an error."""
+    label = what or name
+    text = to_text(name, value, errors, 1024, what=label)
+    if text is None:
+        return None
+    text = text.strip()
+    if not text:
+        if empty:
+            return ""
+        if required:
+            errors.add(name, value, "%s is empty. Fix: give the absolute path on the hosts, e.g. -e %s=%s." % (label, name, example))
+        else:
+            errors.add(name, value, "%s is empty. Fix: give an absolute path or leave it at its default." % label)
+        return None
+    problem = path_problem(text, use)
+    if problem:
+        errors.add(name, value, "%s=%s %s, e.g. %s=%s." % (label, show(text), problem, name, example))
+        return None
+    return text.rstrip("/") or "/"
+
+
+def to_name(name, value, errors, max_length=128, empty=False):
+    text = to_text(name, value, errors, max_length)
+    if text is None:
+        return None
+    text = text.strip()
+    if not text and empty:
+        return ""
+    if not SAFE_NAME.fullmatch(text):
+        errors.add(name, value, "%s=%s is not a usable name. Fix: use letters, digits, '.', '_' and '-', starting with a letter or digit."
+                   % (name, show(value)))
+        return None
+    return text
+
+
+def host_name_problem(name):
+    """Why an inventory host name cannot be used (it becomes a folder and appears in the scripts), or None."""
+    text = name if isinstance(name, str) else str(name)
+    if HOST_NAME.fullmatch(text) and ".." not in text:
+        return None
+    return ("is not usable: it becomes a folder name under verl_output_dir and appears in the scripts. Fix: name the host "
+            "with letters, digits, '.', '_' and '-' (starting and ending with a letter or digit, no '..', at most 253 "
+            "characters) and give its address as ansible_host")
+
+
+def is_ipv4(text):
+    try:
+        ipaddress.IPv4Address(text)
+        return True
+    except ValueError:
+        return False
+
+
+def image_problem(text):
+    """Why an image reference does not follow Docker's reference grammar, or None."""
+    match = IMAGE_REFERENCE.fullmatch(text)
+    if not match:
+        return "is not a Docker image reference ([registry[:port]/]name[:tag][@digest], name in lower case)"
+    if len(match.group("name")) > IMAGE_NAME_MAX:
+        return "has a name longer than %d characters" % IMAGE_NAME_MAX
+    return None
+
+
+def env_name_problem(name, reserved=()):
+    """Why `name` may not be exported by start_verl.sh (`reserved`: the scripts' own variables), or None."""
+    text = name if isinstance(name, str) else str(name)
+    if not ENV_NAME.fullmatch(text) or len(text) > 128:
+        return "is not an environment variable name. Fix: use letters, digits and _, not starting with a digit"
+    upper = text.upper()
+    reason = SHELL_ENV.get(upper)
+    for prefix, why in SHELL_ENV_PREFIXES.items():
+        if not reason and upper.startswith(prefix) and upper not in ALLOWED_LD:
+            reason = why
+    if not reason and upper in reserved:
+        reason = "start_verl.sh or run_training.sh sets it itself"
+    if reason:
+        return "changes how the scripts themselves run: %s. Fix: leave it out" % reason
+    return None
