@@ -239,7 +239,7 @@ def path_problem(text, use=None):
         return "is not a normalised path (no '..', '.', or '//' parts). Fix: give it as %s" % _normal(trimmed)
     if use and (trimmed in SYSTEM_FOLDERS or any(trimmed == t or trimmed.startswith(t + "/") for t in SYSTEM_TREES)):
         verb = "mounted into the container" if use == "mount" else "written into"
-        return "is the root or a system folder, which must not be %s. Fix: give a folder of its own, e.g. /mnt/project/verl" % verb
+        return "is the root or a system folder, which must not be %s. Fix: give a folder of its own" % verb
     return None
 
 

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import difflib
+import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
@@ -477,6 +478,26 @@ def check_mount_parents(values, errors):
             values[name] = None
 
 
+def check_output_folder(values, host, errors):
+    """render.yml writes <verl_output_dir>/<host>/{start_verl.sh,run_training.sh} on the controller (where this
+    runs): the folder, resolved through symbolic links, must not be a system folder, and nothing on the way
+    down may be a link that leads out of it."""
+    output_dir = values.get("verl_output_dir")
+    if not output_dir or inputs.host_name_problem(host or ""):
+        return
+    real = os.path.realpath(output_dir)
+    problem = inputs.path_problem(real, "output") if real != output_dir else None
+    targets = [os.path.join(output_dir, host)] + [os.path.join(output_dir, host, name) for name in ("start_verl.sh", "run_training.sh")]
+    for target in targets:
+        if problem:
+            break
+        if os.path.islink(target):
+            problem = "holds %s, a symbolic link (to %s): the scripts would be written where it leads" % (target, os.path.realpath(target))
+    if problem:
+        errors.add("verl_output_dir", output_dir, "verl_output_dir=%s (%s) %s. Fix: give a folder of its own for the rendered "
+                   "scripts, e.g. verl_output_dir=/tmp/verl_scripts." % (inputs.show(output_dir), real, problem.split(". Fix")[0]))
+
+
 def assemble(merged, values, context, network, swanlab, features):
     """The launch configuration: every setting under its output name, then what is computed."""
     config = {}
@@ -532,6 +553,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     values = check_settings(settings, merged, errors, context)
     check_required_paths_found(values, errors, host, detected, first)
     check_mount_parents(values, errors)
+    check_output_folder(values, host, errors)
     network = check_network(values, head, detected, errors)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")

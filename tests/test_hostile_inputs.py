@@ -1,0 +1,372 @@
+"""Hostile and malformed input: nothing a user, an inventory or an AWX survey supplies can run a command,
+escape a folder, leak the key or wrap a number.
+
+Every case below is refused by the launch configuration (the launch_config module's own code, run in
+process) before anything is written: no configuration comes back, so nothing can be rendered; the
+error names the right variable and stays short. Values that are legal but hostile (quotes, `$(...)`,
+backticks inside environment values, overrides and ray options) are rendered and both scripts are
+EXECUTED with stand-in `ray`, `ip` and `python3` first on PATH: no payload runs, and each reaches its
+program as one literal argument. Positive controls show the payloads do run when the checks are
+bypassed. A few cases go through playbooks/render.yml and deploy.yml end to end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from launch_helpers import REPO, RULES, SECRET_KEY, SPEC, launch, launch_ok, render, stand_in_path
+
+# A payload touches $VERL_PWNED (set when the scripts run): if the file exists, a payload ran.
+TOUCH = 'touch "$VERL_PWNED"'
+SUBST = "$(%s)" % TOUCH
+BACKTICK = "`%s`" % TOUCH
+NEWLINE = "x\n%s" % TOUCH
+QUOTE_BREAK = "x'; %s; '" % TOUCH
+DQUOTE_BREAK = 'x"; %s; "' % TOUCH
+
+# --- The cases: (expected variable, launch() arguments).
+CASES = []
+
+
+def case(variable, **kwargs):
+    CASES.append(pytest.param(variable, kwargs, id="%s-%d" % (variable, len(CASES))))
+
+
+# Inventory host names (the host being checked and the head).
+for bad in ["n1\n" + TOUCH, "n" + SUBST, "n" + BACKTICK, 'n"; %s; "' % TOUCH, "..", "../../x", "a/b", ".", "", "-rf",
+            "host name", "n1;id", "n1|id", "n1&id", "x" * 300, "n1\r", "n1\t", "n1\x00", "n1'", "n1$IFS", "node..1", "/etc",
+            "n1\u2028x", "*", "~root", "n1-", "_n1"]:
+    case("inventory_hostname", host=bad, head={"name": bad, "ansible_host": "10.0.0.1"})
+for bad in ["h" + SUBST, "../h", "h\n" + TOUCH]:
+    case("inventory_hostname", host="worker1", is_head=False, nnodes=2, head={"name": bad, "ansible_host": "10.0.0.1"})
+
+# Paths: every path setting, with payloads, traversal, relative, too long; / and system folders where mounted or written.
+PATH_SETTINGS = [name for name, rule in RULES["settings"].items() if rule.get("rule") == "path"]
+for name in PATH_SETTINGS:
+    for bad in ["/x/" + SUBST, "/x\n" + TOUCH, "relative/x", "/a/../../etc/x", "/x y", "/x" * 600]:
+        case(name, **{name: bad})
+    if RULES["settings"][name].get("use"):
+        for bad in ["/", "/etc", "/proc/self", "/usr"]:
+            case(name, **{name: bad})
+for name in ("verl_train_file", "verl_test_file"):
+    case(name, **{name: "/train.parquet"})
+for bad in [["relative.sh"], ["/x/" + SUBST], ["/a/../b"], ["/x\n" + TOUCH]]:
+    case("verl_ascend_env_scripts", verl_ascend_env_scripts=bad)
+
+# Numbers: every whole-number setting above its bound, far above it (wraps in bash arithmetic), a payload.
+for name, option in SPEC.items():
+    if option["type"] != "int":
+        continue
+    rule = dict(RULES["types"]["int"], **RULES["settings"].get(name, {}))
+    for bad in [rule["max"] + 1, 10 ** 30, SUBST]:
+        case(name, **{name: bad})
+    case(name, **{name: rule["min"] - 1})
+for name in ("verl_lr", "verl_gpu_memory_utilization"):
+    for bad in [float("inf"), float("nan"), "inf", "-inf", "1e400", -1, 2, 0, "0x10", True, SUBST]:
+        case(name, **{name: bad})
+for bad in ["1.5", "1e3", True, [4], {"a": 1}, "4;id"]:
+    case("verl_train_steps", verl_train_steps=bad)
+
+# Names.
+for name in ("verl_project_name", "verl_experiment_name", "verl_container_name", "verl_swanlab_workspace"):
+    for bad in [SUBST, "a\nb", "a" * 200, "a b", "-x", QUOTE_BREAK]:
+        case(name, **{name: bad})
+
+# The image: Docker's reference grammar.
+for bad in ["", "a\n" + TOUCH, "x/UPPER", "x:" + SUBST, "x;" + TOUCH, "x" * 600, "quay.io/x:tag with space", "x@sha256:zz",
+            "-x", "x:", "x//y", "http://quay.io/x"]:
+    case("verl_image", verl_image=bad)
+
+# Environment names that change how bash (or the loader, or python) runs, malformed names, the scripts' own names.
+for bad in ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PROMPT_COMMAND", "BASH_FUNC_x%%", "BASH_FUNC_ls",
+            "LD_PRELOAD", "LD_AUDIT", "CDPATH", "GLOBIGNORE", "PYTHONSTARTUP", "bash_env", "A\n", "A\n" + TOUCH, "A B", "1A", "A=B",
+            "", "PATH", "MASTER_ADDR", "ROLE", "RAY_START_ARGS", "SWANLAB_API_KEY", "x" * 200]:
+    case("verl_extra_env", verl_extra_env={bad: "/tmp/x"})
+for bad in ["a\n" + TOUCH, ["x"], None, "x" * 5000, True]:
+    case("verl_extra_env", verl_extra_env={"HCCL_BUFFSIZE": bad})
+case("verl_extra_env", verl_extra_env={"A%d" % i: "1" for i in range(100)})
+case("verl_extra_env", verl_extra_env="HCCL_BUFFSIZE=300")
+
+# Hydra overrides: one line each.
+for bad in [["a=b\n" + TOUCH], [SUBST], [" a=b"], ["a;b=c"], [""], ["x" * 2000], ["a=b"] * 300, [1], ["a=b\r"], "a=b",
+            ["a b=c"]]:
+    case("verl_extra_overrides", verl_extra_overrides=bad)
+
+# ray start options.
+for bad in [["--x\n" + TOUCH], ["num-cpus=4"], [""], ["--" + "x" * 600], [SUBST], ["-x"]]:
+    case("verl_ray_start_args", verl_ray_start_args=bad)
+
+# Extra bind mounts.
+for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "a:b", "/x:/y:rwx", "/x:/y\n" + TOUCH, "/x", "/x:relative", "/x:/", "/x:/y:ro:z",
+            "/x/" + SUBST + ":/y"]:
+    case("verl_container_extra_volumes", verl_container_extra_volumes=[bad])
+
+# SwanLab.
+for bad in ["http://x" + SUBST, "ftp://x", "http://x\n" + TOUCH, "http://x y", "http://" + "x" * 600, "http://x`id`"]:
+    case("verl_swanlab_host", verl_swanlab_enabled=True, verl_swanlab_host=bad)
+for bad in ["cloud\n", "evil", "offline;" + TOUCH]:
+    case("verl_swanlab_mode", verl_swanlab_enabled=True, verl_swanlab_mode=bad)
+for bad in ["--index-url=http://evil", "swanlab\n--x", "", "-e/x"]:
+    case("verl_swanlab_package", verl_swanlab_package=bad)
+for bad in [["--x\n" + TOUCH], "--no-index"]:
+    case("verl_swanlab_pip_args", verl_swanlab_pip_args=bad)
+
+# Network.
+for bad in [SUBST, "a b", "localhost", "1.2.3.4\n", "-x", "a" * 300]:
+    case("verl_master_addr", verl_master_addr=bad)
+for bad in ["1.2.3.4;id", "999.1.1.1", "x", "1.2.3.4\n" + TOUCH]:
+    case("verl_node_ip", verl_node_ip=bad)
+for bad in ["eth0;id", "a" * 16, "eth0\n" + TOUCH, "eth 0"]:
+    case("verl_socket_ifname", verl_socket_ifname=bad)
+for bad in [SUBST, "1.2.3.4;" + TOUCH]:
+    case("verl_master_addr", head={"name": "node1", "ansible_host": bad})
+
+# NPUs and the mask.
+for bad in ["0,1;id", "-1", "99999", list(range(100)), "0\n1", [True], "a", "", SUBST]:
+    case("verl_npu_devices", verl_npu_devices=bad)
+for bad in ["0000000\n", SUBST, "1" * 10000, 1010, "0000002", None]:
+    case("verl_feature_mask", verl_feature_mask=bad)
+case("mask", mask="1111111", verl_feature_mask="0000000")
+
+# Booleans.
+for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged"):
+    for bad in ["maybe", [1], SUBST]:
+        case(name, **{name: bad})
+
+# Unknown variables that look like the key's name: refused, the value never comes here.
+for bad in ["verl_swanlab_apikey", "verl_swanlab_key", "verl_swanlab_api_token", "verl_swanlab_secret", "verl_swanlab_api_key2",
+            "verl_swanlab_password"]:
+    case(bad, unknown=[bad])
+
+# Huge or deeply nested input (what a YAML alias bomb becomes): refused at once, the message short.
+_BOMB = ["x"] * 9
+for _ in range(8):
+    _BOMB = [_BOMB] * 9
+_DEEP = "x"
+for _ in range(200):
+    _DEEP = [_DEEP]
+case("verl_extra_overrides", verl_extra_overrides=_BOMB)
+case("verl_extra_env", verl_extra_env={"A": _DEEP})
+case("verl_project_name", verl_project_name="x" * 100000)
+case("verl_extra_overrides", verl_extra_overrides=["a=b"] * 5000)
+case("verl_npu_devices", verl_npu_devices=_DEEP)
+
+
+def test_there_are_at_least_150_cases():
+    assert len(CASES) >= 150, len(CASES)
+
+
+@pytest.mark.parametrize(("variable", "kwargs"), CASES)
+def test_refused_before_anything_is_written(variable, kwargs):
+    started = time.monotonic()
+    config, errors, _warnings = launch(**kwargs)
+    elapsed = time.monotonic() - started
+    assert config is None, "accepted: %r" % (kwargs,)
+    assert variable in [e["variable"] for e in errors], errors
+    # Messages stay small: the value is cut, the whole report is a few lines.
+    assert all(len(e["msg"]) < 700 for e in errors), [len(e["msg"]) for e in errors]
+    assert len(json.dumps(errors)) < 4000
+    assert elapsed < 1.0
+    # The payload never appears unshortened where a value is echoed.
+    for error in errors:
+        assert "\n" not in error["msg"] and "\n" not in json.dumps(error["value"]).replace("\\n", "")
+
+
+# --- Legal but hostile values: rendered, executed, inert.
+FAKE_RAY = """#!/bin/bash
+# Stand-in ray: records its arguments and, at start, its environment; status answers once started.
+printf '%s\\0' "$@" >> "$VERL_TEST_RECORD.ray"
+case "$1" in
+status) [ -f "$VERL_TEST_RECORD.started" ] || exit 1; echo " 0.0/8.0 NPU" ;;
+start) touch "$VERL_TEST_RECORD.started"; env -0 > "$VERL_TEST_RECORD.env" ;;
+esac
+exit 0
+"""
+FAKE_GETENT = """#!/bin/bash
+echo "10.0.0.1 STREAM $2"
+"""
+FAKE_IP = """#!/bin/bash
+case "$*" in
+*"route get"*) echo "10.0.0.1 dev eth7 src 10.0.0.1 uid 0" ;;
+*"addr show"*) echo "2: eth7    inet 10.0.0.1/24 brd 10.0.0.255 scope global eth7" ;;
+esac
+"""
+HOSTILE_BUT_LEGAL = [
+    {"verl_extra_env": {"HCCL_BUFFSIZE": SUBST, "HCCL_X": BACKTICK, "HCCL_Y": QUOTE_BREAK, "HCCL_Z": DQUOTE_BREAK}},
+    {"verl_extra_overrides": ["trainer.a=" + SUBST, "trainer.b=" + BACKTICK, "trainer.c=" + QUOTE_BREAK, "trainer.d=" + DQUOTE_BREAK]},
+    {"verl_ray_start_args": ["--temp-dir=" + SUBST, "--x=" + BACKTICK, "--y=" + QUOTE_BREAK]},
+    {"verl_model_path": "/m/~x@y:z%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
+    {"verl_swanlab_enabled": True, "verl_swanlab_mode": "offline", "verl_swanlab_workspace": "w-1.2"},
+]
+
+
+def _execute(tmp_path, config):
+    folder = tmp_path / "node"
+    folder.mkdir()
+    for name in ("start_verl.sh", "run_training.sh"):
+        (folder / name).write_text(render(config, name))
+    bin_dir = stand_in_path(tmp_path)
+    for name, text in (("ray", FAKE_RAY), ("getent", FAKE_GETENT), ("ip", FAKE_IP)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    pwned, record = tmp_path / "PWNED", tmp_path / "record"
+    env = {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"]), "VERL_PWNED": str(pwned), "VERL_TEST_RECORD": str(record),
+           "HOME": str(tmp_path)}
+    proc = subprocess.run(["bash", str(folder / "start_verl.sh")], env=env, capture_output=True, text=True, timeout=60, check=False)
+    argv_file = Path(str(record) + ".argv")
+    argv = argv_file.read_text().split("\0")[:-1] if argv_file.exists() else []
+    ray_file = Path(str(record) + ".ray")
+    ray_argv = ray_file.read_text().split("\0")[:-1] if ray_file.exists() else []
+    env_file = Path(str(record) + ".env")
+    ray_env = dict(item.split("=", 1) for item in env_file.read_text().split("\0")[:-1]) if env_file.exists() else {}
+    return proc, pwned.exists(), argv, (ray_argv, ray_env)
+
+
+@pytest.mark.parametrize("overrides", HOSTILE_BUT_LEGAL)
+def test_legal_hostile_values_are_inert_when_the_scripts_run(tmp_path, overrides):
+    config = launch_ok(verl_log_dir=str(tmp_path / "logs"), verl_workdir=str(tmp_path), verl_swanlab_log_dir=str(tmp_path / "sw"),
+                       **overrides)
+    proc, pwned, argv, (ray_argv, ray_env) = _execute(tmp_path, config)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not pwned, "a payload ran"
+    assert "trainer.device=npu" in argv
+    for line in overrides.get("verl_extra_overrides", []):
+        assert line in argv
+    for arg in overrides.get("verl_ray_start_args", []):
+        assert arg in ray_argv
+    for name, value in overrides.get("verl_extra_env", {}).items():
+        assert ray_env[name] == value
+
+
+# Positive controls: the same harness sees a payload run when the checks are bypassed.
+@pytest.mark.parametrize("bypass", [
+    lambda c: c.update(host="n1\n%s #" % TOUCH),
+    lambda c: c.update(extra_env={"BASH_ENV": "%s/evil.sh" % c["workdir"]}),
+    lambda c: c.update(max_prompt_length="$(%s)" % TOUCH),
+], ids=["host-name-newline", "bash-env", "unquoted-number"])
+def test_the_harness_sees_a_payload_run_when_the_checks_are_bypassed(tmp_path, bypass):
+    config = launch_ok(verl_log_dir=str(tmp_path / "logs"), verl_workdir=str(tmp_path))
+    bypass(config)
+    (tmp_path / "evil.sh").write_text(TOUCH + "\n")
+    _proc, pwned, _argv, _ray = _execute(tmp_path, config)
+    assert pwned
+
+
+def test_every_variable_the_scripts_set_is_reserved():
+    """verl_extra_env may not replace what start_verl.sh or run_training.sh set themselves."""
+    import re
+
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import SCRIPT_VARIABLES
+
+    assigned = set()
+    for name in ("start_verl.sh.j2", "run_training.sh.j2"):
+        text = (REPO / "roles/training/templates" / name).read_text()
+        assigned |= set(re.findall(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M))
+    feature_switches = {"USE_REMOVE_PADDING", "USE_DYNAMIC_BSZ", "PARAM_OFFLOAD", "OPTIMIZER_OFFLOAD", "GRAD_OFFLOAD"}
+    runtime = {"RAY_DEDUP_LOGS", "HYDRA_FULL_ERROR", "TASK_QUEUE_ENABLE", "HCCL_ASYNC_ERROR_HANDLING", "HCCL_EXEC_TIMEOUT",
+               "HCCL_CONNECT_TIMEOUT", "VLLM_ASCEND_ENABLE_NZ"}
+    upper_case_settings = {"TRAIN_STEPS", "TRAIN_BATCH_SIZE", "PPO_MINI_BATCH_SIZE", "PPO_MICRO_BATCH_SIZE_PER_GPU",
+                           "REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "LR",
+                           "LR_WARMUP_STEPS", "TRAIN_TP", "TRAIN_PP", "GEN_TP", "N_RESP_PER_PROMPT", "MAX_PROMPT_LENGTH",
+                           "MAX_RESPONSE_LENGTH", "OVERLONG_BUFFER_LEN", "GPU_MEMORY_UTILIZATION", "TEST_FREQ", "SAVE_FREQ",
+                           "TOTAL_EPOCHS"}
+    # Exported ones must be reserved; run_training.sh's own plain variables are set after start_verl.sh's
+    # exports, so an exported copy cannot change them, but they are listed where they carry paths.
+    missing = {n for n in assigned - feature_switches - runtime - upper_case_settings if n not in SCRIPT_VARIABLES}
+    assert not missing, missing
+
+
+# --- End to end: a few cases through the playbooks (slow: one ansible-playbook each).
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet", "verl_test_file": "/data/test.parquet",
+         "verl_ckpts_dir": "/ckpt"}
+
+
+def _playbook(tmp_path, name, inventory, extra, verbosity=0):
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    (tmp_path / "extra.yml").write_text(extra if isinstance(extra, str) else yaml.safe_dump(extra))
+    cmd = [ANSIBLE_PLAYBOOK, "playbooks/%s" % name, "-i", str(tmp_path / "hosts.yml"), "-e", "@%s" % (tmp_path / "extra.yml")]
+    cmd += ["-" + "v" * verbosity] if verbosity else []
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", VERL_PWNED=str(tmp_path / "PWNED"))
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    return proc, time.monotonic() - started
+
+
+def _inventory(head, workers=(), **host_vars):
+    hosts = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable, **host_vars}
+    return {"ray_cluster": {"children": {
+        "ray_head": {"hosts": {head: dict(hosts, ansible_host="127.0.0.1")}},
+        "ray_workers": {"hosts": {w: dict(hosts, ansible_host="127.0.0.%d" % (i + 2)) for i, w in enumerate(workers)}},
+    }}}
+
+
+@pytest.mark.parametrize("bad_host", ["n1\n" + TOUCH, "..", "../../escape", "w$(%s)" % TOUCH])
+def test_render_playbook_refuses_a_hostile_host_name_and_writes_nothing(tmp_path, bad_host):
+    out = tmp_path / "out"
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1", [bad_host]), dict(PATHS, verl_output_dir=str(out)))
+    assert proc.returncode != 0
+    assert "inventory host name" in proc.stdout and "is not usable" in proc.stdout
+    assert not out.exists() and not (tmp_path / "escape").exists() and not (tmp_path / "PWNED").exists()
+
+
+def test_render_playbook_refuses_an_alias_bomb_in_about_a_second(tmp_path):
+    out = tmp_path / "out"
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    for prev, name in zip("abcdef", "bcdefg"):
+        bomb += "%s: &%s [%s]\n" % (name, name, ", ".join(["*" + prev] * 9))
+    bomb += "verl_extra_overrides: [%s]\n" % ", ".join(["*g"] * 9)
+    bomb += yaml.safe_dump(dict(PATHS, verl_output_dir=str(out)))
+    proc, elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), bomb)
+    assert proc.returncode != 0 and "verl_extra_overrides" in proc.stdout
+    assert len(proc.stdout) + len(proc.stderr) < 20000
+    # ansible-playbook itself needs a few seconds to start on a busy machine; the check is the rest.
+    assert elapsed < 30
+    assert not out.exists()
+
+
+def test_render_playbook_refuses_a_key_lookalike_without_showing_it(tmp_path):
+    out = tmp_path / "out"
+    extra = dict(PATHS, verl_output_dir=str(out), verl_swanlab_apikey=SECRET_KEY)
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), extra, verbosity=3)
+    assert proc.returncode != 0 and "verl_swanlab_apikey" in proc.stdout
+    assert SECRET_KEY not in proc.stdout + proc.stderr
+    assert not out.exists()
+
+
+def test_render_playbook_refuses_an_output_folder_that_links_into_etc(tmp_path):
+    link = tmp_path / "scripts"
+    link.symlink_to("/etc")
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(link)))
+    assert proc.returncode != 0 and "verl_output_dir" in proc.stdout
+    assert not Path("/etc/head1").exists()
+
+
+def test_render_playbook_refuses_a_host_folder_that_is_a_link(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "head1").symlink_to(elsewhere)
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out)))
+    assert proc.returncode != 0 and "symbolic link" in proc.stdout
+    assert not list(elsewhere.iterdir())
+
+
+def test_deploy_playbook_refuses_a_hostile_host_name_before_any_host_changes(tmp_path):
+    """deploy.yml reads the hosts first (read-only pre-check), then stops at the settings check."""
+    bad = "w$(%s)" % TOUCH
+    extra = dict(PATHS, verl_confirm=True, verl_output_dir=str(tmp_path / "out"), verl_host_stage_dir=str(tmp_path / "stage"))
+    proc, _elapsed = _playbook(tmp_path, "deploy.yml", _inventory("head1", [bad]), extra)
+    assert proc.returncode != 0
+    assert "is not usable" in proc.stdout
+    recap = proc.stdout.split("PLAY RECAP")[-1]
+    assert "changed=0" in recap and "changed=1" not in recap
+    assert not (tmp_path / "stage").exists() and not (tmp_path / "PWNED").exists()
