@@ -370,3 +370,17 @@ def test_deploy_playbook_refuses_a_hostile_host_name_before_any_host_changes(tmp
     recap = proc.stdout.split("PLAY RECAP")[-1]
     assert "changed=0" in recap and "changed=1" not in recap
     assert not (tmp_path / "stage").exists() and not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("shape", ["two-heads", "no-head"])
+def test_render_playbook_refuses_an_inventory_without_exactly_one_head(tmp_path, shape):
+    out = tmp_path / "out"
+    inventory = _inventory("head1", ["worker1"])
+    heads = inventory["ray_cluster"]["children"]["ray_head"]["hosts"]
+    if shape == "two-heads":
+        heads["head2"] = dict(heads["head1"])
+    else:
+        inventory["ray_cluster"]["children"]["ray_head"]["hosts"] = {}
+    proc, _elapsed = _playbook(tmp_path, "render.yml", inventory, dict(PATHS, verl_output_dir=str(out)))
+    assert proc.returncode != 0 and ("ray_head must hold exactly one host" in proc.stdout or "no hosts matched" in proc.stdout.lower())
+    assert not out.exists()

@@ -5,7 +5,8 @@ import re
 
 import yaml
 
-from launch_helpers import DEFAULTS, REPO, SPEC
+import settings_table
+from launch_helpers import DEFAULTS, REPO, RULES, SPEC
 
 from ansible_collections.verl.deploy.plugins.module_utils import _features
 
@@ -73,3 +74,20 @@ def test_feature_guide_matches_the_feature_table():
             assert var in guide
             for key in keys:
                 assert key in guide, key
+
+
+def test_defaults_file_and_settings_guide_are_generated_from_the_table():
+    """Fix: .venv/bin/python tests/settings_table.py --write"""
+    assert settings_table.DEFAULTS_FILE.read_text() == settings_table.defaults_text()
+    assert settings_table.DOCS_FILE.read_text() == settings_table.docs_text()
+
+
+def test_every_setting_has_its_rules_and_every_number_an_upper_bound():
+    assert list(RULES["settings"]) == list(SPEC)
+    for name, entry in settings_table.entries():
+        if entry["type"] in ("int", "float"):
+            assert entry["max"] is not None and str(entry["max"]) in settings_table.bounds(entry).replace("1e+06", "1000000"), name
+
+
+def test_the_readme_points_to_the_settings_guide():
+    assert "docs/settings.md" in (REPO / "README.md").read_text()

@@ -1,0 +1,130 @@
+"""The settings table -> roles/verl/defaults/main.yml and docs/settings.md.
+
+The table is the verl role's meta/argument_specs.yml (type, default, choices, description) with
+meta/setting_rules.yml beside it (rule, bounds, section). Both generated files are written from it:
+
+    .venv/bin/python tests/settings_table.py --write
+
+tests/test_settings_contract.py fails when either file is not what this writes.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+META = REPO / "roles" / "verl" / "meta"
+DEFAULTS_FILE = REPO / "roles" / "verl" / "defaults" / "main.yml"
+DOCS_FILE = REPO / "docs" / "settings.md"
+GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tests/settings_table.py"
+
+
+def load():
+    spec = yaml.safe_load((META / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    rules = yaml.safe_load((META / "setting_rules.yml").read_text())
+    return spec, rules
+
+
+def entries():
+    """(name, merged entry) in the table's order: spec, then the type's bounds, then the setting's rule."""
+    spec, rules = load()
+    for name, option in spec.items():
+        entry = dict(rules["types"].get(option.get("type", "str"), {}))
+        entry.update(option)
+        entry.update(rules["settings"].get(name) or {})
+        yield name, entry
+
+
+def _plain(description):
+    text = " ".join(description) if isinstance(description, list) else description
+    return re.sub(r"\b[COMVI]\(([^)]*)\)", r"\1", text)
+
+
+def _yaml_value(name, entry):
+    if entry.get("default_from"):
+        follows = entry["default_from"]
+        return '"{{ %s }}"' % follows
+    dumped = yaml.safe_dump({name: entry.get("default")}, default_flow_style=False, width=1000).strip()
+    return dumped[len(name) + 1:].lstrip(" ")
+
+
+def defaults_text():
+    lines = ["---", "# Every setting of verl.deploy with its default. GENERATED from the settings table",
+             "# (roles/verl/meta/argument_specs.yml and setting_rules.yml): edit the table, then run `.venv/bin/python tests/settings_table.py --write`. Bounds and rules: docs/settings.md.",
+             "# Precedence: what you state (extra vars, AWX survey, inventory) > what was detected > these."]
+    for name, entry in entries():
+        if entry.get("section"):
+            lines += ["", "# --- %s" % entry["section"]]
+        lines += textwrap.wrap(_plain(entry["description"]), width=118, initial_indent="# ", subsequent_indent="# ")
+        value = _yaml_value(name, entry)
+        lines.append("%s:%s" % (name, ("\n" + value) if "\n" in value else " " + value))
+    return "\n".join(lines) + "\n"
+
+
+def bounds(entry):
+    kind = entry["type"]
+    if entry.get("choices"):
+        return "one of " + ", ".join("`%s`" % c for c in entry["choices"])
+    if kind == "int":
+        return "%d to %d" % (entry["min"], entry["max"])
+    if kind == "float":
+        return "greater than %g, at most %g" % (entry["above"], entry["max"])
+    if kind == "bool":
+        return "true or false"
+    rule = entry.get("rule")
+    if entry.get("secret"):
+        return "a secret: only whether it is set is checked"
+    described = {
+        "path": "absolute, normalised path" + ("; not / nor a system folder" if entry.get("use") else "")
+                + ("; empty: not used" if entry.get("empty") else ""),
+        "paths": "absolute, normalised paths", "name": "letters, digits, `.` `_` `-`", "url": "http(s) URL",
+        "image": "Docker image reference", "address": "IPv4 address or DNS name", "ipv4": "IPv4 address", "ifname": "interface name",
+        "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items", "overrides": "Hydra overrides",
+        "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder", "env": "POSIX names, none that change how bash runs",
+        "devices": "NPU ids 0 to %d, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)), "mask": "seven 0/1 characters",
+    }.get(rule, "text")
+    if kind in ("list", "dict") and rule not in ("devices",):
+        described += "; at most %d items of %d characters" % (entry["max_items"], entry["max_length"])
+    elif kind == "str" and rule not in ("mask",):
+        described += "; at most %d characters" % entry["max_length"]
+    return described
+
+
+def docs_text():
+    lines = ["# Settings", "", "<!-- %s; do not edit. -->" % GENERATED, "",
+             "Every setting of verl.deploy: its type, default, bounds and meaning. Each is checked on the controller",
+             "before anything is written or any host changes (`verl.deploy.launch_config`); no string may hold a",
+             "control character (a new line, a tab, an escape), and every number is finite.", "",
+             "## Adding a setting", "",
+             "1. Declare it in `roles/verl/meta/argument_specs.yml` (type, default, description) and give it a line in",
+             "   `roles/verl/meta/setting_rules.yml` (its rule and bounds; `{}` takes its type's bounds).",
+             "2. Run `.venv/bin/python tests/settings_table.py --write` (rewrites `roles/verl/defaults/main.yml` and this page).",
+             "3. Use it in a template as `_verl_launch.<name without verl_>` and test it.", ""]
+    for name, entry in entries():
+        if entry.get("section"):
+            lines += ["## %s" % entry["section"], "", "| variable | type | default | allowed | |", "|---|---|---|---|---|"]
+        default = ("follows `%s`" % entry["default_from"]) if entry.get("default_from") else "`%s`" % yaml.safe_dump(
+            entry.get("default"), default_flow_style=True, width=1000).strip().removesuffix("...").strip()
+        if entry.get("secret"):
+            default += " (a secret)"
+        lines.append("| `%s` | %s | %s | %s | %s |" % (name, entry["type"], default.replace("|", "\\|"), bounds(entry),
+                                                       _plain(entry["description"]).replace("|", "\\|")))
+    lines.append("")
+    out = []
+    for line in lines:
+        if line.startswith("## ") and out and out[-1] != "":
+            out.append("")
+        out.append(line)
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: tests/settings_table.py --write")
+    DEFAULTS_FILE.write_text(defaults_text())
+    DOCS_FILE.write_text(docs_text())
+    print("wrote %s and %s" % (DEFAULTS_FILE.relative_to(REPO), DOCS_FILE.relative_to(REPO)))

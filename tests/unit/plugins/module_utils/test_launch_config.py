@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The launch configuration, one concern at a time: the table, conversion, rules, hosts, network, SwanLab,
+parallelism, the output folder, and the assembled configuration derived from the table."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils import _launch_config as lc
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import Errors
+from launch_helpers import RULES, SPEC, launch, launch_ok, settings
+
+MERGED = lc.table(SPEC, RULES)
+
+
+def test_table_merges_spec_type_bounds_and_rule():
+    assert MERGED["verl_ray_port"]["type"] == "int" and MERGED["verl_ray_port"]["max"] == 65535 and MERGED["verl_ray_port"]["min"] == 1
+    assert MERGED["verl_test_freq"]["min"] == -1 and MERGED["verl_train_steps"]["default"] == 4
+    assert MERGED["verl_model_path"]["rule"] == "path" and MERGED["verl_model_path"]["use"] == "mount"
+    assert MERGED["verl_project_name"]["max_length"] == 128
+    assert MERGED["verl_swanlab_mode"]["choices"][0] == "cloud"
+
+
+def test_every_setting_has_a_rule_entry_and_every_entry_a_setting():
+    assert set(RULES["settings"]) == set(SPEC)
+    assert {r["rule"] for r in RULES["settings"].values() if "rule" in r} <= set(lc.RULES) | set(lc.RAW_RULES)
+    for name, entry in MERGED.items():
+        if entry["type"] in ("int", "float"):
+            assert entry.get("max") is not None, name
+        if entry["type"] in ("str", "list", "dict", "raw"):
+            assert entry.get("max_length") or entry.get("rule") in ("devices", "mask"), name
+
+
+def test_raw_value_follows_the_default_of_another_setting():
+    assert lc.raw_value("verl_gen_tp", MERGED, {"verl_train_tp": 8}, {}) == 8
+    assert lc.raw_value("verl_gen_tp", MERGED, {}, {}) == 4
+    assert lc.raw_value("verl_feature_mask", MERGED, {}, {"mask": "1000000"}) == "1000000"
+    assert lc.raw_value("verl_feature_mask", MERGED, {}, {}) == "0000000"
+    assert lc.raw_value("verl_ray_port", MERGED, {}, {}) == 9182
+
+
+@pytest.mark.parametrize(("name", "raw", "expected"), [
+    ("verl_train_steps", "12", 12), ("verl_lr", "2e-6", 2e-6), ("verl_restart", "yes", True), ("verl_swanlab_mode", "offline", "offline"),
+    ("verl_extra_overrides", None, []), ("verl_extra_env", None, {}), ("verl_train_steps", 10 ** 7, None),
+    ("verl_swanlab_mode", "evil", None), ("verl_extra_overrides", "a=b", None), ("verl_extra_env", [], None),
+])
+def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
+    assert lc.coerce(name, MERGED[name], raw, Errors()) == expected
+
+
+@pytest.mark.parametrize(("rule", "name", "value", "expected"), [
+    ("url", "verl_swanlab_host", "http://h:8000/", "http://h:8000"), ("url", "verl_swanlab_host", "h:8000", None),
+    ("image", "verl_image", " ubuntu:22.04 ", "ubuntu:22.04"), ("image", "verl_image", "", None),
+    ("address", "verl_master_addr", "head.example", "head.example"), ("address", "verl_master_addr", "localhost", None),
+    ("ipv4", "verl_node_ip", "10.0.0.2", "10.0.0.2"), ("ifname", "verl_socket_ifname", "enp1s0", "enp1s0"),
+    ("requirement", "verl_swanlab_package", "swanlab==0.10.3", "swanlab==0.10.3"), ("requirement", "verl_swanlab_package", "-e x", None),
+    ("ray_args", "verl_ray_start_args", ["--num-cpus=4"], ["--num-cpus=4"]), ("ray_args", "verl_ray_start_args", ["x"], None),
+    ("overrides", "verl_extra_overrides", ["+a.b=c d"], ["+a.b=c d"]), ("overrides", "verl_extra_overrides", ["a b"], None),
+    ("volumes", "verl_container_extra_volumes", ["/w:/w:ro"], ["/w:/w:ro"]), ("volumes", "verl_container_extra_volumes", ["/:/w"], None),
+    ("env", "verl_extra_env", {"B": 2, "A": "1"}, {"A": "1", "B": "2"}), ("env", "verl_extra_env", {"BASH_ENV": "x"}, None),
+    ("paths", "verl_ascend_env_scripts", ["/a/set_env.sh"], ["/a/set_env.sh"]), ("name", "verl_project_name", "a b", None),
+])
+def test_each_rule(rule, name, value, expected):
+    assert lc.RULES[rule](name, MERGED[name], value, Errors(), {}) == expected
+
+
+def test_devices_rule_reads_lists_strings_and_numbers():
+    entry = MERGED["verl_npu_devices"]
+    assert lc._rule_devices("verl_npu_devices", entry, "0, 1,2", Errors(), {}) == [0, 1, 2]
+    assert lc._rule_devices("verl_npu_devices", entry, 3, Errors(), {}) == [3]
+    errors = Errors()
+    assert lc._rule_devices("verl_npu_devices", entry, [0, 0], errors, {}) is None and "more than once" in errors[0]["msg"]
+
+
+def test_mask_rule_decodes_and_names_the_short_variable():
+    assert lc._rule_mask("verl_feature_mask", {}, "1000000", Errors(), {})["enabled"]["remove_padding"]
+    errors = Errors()
+    assert lc._rule_mask("verl_feature_mask", {}, "12", errors, {"mask": "12"}) is None and errors[0]["variable"] == "mask"
+
+
+def test_check_settings_reports_every_problem_and_keeps_the_rest():
+    errors = Errors()
+    values = lc.check_settings(settings(verl_train_steps="x", verl_image=""), MERGED, errors, {"mask": None})
+    assert [e["variable"] for e in errors] == ["verl_train_steps", "verl_image"]
+    assert values["verl_train_steps"] is None and values["verl_train_tp"] == 4 and "verl_swanlab_api_key" not in values
+
+
+def test_check_unknown_warns_about_typos_and_refuses_key_lookalikes():
+    errors = Errors()
+    warnings = lc.check_unknown(["verl_trian_tp", "verl_swanlab_apikey"], SPEC, errors)
+    assert warnings == ["verl_trian_tp is not a setting of verl.deploy and is ignored. Did you mean verl_train_tp?"]
+    assert [e["variable"] for e in errors] == ["verl_swanlab_apikey"] and errors[0]["value"] == "(not shown)"
+
+
+def test_check_hosts_names_the_bad_host():
+    errors = Errors()
+    lc.check_hosts("ok-1", {"name": "../head"}, errors)
+    assert len(errors) == 1 and "'../head' (the Ray head)" in errors[0]["msg"]
+
+
+def test_master_address_precedence():
+    assert lc.master_address("", {"name": "h", "node_ip": "10.0.0.9", "ansible_host": "10.0.0.1"}, Errors())[0] == "10.0.0.9"
+    assert lc.master_address("10.0.0.5", {"name": "h", "ansible_host": "10.0.0.1"}, Errors())[0] == "10.0.0.5"
+    errors = Errors()
+    assert lc.master_address("", {"name": "h"}, errors) == (None, None) and "unknown" in errors[0]["msg"]
+
+
+def test_check_network_uses_what_was_detected_when_nothing_is_stated():
+    values = {"verl_node_ip": "", "verl_socket_ifname": "", "verl_master_addr": "", "verl_ray_port": 1, "verl_ray_dashboard_port": 2}
+    network = lc.check_network(values, {"name": "h", "ansible_host": "10.0.0.1"}, {"node_ip": "10.0.0.3", "socket_ifname": "eth1"}, Errors())
+    assert network == {"node_ip": "10.0.0.3", "socket_ifname": "eth1", "master_addr": "10.0.0.1", "master_addr_source": "ansible_host of h"}
+    errors = Errors()
+    lc.check_network(dict(values, verl_ray_dashboard_port=1), {"name": "h", "ansible_host": "10.0.0.1"}, {}, errors)
+    assert errors[0]["variable"] == "verl_ray_dashboard_port"
+
+
+def test_check_swanlab_needs_a_key_only_in_login_modes():
+    on = {"verl_swanlab_enabled": True, "verl_swanlab_mode": "cloud", "verl_swanlab_host": "http://h", "verl_swanlab_workspace": "w"}
+    errors, warnings = Errors(), []
+    assert lc.check_swanlab(on, False, errors, warnings)["needs_key"] and errors[0]["variable"] == "verl_swanlab_api_key"
+    errors, warnings = Errors(), []
+    assert not lc.check_swanlab(dict(on, verl_swanlab_mode="offline"), True, errors, warnings)["needs_key"]
+    assert not errors and "needs no login" in warnings[0]
+    assert lc.check_swanlab({"verl_swanlab_enabled": False}, True, Errors(), []) is None
+
+
+def test_check_parallelism_of_runs_only_with_every_number():
+    errors = Errors()
+    values = lc.check_settings(settings(verl_train_tp=3, verl_gen_tp=3), MERGED, Errors(), {"mask": None})
+    lc.check_parallelism_of(values, None, 1, errors)
+    assert "verl_train_tp" in [e["variable"] for e in errors]
+    errors = Errors()
+    lc.check_parallelism_of(dict(values, verl_train_pp=None), None, 1, errors)
+    assert not errors
+
+
+def test_check_output_folder_refuses_links_out(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "h1").symlink_to(tmp_path)
+    errors = Errors()
+    lc.check_output_folder({"verl_output_dir": str(out)}, "h1", errors)
+    assert "symbolic link" in errors[0]["msg"]
+    link = tmp_path / "etc-link"
+    link.symlink_to("/etc")
+    errors = Errors()
+    lc.check_output_folder({"verl_output_dir": str(link)}, "h1", errors)
+    assert "system folder" in errors[0]["msg"]
+    errors = Errors()
+    lc.check_output_folder({"verl_output_dir": str(tmp_path / "new")}, "h1", errors)
+    assert not errors
+
+
+def test_check_mount_parents_refuses_a_dataset_in_the_root():
+    errors = Errors()
+    lc.check_mount_parents({"verl_train_file": "/train.parquet", "verl_test_file": "/d/t.parquet"}, errors)
+    assert [e["variable"] for e in errors] == ["verl_train_file"]
+
+
+def test_assemble_derives_every_setting_from_the_table():
+    config = launch_ok()
+    for name, entry in MERGED.items():
+        key = entry.get("output") or name[len("verl_"):]
+        assert (key in config) != bool(entry.get("secret")), name
+    assert config["dashboard_port"] == 8260 and config["lr"] == "1e-6" and config["gen_tp"] == 4
+    assert config["feature_mask"] == "0000000" and config["features"]["mask"] == "0000000"
+
+
+def test_build_returns_errors_and_no_configuration():
+    config, errors, _warnings = launch(verl_train_steps=0, host="a/b")
+    assert config is None and {e["variable"] for e in errors} == {"verl_train_steps", "inventory_hostname"}
