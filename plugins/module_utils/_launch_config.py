@@ -99,13 +99,26 @@ def _rule_name(name, entry, value, errors, context):
     return inputs.to_name(name, value, errors, entry.get("max_length", 128), empty=entry.get("empty", False))
 
 
-def _rule_url(name, entry, value, errors, context):
-    text = value.strip()
-    if text and not SWANLAB_HOST.fullmatch(text):
-        errors.add(name, text, "%s=%s is not an http(s) URL. Fix: give it with its scheme, e.g. http://192.168.1.100:8000 "
-                   "(without a scheme SwanLab assumes https)." % (name, inputs.show(text)))
-        return None
-    return text.rstrip("/")
+def _optional(valid, problem):
+    """A rule for an optional one-word value: empty, or `valid(text)`; else the error says `problem` (with its fix)."""
+    def rule(name, entry, value, errors, context):
+        text = value.strip()
+        if text and not valid(text):
+            errors.add(name, text, "%s=%s %s." % (name, inputs.show(text), problem))
+            return None
+        return text
+    return rule
+
+
+_rule_url = _optional(SWANLAB_HOST.fullmatch, "is not an http(s) URL. Fix: give it with its scheme, e.g. http://192.168.1.100:8000 "
+                      "(without a scheme SwanLab assumes https)")
+_rule_address = _optional(lambda text: inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost"),
+                          "is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it empty to use the "
+                          "head's inventory address")
+_rule_ipv4 = _optional(inputs.is_ipv4, "is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches the "
+                       "head, or leave it empty to detect it")
+_rule_ifname = _optional(inputs.IFNAME.fullmatch, "is not a network interface name. Fix: give the interface that reaches the head "
+                         "(see `ip -br addr`), or leave it empty to detect it")
 
 
 def _rule_image(name, entry, value, errors, context):
@@ -114,33 +127,6 @@ def _rule_image(name, entry, value, errors, context):
     if problem:
         errors.add(name, value, "%s=%s %s. Fix: give an image reference, e.g. %s=%s." % (
             name, inputs.show(value), problem, name, entry.get("default", "quay.io/ascend/verl:tag")))
-        return None
-    return text
-
-
-def _rule_address(name, entry, value, errors, context):
-    text = value.strip()
-    if text and not (inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost")):
-        errors.add(name, text, "%s=%s is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it "
-                   "empty to use the head's inventory address." % (name, inputs.show(text)))
-        return None
-    return text
-
-
-def _rule_ipv4(name, entry, value, errors, context):
-    text = value.strip()
-    if text and not inputs.is_ipv4(text):
-        errors.add(name, text, "%s=%s is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches "
-                   "the head, or leave it empty to detect it." % (name, inputs.show(text)))
-        return None
-    return text
-
-
-def _rule_ifname(name, entry, value, errors, context):
-    text = value.strip()
-    if text and not inputs.IFNAME.fullmatch(text):
-        errors.add(name, text, "%s=%s is not a network interface name. Fix: give the interface that reaches the head (see "
-                   "`ip -br addr`), or leave it empty to detect it." % (name, inputs.show(text)))
         return None
     return text
 
@@ -154,22 +140,21 @@ def _rule_requirement(name, entry, value, errors, context):
     return text
 
 
-def _rule_ray_args(name, entry, value, errors, context):
-    for argument in value:
-        if not argument.startswith("--"):
-            errors.add(name, argument, "%s holds %s, which is not a ray start option. Fix: give options such as --num-cpus=16, "
-                       "one per list item." % (name, inputs.show(argument)))
-            return None
-    return value
+def _each_item(valid, problem):
+    """A rule for a list: every item `valid(item)`; else the error names the first bad item and says `problem`."""
+    def rule(name, entry, value, errors, context):
+        for item in value:
+            if not valid(item):
+                errors.add(name, item, "%s holds %s, which %s." % (name, inputs.show(item), problem))
+                return None
+        return value
+    return rule
 
 
-def _rule_overrides(name, entry, value, errors, context):
-    for override in value:
-        if not HYDRA_OVERRIDE.fullmatch(override):
-            errors.add(name, override, "%s holds %s, which is not a Hydra override. Fix: write key=value, +key=value or "
-                       "++key=value, one per list item." % (name, inputs.show(override)))
-            return None
-    return value
+_rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray start option. Fix: give options such as "
+                            "--num-cpus=16, one per list item")
+_rule_overrides = _each_item(HYDRA_OVERRIDE.fullmatch, "is not a Hydra override. Fix: write key=value, +key=value or ++key=value, "
+                             "one per list item")
 
 
 def _rule_volumes(name, entry, value, errors, context):
@@ -408,7 +393,7 @@ def check_swanlab(values, api_key_set, errors, warnings):
     if not values.get("verl_swanlab_enabled"):
         return None
     mode = values.get("verl_swanlab_mode")
-    swan_host = values.get("verl_swanlab_host") or ""
+    swan_host = (values.get("verl_swanlab_host") or "").rstrip("/")
     if mode in NEEDS_LOGIN:
         if not swan_host and values.get("verl_swanlab_host") is not None:
             errors.add("verl_swanlab_host", "", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_host is empty. "

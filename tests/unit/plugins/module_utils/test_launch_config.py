@@ -49,7 +49,7 @@ def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
 
 
 @pytest.mark.parametrize(("rule", "name", "value", "expected"), [
-    ("url", "verl_swanlab_host", "http://h:8000/", "http://h:8000"), ("url", "verl_swanlab_host", "h:8000", None),
+    ("url", "verl_swanlab_host", "http://h:8000/", "http://h:8000/"), ("url", "verl_swanlab_host", "h:8000", None),
     ("image", "verl_image", " ubuntu:22.04 ", "ubuntu:22.04"), ("image", "verl_image", "", None),
     ("address", "verl_master_addr", "head.example", "head.example"), ("address", "verl_master_addr", "localhost", None),
     ("ipv4", "verl_node_ip", "10.0.0.2", "10.0.0.2"), ("ifname", "verl_socket_ifname", "enp1s0", "enp1s0"),
