@@ -38,7 +38,6 @@ SWANLAB_ON = {
 SECRET_KEY = "sk-TESTKEY-do-not-print-7f3a9c"
 
 
-
 def settings(**overrides):
     """The settings of one host: defaults, then BASE, then `overrides` (as the user would state them).
     Defaults that follow another variable (Jinja in defaults/main.yml) are left out: the launch

@@ -45,23 +45,29 @@ def _plain(description):
 
 
 def _yaml_value(name, entry):
+    """The default as YAML after `name:`: a scalar on the line, a non-empty list as indented items."""
     if entry.get("default_from"):
-        follows = entry["default_from"]
-        return '"{{ %s }}"' % follows
-    dumped = yaml.safe_dump({name: entry.get("default")}, default_flow_style=False, width=1000).strip()
-    return dumped[len(name) + 1:].lstrip(" ")
+        return ' "{{ %s }}"' % entry["default_from"]
+    default = entry.get("default")
+    if isinstance(default, list) and default:
+        return "".join("\n  - " + _scalar(item) for item in default)
+    return " " + _scalar(default)
+
+
+def _scalar(value):
+    return yaml.safe_dump(value, default_flow_style=True, width=1000).strip().removesuffix("...").strip()
 
 
 def defaults_text():
     lines = ["---", "# Every setting of verl.deploy with its default. GENERATED from the settings table",
-             "# (roles/verl/meta/argument_specs.yml and setting_rules.yml): edit the table, then run `.venv/bin/python tests/settings_table.py --write`. Bounds and rules: docs/settings.md.",
+             "# (roles/verl/meta/argument_specs.yml and setting_rules.yml): edit the table, then run",
+             "# `.venv/bin/python tests/settings_table.py --write`. Bounds and rules: docs/settings.md.",
              "# Precedence: what you state (extra vars, AWX survey, inventory) > what was detected > these."]
     for name, entry in entries():
         if entry.get("section"):
             lines += ["", "# --- %s" % entry["section"]]
         lines += textwrap.wrap(_plain(entry["description"]), width=118, initial_indent="# ", subsequent_indent="# ")
-        value = _yaml_value(name, entry)
-        lines.append("%s:%s" % (name, ("\n" + value) if "\n" in value else " " + value))
+        lines.append(name + ":" + _yaml_value(name, entry))
     return "\n".join(lines) + "\n"
 
 
@@ -107,8 +113,7 @@ def docs_text():
     for name, entry in entries():
         if entry.get("section"):
             lines += ["## %s" % entry["section"], "", "| variable | type | default | allowed | |", "|---|---|---|---|---|"]
-        default = ("follows `%s`" % entry["default_from"]) if entry.get("default_from") else "`%s`" % yaml.safe_dump(
-            entry.get("default"), default_flow_style=True, width=1000).strip().removesuffix("...").strip()
+        default = ("follows `%s`" % entry["default_from"]) if entry.get("default_from") else "`%s`" % _scalar(entry.get("default"))
         if entry.get("secret"):
             default += " (a secret)"
         lines.append("| `%s` | %s | %s | %s | %s |" % (name, entry["type"], default.replace("|", "\\|"), bounds(entry),

@@ -147,10 +147,10 @@ for bad in ["verl_swanlab_apikey", "verl_swanlab_key", "verl_swanlab_api_token",
 
 # Huge or deeply nested input (what a YAML alias bomb becomes): refused at once, the message short.
 _BOMB = ["x"] * 9
-for _ in range(8):
+for _level in range(8):
     _BOMB = [_BOMB] * 9
 _DEEP = "x"
-for _ in range(200):
+for _depth in range(200):
     _DEEP = [_DEEP]
 case("verl_extra_overrides", verl_extra_overrides=_BOMB)
 case("verl_extra_env", verl_extra_env={"A": _DEEP})

@@ -31,7 +31,7 @@ def test_short_keeps_plain_values_and_cuts_the_rest():
 
 def test_oversized_is_judged_without_expanding_an_alias_bomb():
     bomb = ["x"] * 9
-    for _ in range(12):
+    for _level in range(12):
         bomb = [bomb] * 9
     started = time.monotonic()
     assert inputs.oversized(bomb)
