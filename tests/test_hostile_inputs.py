@@ -96,7 +96,8 @@ case("verl_extra_env", verl_extra_env="HCCL_BUFFSIZE=300")
 
 # Hydra overrides: one line each.
 for bad in [["a=b\n" + TOUCH], [SUBST], [" a=b"], ["a;b=c"], [""], ["x" * 2000], ["a=b"] * 300, [1], ["a=b\r"], "a=b",
-            ["a b=c"]]:
+            ["a b=c"], ["+hydra.callbacks.x._target_=os.system"], ["hydra.run.dir=/etc"], ["++hydra.searchpath=[file:///tmp]"],
+            ["+trainer.x._target_=subprocess.run"], ["~hydra"], ["+a._partial_=true"], ["hydra/launcher=x"]]:
     case("verl_extra_overrides", verl_extra_overrides=bad)
 
 # ray start options.

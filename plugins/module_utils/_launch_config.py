@@ -21,6 +21,9 @@ from ansible_collections.verl.deploy.plugins.module_utils._config_checks import 
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
 HYDRA_OVERRIDE = re.compile(r"(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?")
+# Override keys that would run code or move Hydra's own files: Hydra's settings (callbacks, run
+# folder, search path) and `_target_` (Hydra instantiates the Python callable it names).
+HYDRA_FORBIDDEN_KEY = re.compile(r"(\+\+|\+|~)?(hydra([.@/=]|$)|[^=]*(_target_|_partial_|_args_)([.=/@]|$))")
 SWANLAB_HOST = re.compile(r"https?://[^\s/'\"$`\\]+(/[^\s'\"$`\\]*)?")
 NEEDS_LOGIN = ("cloud", "online")
 # A variable whose name looks like the key's is refused (its value never shown): a mistyped key
@@ -153,8 +156,9 @@ def _each_item(valid, problem):
 
 _rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray start option. Fix: give options such as "
                             "--num-cpus=16, one per list item")
-_rule_overrides = _each_item(HYDRA_OVERRIDE.fullmatch, "is not a Hydra override. Fix: write key=value, +key=value or ++key=value, "
-                             "one per list item")
+_rule_overrides = _each_item(lambda item: HYDRA_OVERRIDE.fullmatch(item) and not HYDRA_FORBIDDEN_KEY.match(item),
+                             "is not a Hydra override this collection passes on (key=value, +key=value or ++key=value; no hydra.* "
+                             "key and no _target_, which would run code). Fix: write one such override per list item")
 
 
 def _rule_volumes(name, entry, value, errors, context):

@@ -56,6 +56,8 @@ def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
     ("requirement", "verl_swanlab_package", "swanlab==0.10.3", "swanlab==0.10.3"), ("requirement", "verl_swanlab_package", "-e x", None),
     ("ray_args", "verl_ray_start_args", ["--num-cpus=4"], ["--num-cpus=4"]), ("ray_args", "verl_ray_start_args", ["x"], None),
     ("overrides", "verl_extra_overrides", ["+a.b=c d"], ["+a.b=c d"]), ("overrides", "verl_extra_overrides", ["a b"], None),
+    ("overrides", "verl_extra_overrides", ["trainer.hydra_x=1", "a.target=b"], ["trainer.hydra_x=1", "a.target=b"]),
+    ("overrides", "verl_extra_overrides", ["+x._target_=os.system"], None),
     ("volumes", "verl_container_extra_volumes", ["/w:/w:ro"], ["/w:/w:ro"]), ("volumes", "verl_container_extra_volumes", ["/:/w"], None),
     ("env", "verl_extra_env", {"B": 2, "A": "1"}, {"A": "1", "B": "2"}), ("env", "verl_extra_env", {"BASH_ENV": "x"}, None),
     ("paths", "verl_ascend_env_scripts", ["/a/set_env.sh"], ["/a/set_env.sh"]), ("name", "verl_project_name", "a b", None),
