@@ -385,3 +385,17 @@ def test_render_playbook_refuses_an_inventory_without_exactly_one_head(tmp_path,
     proc, _elapsed = _playbook(tmp_path, "render.yml", inventory, dict(PATHS, verl_output_dir=str(out)))
     assert proc.returncode != 0 and ("ray_head must hold exactly one host" in proc.stdout or "no hosts matched" in proc.stdout.lower())
     assert not out.exists()
+
+
+@pytest.mark.parametrize("variable", ["mask", "verl_node_ip"])
+def test_render_playbook_refuses_an_alias_bomb_in_any_passed_variable(tmp_path, variable):
+    out = tmp_path / "out"
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    for prev, name in zip("abcdef", "bcdefg"):
+        bomb += "%s: &%s [%s]\n" % (name, name, ", ".join(["*" + prev] * 9))
+    bomb += "%s: [%s]\n" % (variable, ", ".join(["*g"] * 9))
+    bomb += yaml.safe_dump(dict(PATHS, verl_output_dir=str(out)))
+    proc, elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), bomb)
+    assert proc.returncode != 0 and variable in proc.stdout
+    assert len(proc.stdout) + len(proc.stderr) < 20000 and elapsed < 30
+    assert not out.exists()
