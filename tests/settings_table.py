@@ -106,8 +106,8 @@ def docs_text():
              "before anything is written or any host changes (`verl.deploy.launch_config`); no string may hold a",
              "control character (a new line, a tab, an escape), and every number is finite.", "",
              "## Adding a setting", "",
-             "1. Declare it in `roles/verl/meta/argument_specs.yml` (type, default, description) and give it a line in",
-             "   `roles/verl/meta/setting_rules.yml` (its rule and bounds; `{}` takes its type's bounds).",
+             "1. Declare it in `roles/verl/meta/argument_specs.yml` (type, default, description); when its type's bounds do not",
+             "   fit, or it needs a rule (a path, a name ...), give it a line in `roles/verl/meta/setting_rules.yml` beside it.",
              "2. Run `.venv/bin/python tests/settings_table.py --write` (rewrites `roles/verl/defaults/main.yml` and this page).",
              "3. Use it in a template as `_verl_launch.<name without verl_>` and test it.", ""]
     for name, entry in entries():

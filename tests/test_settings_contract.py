@@ -83,7 +83,8 @@ def test_defaults_file_and_settings_guide_are_generated_from_the_table():
 
 
 def test_every_setting_has_its_rules_and_every_number_an_upper_bound():
-    assert list(RULES["settings"]) == list(SPEC)
+    # A setting whose type's bounds fit needs no line in setting_rules.yml; a line names a setting, in the spec's order.
+    assert [name for name in SPEC if name in RULES["settings"]] == list(RULES["settings"])
     for name, entry in settings_table.entries():
         if entry["type"] in ("int", "float"):
             assert entry["max"] is not None and str(entry["max"]) in settings_table.bounds(entry).replace("1e+06", "1000000"), name

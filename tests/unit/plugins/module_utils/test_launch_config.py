@@ -21,8 +21,8 @@ def test_table_merges_spec_type_bounds_and_rule():
     assert MERGED["verl_swanlab_mode"]["choices"][0] == "cloud"
 
 
-def test_every_setting_has_a_rule_entry_and_every_entry_a_setting():
-    assert set(RULES["settings"]) == set(SPEC)
+def test_every_rule_entry_is_a_setting_and_every_setting_is_bounded():
+    assert set(RULES["settings"]) <= set(SPEC)
     assert {r["rule"] for r in RULES["settings"].values() if "rule" in r} <= set(lc.RULES) | set(lc.RAW_RULES)
     for name, entry in MERGED.items():
         if entry["type"] in ("int", "float"):
@@ -171,3 +171,15 @@ def test_assemble_derives_every_setting_from_the_table():
 def test_build_returns_errors_and_no_configuration():
     config, errors, _warnings = launch(verl_train_steps=0, host="a/b")
     assert config is None and {e["variable"] for e in errors} == {"verl_train_steps", "inventory_hostname"}
+
+
+def test_a_setting_declared_only_in_the_argument_specs_is_checked_and_reaches_the_configuration():
+    """Adding a setting: its argument spec (plus a setting_rules line only when its type's bounds do not fit),
+    the template that reads _verl_launch.<name>, and its test. Nothing in this module changes."""
+    spec = dict(SPEC, verl_new_knob={"type": "int", "default": 3, "description": "A new knob."},
+                verl_new_label={"type": "str", "default": "a", "description": "A new label."})
+    config, errors, _warnings = lc.build(settings(), spec, RULES, host="node1", head={"name": "node1", "ansible_host": "10.0.0.1"})
+    assert not errors and config["new_knob"] == 3 and config["new_label"] == "a"
+    config, errors, _warnings = lc.build(dict(settings(), verl_new_knob=10 ** 9, verl_new_label="a\nb"), spec, RULES, host="node1",
+                                         head={"name": "node1", "ansible_host": "10.0.0.1"})
+    assert config is None and [e["variable"] for e in errors] == ["verl_new_knob", "verl_new_label"]
