@@ -115,7 +115,12 @@ def _optional(valid, problem):
 
 _rule_url = _optional(SWANLAB_HOST.fullmatch, "is not an http(s) URL. Fix: give it with its scheme, e.g. http://192.168.1.100:8000 "
                       "(without a scheme SwanLab assumes https)")
-_rule_address = _optional(lambda text: inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost"),
+def _is_address(text):
+    """An IPv4 address or a DNS name other than localhost (the head must be reachable from every node)."""
+    return inputs.is_ipv4(text) or bool(inputs.DNS_NAME.fullmatch(text) and text != "localhost")
+
+
+_rule_address = _optional(_is_address,
                           "is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it empty to use the "
                           "head's inventory address")
 _rule_ipv4 = _optional(inputs.is_ipv4, "is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches the "
@@ -360,7 +365,7 @@ def master_address(settings_value, head, errors):
         text = "" if value is None else str(value).strip()
         if not text:
             continue
-        if inputs.is_ipv4(text) or (inputs.DNS_NAME.fullmatch(text) and text != "localhost"):
+        if _is_address(text):
             return text, source
         errors.add("verl_master_addr", text, "The Ray head's address from %s is %s, which is not an IPv4 address or host name. "
                    "Fix: set verl_master_addr to the head's IPv4 address." % (source, inputs.show(text)))
