@@ -137,7 +137,7 @@ for bad in ["0000000\n", SUBST, "1" * 10000, 1010, "0000002", None]:
 case("mask", mask="1111111", verl_feature_mask="0000000")
 
 # Booleans.
-for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged"):
+for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged", "verl_confirm", "verl_stop_containers"):
     for bad in ["maybe", [1], SUBST]:
         case(name, **{name: bad})
 
@@ -160,8 +160,12 @@ case("verl_extra_overrides", verl_extra_overrides=["a=b"] * 5000)
 case("verl_npu_devices", verl_npu_devices=_DEEP)
 
 
-def test_there_are_at_least_150_cases():
+def test_there_are_at_least_150_cases_across_every_setting():
     assert len(CASES) >= 150, len(CASES)
+    covered = {param.values[0] for param in CASES}
+    # The key is never checked here: only whether it is set comes to the check (see the look-alike cases).
+    assert set(SPEC) - covered == {"verl_swanlab_api_key"}
+    assert "inventory_hostname" in covered
 
 
 @pytest.mark.parametrize(("variable", "kwargs"), CASES)
