@@ -115,6 +115,8 @@ def _optional(valid, problem):
 
 _rule_url = _optional(SWANLAB_HOST.fullmatch, "is not an http(s) URL. Fix: give it with its scheme, e.g. http://192.168.1.100:8000 "
                       "(without a scheme SwanLab assumes https)")
+
+
 def _is_address(text):
     """An IPv4 address or a DNS name other than localhost (the head must be reachable from every node)."""
     return inputs.is_ipv4(text) or bool(inputs.DNS_NAME.fullmatch(text) and text != "localhost")
