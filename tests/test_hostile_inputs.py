@@ -81,7 +81,7 @@ for name in ("verl_project_name", "verl_experiment_name", "verl_container_name",
 
 # The image: Docker's reference grammar.
 for bad in ["", "a\n" + TOUCH, "x/UPPER", "x:" + SUBST, "x;" + TOUCH, "x" * 600, "quay.io/x:tag with space", "x@sha256:zz",
-            "-x", "x:", "x//y", "http://quay.io/x"]:
+            "-x", "x:", "x//y", "http://quay.io/x", "x:t\u00e9"]:
     case("verl_image", verl_image=bad)
 
 # Environment names that change how bash (or the loader, or python) runs, malformed names, the scripts' own names.
@@ -110,7 +110,8 @@ for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "a:b", "/x:/y:rwx", "/x:/y\n" +
     case("verl_container_extra_volumes", verl_container_extra_volumes=[bad])
 
 # SwanLab.
-for bad in ["http://x" + SUBST, "ftp://x", "http://x\n" + TOUCH, "http://x y", "http://" + "x" * 600, "http://x`id`"]:
+for bad in ["http://x" + SUBST, "ftp://x", "http://x\n" + TOUCH, "http://x y", "http://" + "x" * 600, "http://x`id`", "http://h\u00e9",
+            "http://x'y", "http://x\\y"]:
     case("verl_swanlab_host", verl_swanlab_enabled=True, verl_swanlab_host=bad)
 for bad in ["cloud\n", "evil", "offline;" + TOUCH]:
     case("verl_swanlab_mode", verl_swanlab_enabled=True, verl_swanlab_mode=bad)

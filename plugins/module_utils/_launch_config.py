@@ -24,7 +24,8 @@ HYDRA_OVERRIDE = re.compile(r"(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?")
 # Override keys that would run code or move Hydra's own files: Hydra's settings (callbacks, run
 # folder, search path) and `_target_` (Hydra instantiates the Python callable it names).
 HYDRA_FORBIDDEN_KEY = re.compile(r"(\+\+|\+|~)?(hydra([.@/=]|$)|[^=]*(_target_|_partial_|_args_)([.=/@]|$))")
-SWANLAB_HOST = re.compile(r"https?://[^\s/'\"$`\\]+(/[^\s'\"$`\\]*)?")
+# An http(s) URL of printable ASCII, without quotes, `$`, backquotes or backslashes.
+SWANLAB_HOST = re.compile(r"https?://[A-Za-z0-9.:@%_~!&()*+,;=\[\]-]+(/[A-Za-z0-9./:@%_~!&()*+,;=?#\[\]-]*)?")
 NEEDS_LOGIN = ("cloud", "online")
 # A variable whose name looks like the key's is refused (its value never shown): a mistyped key
 # would otherwise be ignored and printed wherever variables are.
