@@ -25,7 +25,7 @@ PYTHON = os.path.realpath(sys.executable)
 NO_ENGINE = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 DENIED = "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock"
 # The real tools run.sh uses on its set-up path (setup and `test` add the ones after "sleep").
-REAL_TOOLS = ("dirname", "setsid", "timeout", "tail", "sleep", "cat", "sha256sum", "cut", "mkdir", "ln", "readlink")
+REAL_TOOLS = ("bash", "dirname", "setsid", "timeout", "tail", "sleep", "cat", "sha256sum", "cut", "mkdir", "ln", "readlink", "date")
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
@@ -87,9 +87,9 @@ for arg in "$@"; do
   case "$arg" in -*|install) ;; *) /bin/cp -P {p}/"$arg"/* {b}/ 2>/dev/null || true ;; esac
 done""".format(p=self.packages, b=self.bin))
 
-    def run(self, *args, env=None):
+    def run(self, *args, env=None, script="run.sh"):
         started = time.monotonic()
-        proc = subprocess.run([BASH, str(REPO / "run.sh"), *args], env=dict(self.env, **(env or {})), cwd=self.root,
+        proc = subprocess.run([BASH, str(REPO / script), *args], env=dict(self.env, **(env or {})), cwd=self.root,
                               capture_output=True, text=True, timeout=120, check=False)
         proc.seconds = time.monotonic() - started
         return proc
@@ -263,3 +263,19 @@ def test_a_selection_with_simulated_cluster_tests_asks_for_the_engine(user):
         "  - start the Docker engine: sudo systemctl start docker, or without a service manager: "
         "sudo sh -c 'dockerd > /tmp/dockerd.log 2>&1 &' (then `docker info` answers)"]
     assert "test_sim_cluster.py::" not in proc.stdout
+
+
+def test_ci_starts_from_no_engine_and_runs_only_the_readme_commands(root):
+    """.ci/run on a machine with no engine, no Docker, git or Python 3.11 packages: ./run.sh prereqs
+    installs them in one apt-get run and starts dockerd; the test phase finds everything there. The
+    suite is only collected here (PYTEST_ADDOPTS), the way `./run.sh test` passes it to pytest."""
+    root.apt_get()
+    proc = root.run(env={"PYTEST_ADDOPTS": "--collect-only -q"}, script=".ci/run")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    ca_certificates = [] if CA_BUNDLE.exists() else ["ca-certificates"]
+    packages = ["python3.11", "python3.11-venv", *ca_certificates, "git", "docker.io", "iptables", "debootstrap"]
+    assert root.called("apt-get") == ["apt-get update -qq",
+                                      "apt-get install -y -qq --no-install-recommends " + " ".join(packages)]
+    assert root.called("dockerd") == ["dockerd "]
+    assert "tests/integration/test_molecule.py::test_molecule_scenario[three_nodes]" in proc.stdout
+    assert "==> tests passed" in proc.stdout
