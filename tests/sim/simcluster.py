@@ -130,7 +130,7 @@ DOCKERD_TIMEOUT = float(os.environ.get("SIM_DOCKERD_TIMEOUT", "90"))
 REGISTRY_TIMEOUT = 30.0
 ENV = dict(os.environ, DOCKER_BUILDKIT="0", DOCKER_CLI_HINTS="false")
 PREREQS_FIX = ("./run.sh prereqs (as root on Debian/Ubuntu it installs docker.io, iptables and debootstrap and starts dockerd; "
-            "otherwise it prints the commands to run)")
+               "otherwise it prints the commands to run)")
 
 
 class SimError(Exception):
