@@ -73,19 +73,20 @@ def launch_ok(**kwargs):
     return config
 
 
-def render(config, name):
-    """Render roles/training/templates/<name>.j2 for a launch configuration."""
-    templar = Templar(loader=DataLoader(), variables={"_verl_launch": config, "ansible_managed": "Ansible managed", **TRAINING_VARS})
+def render(config, name, **training_vars):
+    """Render roles/training/templates/<name>.j2 for a launch configuration (training_vars: role vars to override)."""
+    variables = {"_verl_launch": config, "ansible_managed": "Ansible managed", **TRAINING_VARS, **training_vars}
+    templar = Templar(loader=DataLoader(), variables=variables)
     source = (TEMPLATES / (name + ".j2")).read_text()
     return templar.template(trust_as_template(source))
 
 
-def write_scripts(config, folder):
+def write_scripts(config, folder, **training_vars):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for name in SCRIPTS:
         path = folder / name
-        path.write_text(render(config, name))
+        path.write_text(render(config, name, **training_vars))
         path.chmod(0o755)
     return folder
 

@@ -43,7 +43,9 @@ TRACKER = "latest_checkpointed_iteration.txt"  # verl's name for the last saved 
 STOPPED = "stand_in_stopped.json"
 STEP_SECONDS = float(os.environ.get("SIM_TRAINER_STEP_SECONDS", "2"))
 HEARTBEAT_SECONDS = float(os.environ.get("SIM_TRAINER_HEARTBEAT_SECONDS", "10"))
-PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "60"))
+# verl waits for its placement group without a bound; 60 s was too short on a 2-core machine busy
+# with other work (a training that gave up here looked like a deploy bug). Still bounded, for tests.
+PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300"))
 
 _STOP = []
 

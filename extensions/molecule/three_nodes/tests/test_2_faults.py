@@ -54,7 +54,8 @@ def test_the_heads_ray_killed_heals_and_the_orphaned_training_is_replaced():
     in_verl(HEAD, "ray stop --force >/dev/null 2>&1")
     proc = playbook("deploy.yml")
     assert_healed(proc)
-    assert "the head's Ray at" in proc.output and "is not whole" in proc.output, tail(proc)
+    # The workers' raylets still ran, attached to the Ray that was killed: by identity they are not members.
+    assert proc.output.count("stopping this node's stale Ray first") == len(WORKERS), tail(proc)
     assert started()["pid"] != before["pid"], "the training of the Ray cluster that was killed must be replaced"
 
 
