@@ -19,6 +19,11 @@ from ansible_collections.verl.deploy.plugins.module_utils._launch_config import 
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "roles" / "training" / "templates"
+# The training role's plain vars (the process, the log prefix, the script names); its templated
+# entries need a play and are left out.
+TRAINING_VARS = {name: value for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()
+                 if not (isinstance(value, str) and "{{" in value)}
+SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())
 DEFAULTS = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
@@ -62,19 +67,20 @@ def launch_ok(**kwargs):
     return config
 
 
-def render(config, name):
-    """Render roles/training/templates/<name>.j2 for a launch configuration."""
-    templar = Templar(loader=DataLoader(), variables={"_verl_launch": config, "ansible_managed": "Ansible managed"})
+def render(config, name, **training_vars):
+    """Render roles/training/templates/<name>.j2 for a launch configuration (training_vars: role vars to override)."""
+    variables = {"_verl_launch": config, "ansible_managed": "Ansible managed", **TRAINING_VARS, **training_vars}
+    templar = Templar(loader=DataLoader(), variables=variables)
     source = (TEMPLATES / (name + ".j2")).read_text()
     return templar.template(trust_as_template(source))
 
 
-def write_scripts(config, folder):
+def write_scripts(config, folder, **training_vars):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("start_verl.sh", "run_training.sh"):
+    for name in SCRIPTS:
         path = folder / name
-        path.write_text(render(config, name))
+        path.write_text(render(config, name, **training_vars))
         path.chmod(0o755)
     return folder
 

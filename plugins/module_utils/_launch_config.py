@@ -559,3 +559,22 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
     return assemble(merged, values, context, network, swanlab, features), [], warnings
+
+
+# What status.yml and stop.yml need: which container, and where in it the control script is.
+IDENTITY = ("verl_container_name", "verl_workdir", "verl_status_log_lines", "verl_status_stall_seconds", "verl_stop_containers")
+
+
+def identity(settings, spec, rules=None, unknown=(), host=None):
+    """The deployment's identity, checked alone with the same table: (identity, errors, warnings).
+
+    Day-2 playbooks act on a deployment, not on a training's inputs: a dataset that has gone or a key
+    not given again must not stop them. Only these settings are read; the others are not checked.
+    """
+    errors = inputs.Errors()
+    merged = table(spec, rules)
+    warnings = check_unknown(list(unknown or ()) + [n for n in settings if n not in spec], spec, errors)
+    if host is not None:
+        check_hosts(host, {"name": host}, errors)
+    values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
+    return {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}, list(errors), warnings

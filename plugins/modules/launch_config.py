@@ -22,6 +22,15 @@ description:
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
+  scope:
+    description:
+      - V(launch) checks every setting and returns the launch configuration.
+      - V(identity) checks only what names the deployment (C(verl_container_name), C(verl_workdir)) and the day-2 settings
+        (C(verl_status_log_lines), C(verl_status_stall_seconds), C(verl_stop_containers)), for C(status.yml) and C(stop.yml); the
+        training's inputs (paths, key, hyper-parameters) are not needed to look at or stop a deployment.
+    type: str
+    choices: [launch, identity]
+    default: launch
   settings:
     description:
       - The C(verl_) variables of the host, by name, as they are (strings from surveys and C(-e) are converted here).
@@ -145,6 +154,8 @@ EXAMPLES = r"""
 RETURN = r"""
 config:
   description:
+    - With O(scope=identity), only C(container_name), C(workdir), C(status_log_lines), C(status_stall_seconds) and
+      C(stop_containers).
     - The normalised launch configuration of the host (paths, NPU list, Ray addresses and ports, hyper-parameters, decoded
       features, SwanLab settings without the key). Empty strings for O(settings) C(verl_node_ip) and C(verl_socket_ifname) mean
       "detect when the script runs".
@@ -170,12 +181,13 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build, identity
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
+            "scope": {"type": "str", "default": "launch", "choices": ["launch", "identity"]},
             "settings": {"type": "dict", "required": True},
             "spec": {"type": "dict", "required": True},
             "rules": {"type": "dict", "required": True},
@@ -220,19 +232,23 @@ def main():
     for name, value in (env.items() if isinstance(env, dict) else ()):
         if str(name).upper().startswith("SWANLAB_API_KEY") and value:
             module.no_log_values.add(str(value))
-    config, errors, warnings = build(
-        settings=params["settings"],
-        spec=params["spec"],
-        rules=params["rules"],
-        api_key_set=params["swanlab_api_key_set"],
-        host=params["host"],
-        is_head=params["is_head"],
-        nnodes=params["nnodes"],
-        head=params["head"],
-        mask=params["mask"],
-        detected=params["detected"],
-        unknown=params["unknown"],
-    )
+    if params["scope"] == "identity":
+        config, errors, warnings = identity(params["settings"], params["spec"], params["rules"], unknown=params["unknown"],
+                                            host=params["host"])
+    else:
+        config, errors, warnings = build(
+            settings=params["settings"],
+            spec=params["spec"],
+            rules=params["rules"],
+            api_key_set=params["swanlab_api_key_set"],
+            host=params["host"],
+            is_head=params["is_head"],
+            nnodes=params["nnodes"],
+            head=params["head"],
+            mask=params["mask"],
+            detected=params["detected"],
+            unknown=params["unknown"],
+        )
     for warning in warnings:
         module.warn(warning)
     if errors:

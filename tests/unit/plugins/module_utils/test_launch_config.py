@@ -183,3 +183,10 @@ def test_a_setting_declared_only_in_the_argument_specs_is_checked_and_reaches_th
     config, errors, _warnings = lc.build(dict(settings(), verl_new_knob=10 ** 9, verl_new_label="a\nb"), spec, RULES, host="node1",
                                          head={"name": "node1", "ansible_host": "10.0.0.1"})
     assert config is None and [e["variable"] for e in errors] == ["verl_new_knob", "verl_new_label"]
+
+
+def test_identity_checks_only_the_deployment_and_the_host_name():
+    found, errors, _warnings = lc.identity({"verl_train_tp": "x", "verl_workdir": "/"}, SPEC, RULES, host="n1")
+    assert [e["variable"] for e in errors] == ["verl_workdir"] and found["container_name"] == "verl"
+    _found, errors, _warnings = lc.identity({}, SPEC, RULES, unknown=["verl_swanlab_apikey"], host="a/b")
+    assert [e["variable"] for e in errors] == ["verl_swanlab_apikey", "inventory_hostname"]

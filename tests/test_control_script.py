@@ -1,0 +1,145 @@
+"""verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
+the detached start with its step times and exit code, the bounded verify, and the targeted stop.
+
+A stand-in start_verl.sh plays the training: a process whose command line holds this test's own
+training pattern (each test renders a unique module name, so parallel tests never see each other's).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from launch_helpers import launch_ok, write_scripts
+
+STAND_IN_START = r"""#!/bin/bash
+# Stand-in start_verl.sh: `address` as the real one prints it; `train` runs a process holding the
+# training pattern, prints step lines every STEP_SECONDS, and exits with EXIT_CODE (or on SIGTERM).
+case "$1" in
+address) echo "10.0.0.1 10.0.0.2" ;;
+train)
+    bash -c 'trap "exit 0" TERM; for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done; sleep "$HOLD" & wait; exit "$EXIT_CODE"' \
+        -m "$MODULE"
+    ;;
+esac
+"""
+
+
+@pytest.fixture()
+def control(tmp_path):
+    module = "recipe.test_%s.main" % uuid.uuid4().hex[:12]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    folder = write_scripts(launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"), tmp_path / "verl",
+                           _training_module=module)
+    (folder / "start_verl.sh").write_text(STAND_IN_START)
+    env = dict(os.environ, MODULE=module, STEPS="3", STEP_SECONDS="0.3", HOLD="0", EXIT_CODE="0", RAY_TMPDIR=str(tmp_path / "ray-tmp"))
+
+    def run(*argv, timeout=60, **overrides):
+        return subprocess.run(["bash", str(folder / "verl_control.sh"), *argv], env=dict(env, **overrides), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+
+    run.logs, run.state, run.module = logs, logs / ".verl-deploy", module
+    yield run
+    subprocess.run(["pkill", "-f", "--", module], check=False)
+
+
+def state(run):
+    proc = run("training-state")
+    assert proc.returncode == 0, proc.stderr
+    return dict(line.split("=", 1) for line in proc.stdout.splitlines())
+
+
+def wait_for(check, seconds=20):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+
+def test_nothing_started_yet(control):
+    assert state(control)["state"] == "not-started"
+    assert "training: not started on this node by verl.deploy" in control("status", "", "5", "1800").stdout
+
+
+def test_start_records_steps_and_the_exit_code_of_a_crash(control):
+    (control.logs / "verl_qwen3_8b_run_1.log").write_text("step:0\n")
+    assert control("start-training", EXIT_CODE="3").stdout.strip() == "training: started"
+    wait_for(lambda: (control.state / "exit_code").exists())
+    found = state(control)
+    assert found["state"] == "crashed" and found["exit_code"] == "3" and found["last_step"].endswith(" 3")
+    assert found["first_step"].endswith(" 1") and found["ray_session"] == ""
+    status = control("status", "", "5", "1800").stdout
+    assert "training: CRASHED (exit code 3)" in status and "step 3 logged at" in status
+    assert "log: %s/verl_qwen3_8b_run_1.log (last 5 lines)" % control.logs in status
+
+
+def test_a_clean_end_is_finished(control):
+    control("start-training")
+    wait_for(lambda: (control.state / "exit_code").exists())
+    assert state(control)["state"] == "finished"
+
+
+def test_running_then_stalled_then_stopped(control):
+    assert control("start-training", HOLD="60").returncode == 0
+    wait_for(lambda: (control.state / "last_step").exists() and (control.state / "last_step").read_text().endswith(" 3\n"))
+    found = state(control)
+    assert found["state"] == "running" and found["pid"]
+    assert "training: running (pid %s)" % found["pid"] in control("status", "", "5", "1800").stdout
+    # No step for longer than the stall bound: a hung collective looks like this.
+    (control.state / "last_step").write_text("%d 3\n" % (time.time() - 100))
+    assert "training: STALLED: runs (pid %s) but logged no step for" % found["pid"] in control("status", "", "5", "30").stdout
+    assert "a training already runs" in control("start-training").stderr
+    stop = control("stop-training")
+    assert stop.returncode == 0 and stop.stdout.strip() == "training: stopped", stop.stderr
+    assert state(control)["state"] == "stopped"
+    assert control("stop-training").stdout.strip() == "training: not running"
+
+
+def test_a_training_whose_ray_session_changed_is_orphaned(control, tmp_path):
+    ray_dir = tmp_path / "ray-tmp" / "ray"
+    ray_dir.mkdir(parents=True)
+    (ray_dir / "session_latest").symlink_to(ray_dir / "session_1")
+    control("start-training", HOLD="60")
+    wait_for(lambda: state(control)["state"] == "running")
+    assert state(control)["ray_session"] == "session_1"
+    (ray_dir / "session_latest").unlink()
+    (ray_dir / "session_latest").symlink_to(ray_dir / "session_2")
+    assert state(control)["state"] == "orphaned"
+
+
+def test_verify_is_bounded_and_quotes_the_start_output(control):
+    started = time.monotonic()
+    control("start-training", EXIT_CODE="1", STEPS="0")
+    proc = control("verify", "10")
+    assert proc.returncode != 0 and "the training ended with exit code 1 before it ran" in proc.stderr
+    assert time.monotonic() - started < 10
+
+
+def test_verify_waits_until_the_log_grows(control):
+    control("start-training", HOLD="60", STEPS="40", STEP_SECONDS="0.2")
+    log = control.logs / "verl_qwen3_8b_run_2.log"
+
+    def grow():
+        with open(log, "a") as handle:
+            handle.write("step\n")
+    grow()
+    verify = subprocess.Popen(["bash", str(control.logs.parent / "verl" / "verl_control.sh"), "verify", "20"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=dict(os.environ, MODULE=control.module))
+    time.sleep(3)
+    grow()
+    out, err = verify.communicate(timeout=30)
+    assert verify.returncode == 0, err
+    assert "its log %s grows" % log in out
+
+
+def test_a_worker_refuses_head_steps(tmp_path):
+    folder = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path)
+    for step in ("members", "training-state", "start-training", "stop-training"):
+        proc = subprocess.run(["bash", str(folder / "verl_control.sh"), step], capture_output=True, text=True, timeout=30, check=False)
+        assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr, step
+    proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "bogus"], capture_output=True, text=True, timeout=30, check=False)
+    assert "unknown step 'bogus'" in proc.stderr
