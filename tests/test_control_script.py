@@ -21,8 +21,11 @@ STAND_IN_START = r"""#!/bin/bash
 case "$1" in
 address) echo "10.0.0.1 10.0.0.2" ;;
 train)
-    bash -c 'trap "exit 0" TERM; for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done; sleep "$HOLD" & wait; exit "$EXIT_CODE"' \
-        -m "$MODULE"
+    program='trap "exit 0" TERM
+for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done
+sleep "$HOLD" & wait
+exit "$EXIT_CODE"'
+    bash -c "$program" -m "$MODULE"
     ;;
 esac
 """
@@ -68,7 +71,7 @@ def test_nothing_started_yet(control):
 def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     (control.logs / "verl_qwen3_8b_run_1.log").write_text("step:0\n")
     assert control("start-training", EXIT_CODE="3").stdout.strip() == "training: started"
-    wait_for(lambda: (control.state / "exit_code").exists())
+    wait_for((control.state / "exit_code").exists)
     found = state(control)
     assert found["state"] == "crashed" and found["exit_code"] == "3" and found["last_step"].endswith(" 3")
     assert found["first_step"].endswith(" 1") and found["ray_session"] == ""
@@ -79,7 +82,7 @@ def test_start_records_steps_and_the_exit_code_of_a_crash(control):
 
 def test_a_clean_end_is_finished(control):
     control("start-training")
-    wait_for(lambda: (control.state / "exit_code").exists())
+    wait_for((control.state / "exit_code").exists)
     assert state(control)["state"] == "finished"
 
 
