@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -66,12 +67,17 @@ class Job:
 
 
 def run_job(root, playbook, inventory, extravars, ident="1", timeout=1800):
-    """Run `playbook` (a path inside the project) as an AWX job; returns the finished Job."""
+    """Run `playbook` (a path inside the project) as an AWX job; returns the finished Job.
+
+    `inventory`: a dict (written as the job's inventory) or a folder (copied, group_vars included)."""
     data_dir = Path(root) / ("job-%s" % ident)
     (data_dir / "env").mkdir(parents=True)
-    (data_dir / "inventory").mkdir()
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(data_dir / "project")], check=True, timeout=120)
-    (data_dir / "inventory" / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    if isinstance(inventory, dict):
+        (data_dir / "inventory").mkdir()
+        (data_dir / "inventory" / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    else:  # an inventory folder (hosts and group_vars), copied as AWX would sync it
+        shutil.copytree(inventory, data_dir / "inventory", symlinks=False)
     (data_dir / "env" / "extravars").write_text(yaml.safe_dump(extravars))
     (data_dir / "env" / "envvars").write_text(yaml.safe_dump({
         "ANSIBLE_CACHE_PLUGIN": "jsonfile",

@@ -47,7 +47,8 @@ def test_survey_question_agrees_with_the_argument_spec(template, question):
     option = SPEC[name]
     assert question["type"] in AWX_TYPES[option["type"]], (name, question["type"], option["type"])
     default = option.get("default", alias_default)
-    if default in ("", None):
+    description = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
+    if default in ("", None) and re.search(r"\bRequired\.", description):
         assert question["required"] and "default" not in question, "%s is required (no usable default): the survey must ask" % name
     elif question["type"] in ("integer", "float"):
         assert question["default"] == default and type(question["default"]) is type(default), name
