@@ -195,3 +195,16 @@ def test_without_a_terminal_nobody_is_asked_and_nothing_waits(probe_playbook):
     proc = subprocess.run(ansible_playbook_argv(probe_playbook), env=probe_env(), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=60, check=False)
     assert "RESULT interactive=False confirmed=False timed_out=False waited=0.0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_deploy_without_a_terminal_fails_in_seconds_naming_verl_confirm(tmp_path):
+    """CI or `</dev/null`: nobody can be asked, so the deploy stops before any host is contacted."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump(closed_ports_inventory()))
+    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/deploy.yml", "-e", "mask=0000000"]
+    argv += [arg for name, value in PATHS.items() for arg in ("-e", "%s=%s" % (name, value))]
+    proc = subprocess.run(argv, cwd=REPO, env=probe_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                          check=False)
+    output = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and "verl_confirm is not true and there is no terminal to ask on" in output, output
+    assert "node1" not in output.split("PLAY RECAP")[-1], "no node may be contacted"
