@@ -80,7 +80,7 @@ def test_the_deploy_survey_asks_what_a_deploy_needs():
 
 
 def test_no_survey_asks_for_the_key_the_credential_injects_it():
-    assert all(q["variable"] != "verl_swanlab_api_key" and q["type"] != "password" for _, q in questions())
+    assert all(q["variable"] != "verl_swanlab_api_key" and q["type"] != "password" for q in [pair[1] for pair in questions()])
     field = CREDENTIAL_TYPE["inputs"]["fields"][0]
     assert field["secret"] is True and CREDENTIAL_TYPE["inputs"]["required"] == [field["id"]]
     assert CREDENTIAL_TYPE["injectors"] == {"extra_vars": {"verl_swanlab_api_key": "{{ %s }}" % field["id"]}}
@@ -207,4 +207,4 @@ def test_a_deploy_without_a_terminal_fails_in_seconds_naming_verl_confirm(tmp_pa
                           check=False)
     output = " ".join((proc.stdout + proc.stderr).split())
     assert proc.returncode != 0 and "verl_confirm is not true and there is no terminal to ask on" in output, output
-    assert "node1" not in output.split("PLAY RECAP")[-1], "no node may be contacted"
+    assert "node1" not in output.rsplit("PLAY RECAP", maxsplit=1)[-1], "no node may be contacted"

@@ -164,7 +164,13 @@ def test_installed_collection_deploy_under_awx_stops_unconfirmed_before_any_host
                 "-e", "awx_job_id=42"], cwd=tmp_path, env=installed_env(installed), timeout=120)
     assert proc.returncode != 0
     assert "verl_confirm is not true" in " ".join(proc.output.split()), proc.output
-    assert "node1" not in proc.output.split("PLAY RECAP")[-1]
+    assert "node1" not in proc.output.rsplit("PLAY RECAP", maxsplit=1)[-1]
+
+
+def plain(text):
+    """The text without its markup (Markdown, and the HTML antsibull-changelog writes for inline code)."""
+    text = html.unescape(re.sub(r"</?(code|a|em|strong)\b[^>]*>", "", text))
+    return " ".join(re.sub(r"[`*\\]", "", text).split())
 
 
 def test_changelog_fragments_lint_and_build_the_changelog(tmp_path):
@@ -176,10 +182,6 @@ def test_changelog_fragments_lint_and_build_the_changelog(tmp_path):
         (src / name).write_text((REPO / name).read_text())
     proc = run([BIN / "antsibull-changelog", "release", "--version", GALAXY["version"], "--date", "2026-01-01"], cwd=src)
     assert proc.returncode == 0, proc.output
-    def plain(text):  # the text without its markup (Markdown, and the HTML antsibull writes for inline code)
-        text = html.unescape(re.sub(r"</?(code|a|em|strong)\b[^>]*>", "", text))
-        return " ".join(re.sub(r"[`*\\]", "", text).split())
-
     changelog = plain((src / "CHANGELOG.md").read_text())
     assert "v%s" % GALAXY["version"] in changelog
     for fragment in (REPO / "changelogs/fragments").iterdir():
