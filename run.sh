@@ -1,29 +1,131 @@
 #!/usr/bin/env bash
-# The one entry point: creates the virtual environment and runs each job.
-#   ./run.sh setup            virtual environment (.venv) and the collection link (.collections)
+# The one entry point: checks what each job needs, creates the virtual environment and runs the job.
 #   ./run.sh demo [args]      bring up the simulated 3-node Ascend cluster and deploy to it (args go to ansible-playbook)
+#   ./run.sh test [args]      the test suite as CI runs it: 2 pytest-xdist workers, --dist loadgroup (args go to
+#                             pytest, e.g. -m "not integration", or tests/integration -k one_node)
 #   ./run.sh render [args]    render the launch scripts for the default inventory, touching no host
-#   ./run.sh test [args]      the whole test suite (extra args go to pytest)
 #   ./run.sh lint             ansible-lint (production profile)
 #   ./run.sh sanity           ansible-test sanity
 #   ./run.sh molecule [args]  Molecule on simulated nodes, e.g. `./run.sh molecule test -s three_nodes`
 #                             (default: test --all; scenarios in extensions/molecule)
 #   ./run.sh sim-down         remove the simulated cluster
+#   ./run.sh setup            virtual environment (.venv) and the collection link (.collections)
+#   ./run.sh prereqs          check, and provide, what every job needs (CI runs this first)
+# Prerequisites: Python 3.11 with venv; git (test, sanity); a Docker engine that answers, iptables and
+# debootstrap (demo, molecule, and test when it selects tests marked integration). As root with apt-get
+# (Debian/Ubuntu) a job installs what is missing and starts dockerd (log: $TMPDIR/dockerd.log, at most
+# VERL_DEPLOY_DOCKERD_WAIT=60 s); otherwise it stops at once and prints the command to run.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$(pwd)"
 VENV="${ROOT}/.venv"
+# Where Debian keeps the system tools a non-root PATH lacks (dockerd, iptables, debootstrap).
+SBIN_DIRS="${VERL_DEPLOY_SBIN_DIRS-/usr/local/sbin:/usr/sbin:/sbin}"
+DOCKERD_LOG="${TMPDIR:-/tmp}/dockerd.log"
+DOCKERD_WAIT="${VERL_DEPLOY_DOCKERD_WAIT:-60}"
+APT_UPDATED=""
 
-python_311() {
+# ---------------------------------------------------------------- prerequisites
+
+find_command() { # the path of a command on PATH or in SBIN_DIRS
+    local dirs="${PATH}"
+    [ -z "${SBIN_DIRS}" ] || dirs="${dirs}:${SBIN_DIRS}"
+    PATH="${dirs}" command -v "$1" 2>/dev/null
+}
+
+have() { find_command "$1" >/dev/null; }
+
+python_311() { # prints the Python 3.11 that has venv and ensurepip, if there is one
+    local candidate
     for candidate in python3.11 python3; do
-        if command -v "${candidate}" >/dev/null 2>&1 &&
-            "${candidate}" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+        if have "${candidate}" &&
+            "${candidate}" -c 'import sys, ensurepip, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
             echo "${candidate}"
-            return
+            return 0
         fi
     done
-    echo "run.sh: Python 3.11 is required (ansible-core 2.19 and the test pins are for 3.11)." >&2
+    return 1
+}
+
+docker_info() { have docker && timeout 20 docker info --format '{{.ServerVersion}}' 2>&1; }
+
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+apt_install() { # apt-get update (once per run) and install "$@", both bounded
+    echo "run.sh: installing $* (apt-get, as root)"
+    if [ -z "${APT_UPDATED}" ]; then
+        DEBIAN_FRONTEND=noninteractive timeout 300 apt-get update -qq ||
+            { echo "run.sh: \`apt-get update\` failed or took over 300 s; fix the package sources and run again." >&2; exit 1; }
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive timeout 1200 apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+        { echo "run.sh: \`apt-get install -y --no-install-recommends $*\` failed or took over 1200 s; run it to see why." >&2; exit 1; }
+}
+
+start_dockerd() { # no service manager assumed: dockerd in its own session, bounded wait, the log on failure
+    local dockerd pid deadline=$((SECONDS + DOCKERD_WAIT))
+    dockerd="$(find_command dockerd)"
+    echo "run.sh: starting the Docker engine: ${dockerd} (log: ${DOCKERD_LOG}; waiting at most ${DOCKERD_WAIT} s)"
+    setsid "${dockerd}" >"${DOCKERD_LOG}" 2>&1 </dev/null &
+    pid=$!
+    while [ "${SECONDS}" -lt "${deadline}" ]; do
+        docker_info >/dev/null && return 0
+        kill -0 "${pid}" 2>/dev/null || break
+        sleep 1
+    done
+    docker_info >/dev/null && return 0
+    echo "run.sh: dockerd did not answer within ${DOCKERD_WAIT} s (or exited); the end of its log, ${DOCKERD_LOG}:" >&2
+    tail -n 30 "${DOCKERD_LOG}" >&2
     exit 1
+}
+
+prereqs() { # prereqs NEED... (python, git, docker, debootstrap): provide what is missing, or stop with the fix
+    local need packages=() problems=() want_docker="" info="" sudo=""
+    for need in "$@"; do
+        case "${need}" in
+        python)
+            python_311 >/dev/null || packages+=(python3.11 python3.11-venv)
+            [ -e /etc/ssl/certs/ca-certificates.crt ] || packages+=(ca-certificates) # HTTPS to PyPI
+            ;;
+        git) have git || packages+=(git) ;;
+        debootstrap) have debootstrap || packages+=(debootstrap) ;; # the simulated nodes' base image
+        docker)
+            if ! info="$(docker_info)"; then
+                want_docker=1
+                if [[ "${info}" != *"ermission denied"* ]]; then # else an engine runs, but not for this user
+                    { have docker && have dockerd; } || packages+=(docker.io)
+                    have iptables || packages+=(iptables) # dockerd sets up its bridge with it
+                fi
+            fi
+            ;;
+        esac
+    done
+    is_root || sudo="sudo "
+    if [ "${#packages[@]}" -gt 0 ]; then
+        if is_root && have apt-get; then
+            apt_install "${packages[@]}"
+            [[ " $* " != *" python "* ]] || python_311 >/dev/null ||
+                problems+=("apt-get installed python3.11 but no Python 3.11 with venv and ensurepip answers as python3.11 or python3")
+        elif have apt-get; then
+            problems+=("install the missing packages: ${sudo}apt-get update && ${sudo}apt-get install -y ${packages[*]}")
+        else
+            problems+=("install the missing packages (their Debian names: ${packages[*]}) with this system's package manager")
+        fi
+    fi
+    if [ -n "${want_docker}" ] && ! info="$(docker_info)"; then
+        if [ "${#problems[@]}" -eq 0 ] && is_root; then
+            start_dockerd
+        elif [[ "${info}" == *"ermission denied"* ]]; then
+            problems+=("the Docker engine runs but refuses you: sudo usermod -aG docker \"\${USER}\", then log in again")
+        else
+            problems+=("start the Docker engine: ${sudo}systemctl start docker, or without a service manager: ${sudo}sh -c 'dockerd > /tmp/dockerd.log 2>&1 &' (then \`docker info\` answers)")
+        fi
+    fi
+    if [ "${#problems[@]}" -gt 0 ]; then
+        echo "run.sh ${JOB}: this machine lacks what the job needs. Run, then try again:" >&2
+        printf '  - %s\n' "${problems[@]}" >&2
+        exit 1
+    fi
 }
 
 setup() {
@@ -31,24 +133,39 @@ setup() {
     local want
     want="$(cat requirements.txt requirements-test.txt | sha256sum | cut -d' ' -f1)"
     if [ ! -x "${VENV}/bin/python" ] || [ "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]; then
-        "$(python_311)" -m venv "${VENV}"
+        "$(python_311)" -m venv "${VENV}" # prereqs python ran first
         "${VENV}/bin/python" -m pip install --quiet --upgrade pip
         "${VENV}/bin/python" -m pip install --quiet -r requirements.txt -r requirements-test.txt
         echo "${want}" >"${stamp}"
     fi
     # ansible.cfg points collections_path at .collections: link this checkout in as verl.deploy.
-    mkdir -p .collections/ansible_collections/verl
-    ln -sfn ../../.. .collections/ansible_collections/verl/deploy
+    # Only when it is not there yet: re-linking races with tests that read it (./run.sh test in tests).
+    if [ "$(readlink .collections/ansible_collections/verl/deploy)" != ../../.. ]; then
+        mkdir -p .collections/ansible_collections/verl
+        ln -sfn ../../.. .collections/ansible_collections/verl/deploy
+    fi
     export PATH="${VENV}/bin:${PATH}"
 }
 
-job="${1:-}"
+selection_needs_docker() { # do the tests pytest "$@" selects include any marked integration? (tests/conftest.py counts)
+    local listing
+    listing="$(python -m pytest --collect-only -q "$@" 2>/dev/null)" || return 1 # pytest itself reports what is wrong
+    [[ "${listing}" =~ verl-deploy:\ [1-9][0-9]*\ selected\ test\(s\)\ need\ a\ Docker\ engine ]]
+}
+
+JOB="${1:-}"
 shift || true
-case "${job}" in
+case "${JOB}" in
+prereqs)
+    prereqs python git docker debootstrap
+    echo "run.sh: $("$(python_311)" --version), $(git --version), Docker engine $(docker_info), $(find_command debootstrap)"
+    ;;
 setup)
+    prereqs python
     setup
     ;;
 demo)
+    prereqs python docker debootstrap
     setup
     # The simulated cluster: real Docker engines, Ray and verl schemas; replayed npu-smi (tests/sim/).
     python tests/sim/simcluster.py up --nodes 3
@@ -63,6 +180,7 @@ demo)
     echo "Stop: ansible-playbook -i inventories/sim/hosts.yml playbooks/stop.yml; remove the cluster: ./run.sh sim-down"
     ;;
 render)
+    prereqs python
     setup
     out="${VERL_DEMO_OUTPUT:-/tmp/verl_scripts}"
     ansible-playbook playbooks/render.yml \
@@ -75,22 +193,32 @@ render)
     echo "Rendered: $(ls -d "${out}"/*/) -- read start_verl.sh and run_training.sh there."
     ;;
 sim-down)
+    prereqs python docker
     setup
     python tests/sim/simcluster.py down
     ;;
 test)
+    prereqs python git
     setup
-    python -m pytest tests "$@"
+    # Docker only when the selection has simulated-cluster tests: -m "not integration" runs without it.
+    if selection_needs_docker "$@"; then
+        prereqs docker debootstrap
+    fi
+    # As CI: two workers; loadgroup keeps each xdist_group (the simulated-cluster tests) on one worker.
+    python -m pytest -n 2 --dist loadgroup "$@"
     ;;
 lint)
+    prereqs python
     setup
     ansible-lint
     ;;
 sanity)
+    prereqs python git
     setup
     tests/sanity.sh
     ;;
 molecule)
+    prereqs python docker debootstrap
     setup
     # The scenarios read the simulated cluster's image refs from the environment.
     python tests/sim/simcluster.py build
@@ -99,7 +227,7 @@ molecule)
     molecule "$@"
     ;;
 *)
-    sed -n '2,12p' "$0" >&2
+    sed -n '2,/^set /{/^#/p}' "$0" >&2
     exit 2
     ;;
 esac

@@ -26,3 +26,14 @@ if not _ADJACENT.is_symlink():
         pass
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
+
+
+def pytest_report_collectionfinish(config, items):
+    """With --collect-only, the count of selected tests that need a Docker engine (those marked integration).
+
+    ./run.sh test reads this line to start (or ask for) the engine only when the selection needs it.
+    """
+    if not config.getoption("collectonly"):
+        return []
+    needing = sum(1 for item in items if item.get_closest_marker("integration"))
+    return "verl-deploy: %d selected test(s) need a Docker engine" % needing

@@ -19,6 +19,11 @@ from ansible_collections.verl.deploy.plugins.module_utils._launch_config import 
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "roles" / "training" / "templates"
+# The training role's plain vars (the process, the log prefix, the script names); its templated
+# entries need a play and are left out.
+TRAINING_VARS = {name: value for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()
+                 if not (isinstance(value, str) and "{{" in value)}
+SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 DEFAULTS = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
 
@@ -70,7 +75,7 @@ def launch_ok(**kwargs):
 
 def render(config, name):
     """Render roles/training/templates/<name>.j2 for a launch configuration."""
-    templar = Templar(loader=DataLoader(), variables={"_verl_launch": config, "ansible_managed": "Ansible managed"})
+    templar = Templar(loader=DataLoader(), variables={"_verl_launch": config, "ansible_managed": "Ansible managed", **TRAINING_VARS})
     source = (TEMPLATES / (name + ".j2")).read_text()
     return templar.template(trust_as_template(source))
 
@@ -78,7 +83,7 @@ def render(config, name):
 def write_scripts(config, folder):
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("start_verl.sh", "run_training.sh"):
+    for name in SCRIPTS:
         path = folder / name
         path.write_text(render(config, name))
         path.chmod(0o755)

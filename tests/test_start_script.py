@@ -46,6 +46,15 @@ case "$*" in
 esac
 """
 
+FAKE_PGREP = r"""#!/bin/bash
+# Stand-in `pgrep`: a raylet runs here exactly when the stand-in Ray runs ($FAKE_RAY/npus exists).
+if [ "$*" = "-x raylet" ]; then
+    [ -f "$FAKE_RAY/npus" ]
+    exit
+fi
+exec /usr/bin/pgrep "$@"
+"""
+
 STUB_TRAINING = "#!/bin/bash\necho TRAINING-STARTED\nenv > \"$(dirname \"$0\")/training_env\"\n"
 
 
@@ -55,7 +64,7 @@ def fake(tmp_path):
     state.mkdir()
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for name, text in (("ray", FAKE_RAY), ("ip", FAKE_IP)):
+    for name, text in (("ray", FAKE_RAY), ("ip", FAKE_IP), ("pgrep", FAKE_PGREP)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     return state, bin_dir

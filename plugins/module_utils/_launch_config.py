@@ -494,3 +494,29 @@ def container_volumes(paths, npu_smi_path):
 
 def _parent(path):
     return path.rsplit("/", 1)[0] or "/"
+
+
+# What status.yml and stop.yml need: which container, and where in it the control script is.
+IDENTITY = ("verl_container_name", "verl_workdir", "verl_status_log_lines", "verl_status_stall_seconds", "verl_stop_containers")
+
+
+def identity(settings, spec):
+    """The deployment's identity, checked alone: (identity, errors, warnings).
+
+    Day-2 playbooks act on a deployment, not on a training's inputs: a dataset that has gone or a key
+    not given again must not stop them. Only these settings are read; the others are not checked.
+    """
+    errors = _Errors()
+    warnings = unknown_settings(settings, spec)
+
+    def raw(name):
+        return settings.get(name, spec.get(name, {}).get("default"))
+
+    result = {
+        "container_name": to_name("verl_container_name", raw("verl_container_name"), errors),
+        "workdir": to_path("verl_workdir", raw("verl_workdir"), errors, False),
+        "status_log_lines": to_int("verl_status_log_lines", raw("verl_status_log_lines"), errors),
+        "status_stall_seconds": to_int("verl_status_stall_seconds", raw("verl_status_stall_seconds"), errors),
+        "stop_containers": to_bool("verl_stop_containers", raw("verl_stop_containers"), errors),
+    }
+    return result, errors, warnings

@@ -19,6 +19,15 @@ description:
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
+  scope:
+    description:
+      - V(launch) checks every setting and returns the launch configuration.
+      - V(identity) checks only what names the deployment (C(verl_container_name), C(verl_workdir)) and the day-2 settings
+        (C(verl_status_log_lines), C(verl_status_stall_seconds), C(verl_stop_containers)), for C(status.yml) and C(stop.yml): the
+        training's inputs (paths, key, hyper-parameters) are not needed to look at or stop a deployment.
+    type: str
+    choices: [launch, identity]
+    default: launch
   settings:
     description:
       - The C(verl_) variables of the host, by name, as they are (strings from surveys and C(-e) are converted here).
@@ -128,6 +137,8 @@ EXAMPLES = r"""
 RETURN = r"""
 config:
   description:
+    - With O(scope=identity), only C(container_name), C(workdir), C(status_log_lines), C(status_stall_seconds) and
+      C(stop_containers).
     - The normalised launch configuration of the host (paths, NPU list, Ray addresses and ports, hyper-parameters, decoded
       features, SwanLab settings without the key). Empty strings for O(settings) C(verl_node_ip) and C(verl_socket_ifname) mean
       "detect when the script runs".
@@ -153,12 +164,13 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build, identity
 
 
 def main():
     module = AnsibleModule(
         argument_spec={
+            "scope": {"type": "str", "default": "launch", "choices": ["launch", "identity"]},
             "settings": {"type": "dict", "required": True},
             "spec": {"type": "dict", "required": True},
             "swanlab_api_key": {"type": "str", "default": "", "no_log": True},
@@ -197,17 +209,20 @@ def main():
         if leaked:
             module.no_log_values.add(str(leaked))
         module.fail_json(msg="settings must not hold verl_swanlab_api_key: pass it as swanlab_api_key, which is kept out of all output.")
-    config, errors, warnings = build(
-        settings=params["settings"],
-        spec=params["spec"],
-        api_key=params["swanlab_api_key"],
-        host=params["host"],
-        is_head=params["is_head"],
-        nnodes=params["nnodes"],
-        head=params["head"],
-        mask=params["mask"],
-        detected=params["detected"],
-    )
+    if params["scope"] == "identity":
+        config, errors, warnings = identity(params["settings"], params["spec"])
+    else:
+        config, errors, warnings = build(
+            settings=params["settings"],
+            spec=params["spec"],
+            api_key=params["swanlab_api_key"],
+            host=params["host"],
+            is_head=params["is_head"],
+            nnodes=params["nnodes"],
+            head=params["head"],
+            mask=params["mask"],
+            detected=params["detected"],
+        )
     for warning in warnings:
         module.warn(warning)
     if errors:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,39 @@ def one_cluster_at_a_time():
         yield
 
 
+def failure_report(output, limit=12000):
+    """What failed first: the verifier's pytest failures (each test with its assertion) or the first
+    failed Ansible task, then the end of the output (which is Molecule's destroy)."""
+    report = []
+    failures = output.find("= FAILURES =")
+    if failures != -1:
+        summary = output.find("short test summary info", failures)
+        end = output.find("\n", summary + 200) if summary != -1 else failures + limit
+        report.append("The verifier's failures:\n" + output[output.rfind("\n", 0, failures) + 1:end][:limit])
+    else:
+        fatal = re.search(r"^(fatal|failed): \[.*$", output, re.MULTILINE)
+        if fatal:
+            task = output.rfind("TASK [", 0, fatal.start())
+            report.append("The first failed task:\n" + output[max(task, 0):fatal.start() + 4000])
+    report.append("The end of the output:\n" + output[-4000:])
+    return "\n\n".join(report)
+
+
+def test_failure_report_leads_with_the_failing_assertion():
+    verifier = ("INFO Running verify\n" + "=" * 20 + " FAILURES " + "=" * 20 + "\n____ test_x ____\n>   assert 1 == 2\nE   AssertionError\n"
+                + "=" * 10 + " short test summary info " + "=" * 10 + "\nFAILED test_x.py::test_x - AssertionError\n"
+                + "1 failed\nINFO Running destroy\n" + "destroy output\n" * 2000)
+    report = failure_report(verifier)
+    assert report.index("assert 1 == 2") < report.index("destroy output")
+    assert "FAILED test_x.py::test_x" in report
+    converge = "TASK [deploy : Start Ray] ***\nfatal: [node2]: FAILED! => ray did not join\n" + "PLAY RECAP\n" * 10
+    assert report_starts_with_task(failure_report(converge))
+
+
+def report_starts_with_task(report):
+    return report.startswith("The first failed task:\nTASK [deploy : Start Ray]") and "ray did not join" in report
+
+
 def test_this_file_runs_every_scenario():
     assert sorted(path.parent.name for path in SCENARIOS.glob("*/molecule.yml")) == sorted(NAMES)
 
@@ -69,8 +103,7 @@ def test_molecule_scenario(scenario, scenario_env, one_cluster_at_a_time):
     finally:
         simcluster().prune_cgroups()  # what the destroyed nodes' containers left (cgroup v1)
     output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, "molecule test -s %s failed (rc %d); the end of its output:\n%s" % (
-        scenario, proc.returncode, output[-12000:])
+    assert proc.returncode == 0, "molecule test -s %s failed (rc %d).\n%s" % (scenario, proc.returncode, failure_report(output))
     if scenario == "one_node":
         key = yaml.safe_load((SCENARIOS / scenario / "settings.yml").read_text())["verl_swanlab_api_key"]
         assert "ESTABLISH DOCKER CONNECTION" in output, "the one_node deploys must run at -vvv"

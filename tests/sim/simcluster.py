@@ -30,8 +30,8 @@ for that prefix. Kept for the next warm `up`: the images and .cache/sim/ (the ro
 the registry storage .cache/sim/registry/<h>/, build logs in .cache/sim/logs/); remove those with
 `rm -rf .cache/sim` and `docker rmi` of the verl-sim/* images.
 
-Host prerequisites (checked, with the fix printed): a running Docker engine (Debian: apt-get install -y
-docker.io iptables; dockerd &) and, for the first base build, debootstrap. Python: stdlib only.
+Host prerequisites (checked, with the fix printed): a running Docker engine and, for the first base
+build, debootstrap; `./run.sh prereqs` provides them. Python: stdlib only.
 Importable: build(), up(), down(), status(), info(), inventory(), prune().
 """
 from __future__ import annotations
@@ -129,7 +129,8 @@ DIND_OPTIONS = ("--init", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "-
 DOCKERD_TIMEOUT = float(os.environ.get("SIM_DOCKERD_TIMEOUT", "90"))
 REGISTRY_TIMEOUT = 30.0
 ENV = dict(os.environ, DOCKER_BUILDKIT="0", DOCKER_CLI_HINTS="false")
-APT_HINT = "apt-get update && apt-get install -y docker.io debootstrap iptables"
+PREREQS_FIX = ("./run.sh prereqs (as root on Debian/Ubuntu it installs docker.io, iptables and debootstrap and starts dockerd; "
+               "otherwise it prints the commands to run)")
 
 
 class SimError(Exception):
@@ -170,7 +171,7 @@ def run(argv, timeout=120, check=True, log=None, stdin=None):
             proc = subprocess.run(argv, capture_output=True, text=True, stdin=stdin or subprocess.DEVNULL, timeout=timeout,
                                   env=ENV, check=False)
     except FileNotFoundError as exc:
-        raise SimError("%s is not installed (%s). Fix: %s" % (argv[0], exc, APT_HINT))
+        raise SimError("%s is not installed (%s). Fix: %s" % (argv[0], exc, PREREQS_FIX))
     except subprocess.TimeoutExpired:
         raise SimError("`%s` did not finish within %s s%s" % (" ".join(argv), timeout,
                                                               ("; log %s:\n%s" % (log, _file_tail(log))) if log else ""))
@@ -221,16 +222,13 @@ def _debootstrap():
 def check_host(need_debootstrap=False):
     """Fail early, with the fix, when the host lacks the docker CLI, a running engine or debootstrap."""
     if shutil.which("docker") is None:
-        raise SimError("the docker command is not installed. Fix (Debian, as root): %s; then start the engine: "
-                       "dockerd > /tmp/dockerd.log 2>&1 &" % APT_HINT)
+        raise SimError("the docker command is not installed. Fix: %s" % PREREQS_FIX)
     proc = docker("info", "--format", "{{.ServerVersion}}", check=False, timeout=30)
     if proc.returncode != 0:
-        raise SimError("the Docker engine is not running or not reachable (`docker info`: %s). Fix: start it as root with "
-                       "`dockerd > /tmp/dockerd.log 2>&1 &` and wait until `docker info` answers (installed by: %s)."
-                       % (_tail(proc.stderr, 5), APT_HINT))
+        raise SimError("the Docker engine is not running or not reachable (`docker info`: %s). Fix: %s"
+                       % (_tail(proc.stderr, 5), PREREQS_FIX))
     if need_debootstrap and _debootstrap() is None:
-        raise SimError("debootstrap is not installed; the base image is built with it. Fix (as root): "
-                       "apt-get update && apt-get install -y debootstrap")
+        raise SimError("debootstrap is not installed; the base image is built with it. Fix: %s" % PREREQS_FIX)
     if need_debootstrap and os.geteuid() != 0:
         raise SimError("debootstrap must run as root to build the base image (run `simcluster.py build` as root once).")
 

@@ -18,8 +18,11 @@ What it does, in the real trainer's order:
 4. With "swanlab" in trainer.logger, does what verl/utils/tracking.py does: reads SWANLAB_API_KEY,
    SWANLAB_LOG_DIR and SWANLAB_MODE, logs in when a key is set, swanlab.init(...), logs each step and
    finishes on stop (offline/local modes write LOG_DIR/run-*; a missing swanlab fails like verl).
-5. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid), prints
-   one `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to
+5. Resumes as verl's trainer does with trainer.resume_mode=auto: from the step named by
+   <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; and, like verl,
+   saves a checkpoint (global_step_N/ and that tracker file) every trainer.save_freq steps.
+6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the step
+   it resumed from), prints one `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to
    trainer.total_training_steps, then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10)
    until SIGTERM or SIGINT, on which it releases Ray, writes stand_in_stopped.json and exits 0.
 """
@@ -36,6 +39,7 @@ import hydra
 from omegaconf import OmegaConf
 
 STARTED = "stand_in_started.json"
+TRACKER = "latest_checkpointed_iteration.txt"  # verl's name for the last saved step
 STOPPED = "stand_in_stopped.json"
 STEP_SECONDS = float(os.environ.get("SIM_TRAINER_STEP_SECONDS", "2"))
 HEARTBEAT_SECONDS = float(os.environ.get("SIM_TRAINER_HEARTBEAT_SECONDS", "10"))
@@ -106,6 +110,27 @@ def _swanlab(trainer, config):
     return swanlab
 
 
+def _resume_step(trainer, local_dir):
+    """The step verl would resume from: the tracker file's, with resume_mode auto (0: a fresh start)."""
+    if trainer.get("resume_mode", "auto") != "auto":
+        return 0
+    try:
+        with open(os.path.join(local_dir, TRACKER)) as handle:
+            step = int(handle.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+    say("Load from checkpoint folder: %s" % os.path.join(local_dir, "global_step_%d" % step))
+    return step
+
+
+def _save_checkpoint(local_dir, step):
+    os.makedirs(os.path.join(local_dir, "global_step_%d" % step), exist_ok=True)
+    temporary = os.path.join(local_dir, TRACKER + ".tmp")
+    with open(temporary, "w") as handle:
+        handle.write("%d\n" % step)
+    os.replace(temporary, os.path.join(local_dir, TRACKER))
+
+
 def run(config):
     """verl's run_ppo(), simulated: the checks, then the training loop until a stop signal."""
     resolved = OmegaConf.to_container(config, resolve=True)  # raises on an unresolvable interpolation, like verl
@@ -137,6 +162,8 @@ def run(config):
     steps = trainer.get("total_training_steps")
     steps = int(steps) if steps is not None else None
     local_dir = os.path.abspath(str(trainer["default_local_dir"]))
+    save_freq = int(trainer.get("save_freq") or -1)
+    resumed_from = _resume_step(trainer, local_dir)
     started = {
         "pid": os.getpid(),
         "hostname": socket.gethostname(),
@@ -154,6 +181,7 @@ def run(config):
         "available_npus": available,
         "ray_nodes": sum(1 for node in ray.nodes() if node.get("Alive")),
         "started_at": time.time(),
+        "resumed_from_step": resumed_from,
     }
     tracker = _swanlab(trainer, resolved)
     started["swanlab"] = {"mode": os.environ.get("SWANLAB_MODE"), "log_dir": os.environ.get("SWANLAB_LOG_DIR"),
@@ -162,12 +190,14 @@ def run(config):
     say("config composed and checked: %d node(s) x %d NPU, Ray has %s NPU on %d node(s); %s written"
         % (nnodes, per_node, total, started["ray_nodes"], os.path.join(local_dir, STARTED)))
 
-    step = 0
+    step = resumed_from
     while not _STOP and (steps is None or step < steps):
         if _sleep(STEP_SECONDS):
             break
         step += 1
         print(_step_line(step, steps or 1000), flush=True)
+        if save_freq > 0 and step % save_freq == 0:
+            _save_checkpoint(local_dir, step)
         if tracker is not None:
             tracker.log({"training/global_step": step}, step=step)
     if not _STOP:

@@ -31,7 +31,7 @@ from launch_helpers import launch_ok, render
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = pytest.mark.xdist_group("verl-sim")
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
 
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)

@@ -26,16 +26,18 @@ KEY = SETTINGS["verl_swanlab_api_key"]
 
 def answers(template, **more):
     """The survey filled in for this cluster (its paths, batch, image, mask, SwanLab offline), as AWX sends it,
-    plus the key the SwanLab credential injects."""
-    filled = {name: str(CLUSTER[name]) for name in ("verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir",
-                                                    "verl_log_dir")}
+    plus, for deploy and render, the key the SwanLab credential injects."""
+    filled = {}
     if template in ("deploy", "render"):
+        filled = {name: str(CLUSTER[name]) for name in ("verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir",
+                                                        "verl_log_dir")}
         filled.update(mask=SETTINGS["mask"], verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
                       verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"])
     values = survey_answers(template, **filled)
-    values.update(verl_swanlab_api_key=KEY, **more)
-    # Not survey questions: the scenario's own settings (inventory variables of an AWX inventory).
-    values.update(verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"])
+    if template in ("deploy", "render"):
+        # The SwanLab credential (attached to these templates) and the job template's own extra vars.
+        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"])
+    values.update(more)
     return values
 
 

@@ -1,16 +1,18 @@
 """status.yml reports every node; stop.yml then stops training and Ray but keeps everything else.
 
-Runs after test_1_deployed (pytest takes the files in name order): stop changes the cluster."""
+Runs last (pytest takes the files in name order): stop changes the cluster."""
 from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, tail, training_pids
 
 
 def test_status_reports_every_node():
     proc = playbook("status.yml")
     assert proc.returncode == 0, tail(proc)
-    assert "Ray dashboard: http://" in proc.stdout
+    assert "dashboard http://" in proc.stdout
+    assert "training: running (pid" in proc.output and "steps/min" in proc.output, tail(proc)
     assert "step:" in proc.stdout, tail(proc)
     for node in nodes():
         assert node in proc.stdout
+    assert proc.output.count("ray: in the cluster of") == 3, tail(proc)
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
 
 

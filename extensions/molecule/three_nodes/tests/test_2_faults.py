@@ -1,0 +1,103 @@
+"""Faults on the deployed cluster, each healed by one plain re-run of deploy.yml (the scenario's settings).
+
+Each test breaks something a real cluster sees break, then checks that the re-run ends as a first
+deploy does: Ray reports 3 nodes and 24 NPU, and one training runs on the head. They build on each
+other in file order (pytest runs them so), sharing this scenario's cluster.
+"""
+import json
+import time
+
+from sim_scenario import hosts, in_verl, on_node, playbook, ray_view, recap, sh, tail, training_pids
+
+HEAD = hosts("ray_head")[0]
+WORKERS = hosts("ray_workers")
+STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+
+
+def started():
+    """What the stand-in trainer that runs now recorded when it started (pid, the step it resumed from...)."""
+    return json.loads(in_verl(HEAD, "cat %s" % STARTED).stdout)
+
+
+def until(check, seconds=90, what="the condition"):
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "%s did not hold within %d s" % (what, seconds)
+        time.sleep(2)
+
+
+def assert_healed(proc):
+    assert proc.returncode == 0, tail(proc)
+    assert ray_view(HEAD) == {"nodes": 3, "npu": 24.0}, tail(proc)
+    assert len(training_pids(HEAD)) == 1, tail(proc)
+    for worker in WORKERS:
+        assert training_pids(worker) == []
+
+
+def test_a_crashed_training_is_reported_then_started_again_and_resumes():
+    before = started()
+    in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
+    until(lambda: not training_pids(HEAD), what="the training's end after SIGKILL")
+    status = playbook("status.yml")
+    assert status.returncode == 0, tail(status)
+    assert "training: CRASHED (exit code 137)" in status.output, tail(status)
+    proc = playbook("deploy.yml")
+    assert_healed(proc)
+    after = started()
+    assert after["pid"] != before["pid"]
+    # Checkpoints every 2 steps (verl_save_freq): the new run resumed from the last one.
+    assert after["resumed_from_step"] >= 2, after
+
+
+def test_the_heads_ray_killed_heals_and_the_orphaned_training_is_replaced():
+    before = started()
+    in_verl(HEAD, "ray stop --force >/dev/null 2>&1")
+    proc = playbook("deploy.yml")
+    assert_healed(proc)
+    assert "the head's Ray at" in proc.output and "is not whole" in proc.output, tail(proc)
+    assert started()["pid"] != before["pid"], "the training of the Ray cluster that was killed must be replaced"
+
+
+def test_a_workers_ray_killed_and_another_worker_node_restarted_heal_in_one_run():
+    pid = training_pids(HEAD)
+    in_verl(WORKERS[0], "ray stop --force >/dev/null 2>&1")
+    sh("docker", "restart", WORKERS[1], timeout=120)
+    until(lambda: on_node(WORKERS[1], "docker", "version", check=False).returncode == 0, what="the restarted node's engine")
+    proc = playbook("deploy.yml")
+    assert_healed(proc)
+    counts = recap(proc.stdout)
+    assert counts[WORKERS[0]]["changed"] >= 1 and counts[WORKERS[1]]["changed"] >= 2, tail(proc)  # rejoined; started + rejoined
+    assert training_pids(HEAD) == pid, "the head's Ray kept running: its training must be left alone"
+
+
+def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
+    pid = training_pids(HEAD)
+    script = in_verl(HEAD, "cat /verl/run_training.sh").stdout
+    proc = playbook("deploy.yml", "-e", "mask=1000000")
+    assert proc.returncode != 0
+    assert "mask 0000000 -> 1000000: Remove Padding on" in proc.output, tail(proc)
+    assert "-e verl_restart=true" in proc.output, tail(proc)
+    assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
+    assert training_pids(HEAD) == pid and in_verl(HEAD, "cat /verl/run_training.sh").stdout == script
+    proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true")
+    assert_healed(proc)
+    assert training_pids(HEAD) != pid
+    assert "USE_REMOVE_PADDING=True" in in_verl(HEAD, "cat /verl/run_training.sh").stdout
+
+
+def test_stop_works_with_a_dataset_gone_and_a_worker_container_stopped():
+    on_node(WORKERS[1], "docker", "stop", "verl")
+    # The training's inputs are not needed to stop it: a dataset that has gone changes nothing.
+    proc = playbook("stop.yml", "-e", "verl_train_file=/sim/data/gone.parquet", "-e", "verl_model_path=relative/nonsense")
+    assert proc.returncode == 0, tail(proc)
+    assert "%s: container verl exited" % WORKERS[1] in proc.output, tail(proc)
+    assert training_pids(HEAD) == []
+    for node in (HEAD, WORKERS[0]):
+        assert in_verl(node, "pgrep -x raylet", check=False).returncode != 0, "Ray still runs on %s" % node
+
+
+def test_deploy_after_stop_brings_everything_back():
+    proc = playbook("deploy.yml")
+    assert_healed(proc)
+    counts = recap(proc.stdout)
+    assert counts[WORKERS[1]]["changed"] >= 2, tail(proc)  # its container started, Ray joined

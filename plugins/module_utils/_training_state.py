@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+#
+# What a training was started from, and what changed since. The deploy writes a launch record
+# (launch.json, beside the scripts); verl_control.sh keeps the one the running training started
+# from. A re-run compares the two and refuses to leave a training running under settings it no
+# longer has (unless verl_restart=true), saying exactly what differs.
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+
+# Launch configuration keys that do not change what the training computes or how it runs: a change
+# in them alone never needs a restart. Per-host facts and values derived from others are left out too.
+NOT_IN_RECORD = frozenset((
+    "host", "role", "is_head", "master_addr_source", "npu_devices_csv", "world_size", "data_parallel_size",
+    "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "output_dir", "docker_timeout", "npu_smi_path",
+    "restart", "train_start_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
+    # An existing container is reused as it is (a new image or mount needs a new container), so these
+    # say nothing about the training that runs in it.
+    "image", "container",
+))
+STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "launch")
+_SHOWN = 120
+
+
+def launch_record(config, run_training=""):
+    """The launch record of a launch configuration: the settings that shape the training, the feature
+    mask instead of its decoded table, and the SHA-256 of the rendered run_training.sh."""
+    settings = {key: value for key, value in config.items() if key not in NOT_IN_RECORD and key != "features"}
+    settings["mask"] = (config.get("features") or {}).get("mask")
+    return {"settings": settings, "run_training_sha256": hashlib.sha256(run_training.encode("utf-8")).hexdigest()}
+
+
+def parse_training_state(text):
+    """The KEY=VALUE lines of `verl_control.sh training-state` as a dict (launch: the record, or None).
+
+    Anything else (no container, an older script without the step) reads as state "unknown".
+    """
+    state = dict.fromkeys(STATE_KEYS, "")
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key in state:
+            state[key] = value.strip()
+    try:
+        state["launch"] = json.loads(state["launch"]) if state["launch"] else None
+    except ValueError:
+        state["launch"] = None
+    if not state["state"]:
+        state["state"] = "unknown"
+    return state
+
+
+def _show(value):
+    text = json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
+    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+
+
+def _mask_change(old, new):
+    if not (isinstance(old, str) and isinstance(new, str) and len(old) == len(new) == len(FEATURES)):
+        return "mask %s -> %s" % (_show(old), _show(new))
+    turned = ["%s %s" % (feature["name"], "on" if new[feature["bit"]] == "1" else "off")
+              for feature in FEATURES if old[feature["bit"]] != new[feature["bit"]]]
+    return "mask %s -> %s: %s" % (old, new, ", ".join(turned))
+
+
+def launch_drift(started, now):
+    """What differs between the record a training started from and the one this run renders, one
+    line per difference ("mask 0000000 -> 1000000: Remove Padding on", "train_tp 4 -> 2"); [] if none.
+
+    A training with no record (started by hand, or by an older verl.deploy) cannot be compared: that
+    is a difference too.
+    """
+    if not isinstance(started, dict) or "settings" not in started:
+        return ["the running training has no launch record (it was not started by this version of verl.deploy), so its settings are unknown"]
+    old, new = started.get("settings") or {}, now.get("settings") or {}
+    changes = []
+    for key in sorted(set(old) | set(new)):
+        if old.get(key) == new.get(key):
+            continue
+        if key == "mask":
+            changes.insert(0, _mask_change(old.get(key), new.get(key)))
+        else:
+            changes.append("%s %s -> %s" % (key, _show(old.get(key, "(unset)")), _show(new.get(key, "(unset)"))))
+    if not changes and started.get("run_training_sha256") != now.get("run_training_sha256"):
+        changes.append("run_training.sh differs from the one the training started from, with the same settings "
+                       "(another version of verl.deploy rendered it)")
+    return changes

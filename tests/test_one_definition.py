@@ -1,0 +1,41 @@
+"""Programs live in files, facts in one place: no task embeds a multi-line program, and the training
+process and its log name are defined once (roles/training/vars/main.yml) for every script and task."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+TASK_FILES = sorted([*REPO.glob("roles/*/tasks/*.yml"), *REPO.glob("playbooks/*.yml")])
+# Where the collection's behaviour lives (tests, docs and the stand-in image may name the facts too).
+PRODUCTION = [path for path in [*REPO.glob("roles/**/*"), *REPO.glob("plugins/**/*.py"), *REPO.glob("playbooks/*.yml")] if path.is_file()]
+
+
+def _strings(node, key=None):
+    """(key, string) for every string in a task tree."""
+    if isinstance(node, dict):
+        for name, value in node.items():
+            yield from _strings(value, name)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value, key)
+    elif isinstance(node, str):
+        yield key, node
+
+
+@pytest.mark.parametrize("path", TASK_FILES, ids=lambda path: str(path.relative_to(REPO)))
+def test_no_task_embeds_a_multi_line_program(path):
+    programs = [text for key, text in _strings(yaml.safe_load(path.read_text())) if key in ("argv", "cmd", "_raw_params", "shell", "command")
+                and "\n" in text.strip()]
+    assert not programs, "%s embeds a program; put it in a script or a file of its role:\n%s" % (path, programs[0])
+
+
+@pytest.mark.parametrize("fact", ["recipe.dapo.main_dapo", "verl_qwen3_8b_"])
+def test_the_training_process_and_its_log_name_are_defined_once(fact):
+    # (The settings' descriptions may show the log name to the user: `verl_qwen3_8b_<experiment>...`.)
+    places = [str(path.relative_to(REPO)) for path in PRODUCTION
+              if re.search(re.escape(fact) + r"(?!<)", path.read_text(errors="replace"))]
+    assert places == ["roles/training/vars/main.yml"], places

@@ -1,0 +1,37 @@
+"""The identity status.yml and stop.yml check: only what names the deployment, whatever else is wrong."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import identity
+from launch_helpers import SPEC
+
+
+def test_defaults_name_the_container_and_workdir():
+    found, errors, warnings = identity({}, SPEC)
+    assert not errors and not warnings
+    assert found == {"container_name": "verl", "workdir": "/verl", "status_log_lines": 20, "status_stall_seconds": 1800,
+                     "stop_containers": False}
+
+
+def test_the_trainings_inputs_are_not_needed_even_when_wrong():
+    found, errors, _warnings = identity({"verl_train_file": "", "verl_model_path": "relative/path", "verl_train_tp": "x",
+                                         "verl_swanlab_enabled": True, "verl_container_name": "train-1"}, SPEC)
+    assert not errors and found["container_name"] == "train-1"
+
+
+@pytest.mark.parametrize("name, value", [
+    ("verl_container_name", "bad name;rm"),
+    ("verl_workdir", "relative"),
+    ("verl_status_log_lines", "many"),
+    ("verl_status_stall_seconds", 0),
+    ("verl_stop_containers", "perhaps"),
+])
+def test_a_bad_identity_setting_is_named(name, value):
+    _found, errors, _warnings = identity({name: value}, SPEC)
+    assert [error["variable"] for error in errors] == [name]
+
+
+def test_typos_are_warned_about():
+    _found, _errors, warnings = identity({"verl_stop_container": True}, SPEC)
+    assert warnings and "Did you mean verl_stop_containers?" in warnings[0]

@@ -1,0 +1,87 @@
+"""The launch record, the training state verl_control.sh prints, and what differs between two records."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift, launch_record, parse_training_state
+from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
+
+BASE = launch_ok()
+
+
+def record(run_training="echo train", **overrides):
+    return launch_record(launch_ok(**overrides), run_training)
+
+
+def test_the_record_never_holds_the_key():
+    assert SECRET_KEY not in json.dumps(launch_record(launch_ok(api_key=SECRET_KEY, **SWANLAB_ON)))
+
+
+def test_the_record_keeps_what_shapes_the_training_and_the_mask():
+    kept = record()["settings"]
+    assert kept["mask"] == "0000000" and kept["train_tp"] == 4 and kept["model_path"] == "/models/Qwen3-8B"
+    assert "features" not in kept and "image" not in kept and "train_start_timeout" not in kept
+    assert json.loads(json.dumps(record())) == record(), "the record must survive JSON (it is kept as launch.json)"
+
+
+def test_the_same_settings_make_no_drift():
+    assert launch_drift(record(), record()) == []
+
+
+def test_settings_that_never_need_a_restart_make_no_drift():
+    quiet = record(verl_train_start_timeout=999, verl_ray_wait_timeout=999, verl_ray_join_retries=3, verl_status_log_lines=5,
+                   verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag")
+    assert launch_drift(record(), quiet) == []
+
+
+@pytest.mark.parametrize("mask, expected", [
+    ("1000000", "mask 0000000 -> 1000000: Remove Padding on"),
+    ("0100001", "mask 0000000 -> 0100001: Dynamic Batch Size on, VPP on"),
+])
+def test_a_changed_mask_names_each_feature_turned_on_or_off(mask, expected):
+    assert launch_drift(record(), record(verl_feature_mask=mask))[0] == expected
+    back = expected.split(": ")[1].replace(" on", " off")
+    assert launch_drift(record(verl_feature_mask=mask), record())[0].endswith(back)
+
+
+def test_every_changed_setting_is_listed_mask_first():
+    drift = launch_drift(record(), record(verl_feature_mask="1000000", verl_lr="2e-6", verl_train_steps=8))
+    assert drift == ["mask 0000000 -> 1000000: Remove Padding on", "lr 1e-6 -> 2e-6", "train_steps 4 -> 8"]
+
+
+def test_long_values_are_cut():
+    drift = launch_drift(record(), record(verl_extra_env={"A%d" % i: "x" * 50 for i in range(20)}))
+    assert drift and all(len(line) < 300 for line in drift), drift
+
+
+def test_swanlab_settings_are_compared():
+    drift = launch_drift(record(), record(api_key=SECRET_KEY, **SWANLAB_ON))
+    assert "swanlab_enabled false -> true" in drift, drift
+
+
+def test_same_settings_but_another_run_training_is_drift():
+    drift = launch_drift(record("echo old"), record("echo new"))
+    assert len(drift) == 1 and "run_training.sh differs" in drift[0]
+
+
+@pytest.mark.parametrize("started", [None, {}, {"unexpected": 1}, "garbage"])
+def test_a_training_without_a_record_counts_as_changed(started):
+    drift = launch_drift(started, record())
+    assert len(drift) == 1 and "no launch record" in drift[0]
+
+
+def test_the_state_lines_parse_with_the_record():
+    text = "\n".join(["state=running", "pid=42", "exit_code=", "started_at=1700000000", "last_step=1700000100 7",
+                      "ray_session=session_1", "log=/logs/verl_qwen3_8b_x.log", "launch=%s" % json.dumps(record())])
+    state = parse_training_state(text)
+    assert state["state"] == "running" and state["pid"] == "42" and state["last_step"] == "1700000100 7"
+    assert state["launch"] == record()
+
+
+@pytest.mark.parametrize("text", ["", None, "bash: /verl/verl_control.sh: No such file or directory", "state=running\nlaunch={broken"])
+def test_nothing_readable_is_unknown_and_a_broken_record_is_none(text):
+    state = parse_training_state(text)
+    assert state["launch"] is None
+    assert state["state"] == ("running" if text and "state=" in text else "unknown")
