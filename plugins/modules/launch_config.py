@@ -22,9 +22,9 @@ options:
   scope:
     description:
       - V(launch) checks every setting and returns the launch configuration.
-      - V(identity) checks only what names the deployment (C(verl_container_name), C(verl_workdir)) and the day-2 settings
+      - "V(identity) checks only what names the deployment (C(verl_container_name), C(verl_workdir)) and the day-2 settings
         (C(verl_status_log_lines), C(verl_status_stall_seconds), C(verl_stop_containers)), for C(status.yml) and C(stop.yml): the
-        training's inputs (paths, key, hyper-parameters) are not needed to look at or stop a deployment.
+        training's inputs (paths, key, hyper-parameters) are not needed to look at or stop a deployment."
     type: str
     choices: [launch, identity]
     default: launch
