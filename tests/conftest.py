@@ -16,6 +16,14 @@ _LINK = COLLECTIONS / "ansible_collections" / "verl" / "deploy"
 if not _LINK.exists():
     _LINK.parent.mkdir(parents=True, exist_ok=True)
     os.symlink(os.path.relpath(REPO, _LINK.parent), _LINK)
+# What the first play of every playbook links in (playbooks/preflight.yml), made here once so that
+# parallel test workers do not race to create it.
+_ADJACENT = REPO / "playbooks" / "collections" / "ansible_collections" / "verl" / "deploy"
+if not _ADJACENT.is_symlink():
+    try:
+        os.symlink(os.path.relpath(REPO, _ADJACENT.parent), _ADJACENT)
+    except FileExistsError:
+        pass
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
 

@@ -8,8 +8,8 @@ name: launch_drift
 short_description: What differs between the launch record a training started from and the one this run renders
 version_added: 0.1.0
 description:
-  - One readable line per difference, such as C(mask 0000000 -> 1000000: Remove Padding on) or C(train_tp 4 -> 2); an empty list
-    when nothing differs.
+  - "One readable line per difference, such as C(mask 0000000 -> 1000000: Remove Padding on) or C(train_tp 4 -> 2); an empty list
+    when nothing differs."
   - A training without a launch record (started by hand, or by an older version) counts as different.
 author:
   - verl-deploy maintainers (!UNKNOWN)

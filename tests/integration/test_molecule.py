@@ -1,7 +1,8 @@
 """The Molecule scenarios (extensions/molecule), each a full `molecule test` on simulated Ascend nodes.
 
 one_node     head only, local image, mask features, SwanLab offline from a wheelhouse, the key
-             nowhere (its deploys run at -vvv; the whole output is grepped here), verl_restart
+             nowhere (its deploys run at -vvv; the whole output is grepped here), verl_restart,
+             then AWX jobs through ansible-runner (no confirmation, an unanswered question, stop + deploy)
 three_nodes  head + 2 workers, image pulled from a registry: Ray 3 nodes / 24 NPU, training on the
              head only, scripts differ only where they must, re-run changes nothing, status, stop
 failures     busy worker, unreachable worker, worker whose Ray never joins: each fails in time, named

@@ -1,0 +1,102 @@
+"""An AWX job without AWX: ansible-runner on a private data directory laid out as AWX lays it out.
+
+AWX (through ansible-runner in the execution environment) runs a job from a private data directory:
+`project/` (the project's SCM checkout: here a fresh `git clone` of this repository, so only committed
+content counts and no setup step has run), `inventory/` (the job's inventory), `env/extravars` (the
+survey answers, `text`/`multiplechoice` ones as strings, the credentials' injected extra vars and AWX's
+own `awx_*`/`tower_*` variables), `env/envvars` (the fact cache settings) and `env/settings`; runner
+writes `artifacts/<ident>/` (stdout, job_events/, the stats) there.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SURVEYS = yaml.safe_load((REPO / "awx" / "surveys.yml").read_text())
+
+
+def awx_variables(job_id=4242):
+    """What AWX adds to every job's extra vars (a subset)."""
+    return {"awx_job_id": job_id, "awx_job_template_name": "verl deploy", "awx_user_name": "admin",
+            "tower_job_id": job_id, "awx_execution_node": "awx-task"}
+
+
+def survey_answers(template, **answers):
+    """The survey's defaults (each as AWX sends it) with the given answers on top."""
+    values = {q["variable"]: q["default"] for q in SURVEYS[template]["spec"] if "default" in q}
+    values.update(answers)
+    return values
+
+
+class Job:
+    """A finished job: rc, status, stdout, the events, the stats (set_stats) and the artifact folder."""
+
+    def __init__(self, data_dir, ident, proc, seconds):
+        self.data_dir = data_dir
+        self.artifacts = data_dir / "artifacts" / ident
+        self.proc = proc
+        self.seconds = seconds
+        self.rc = int((self.artifacts / "rc").read_text()) if (self.artifacts / "rc").is_file() else proc.returncode
+        self.status = (self.artifacts / "status").read_text().strip() if (self.artifacts / "status").is_file() else "?"
+        self.stdout = (self.artifacts / "stdout").read_text() if (self.artifacts / "stdout").is_file() else ""
+        self.events = sorted((json.loads(path.read_text()) for path in (self.artifacts / "job_events").glob("*.json")),
+                             key=lambda event: event["counter"])
+        stats = [event for event in self.events if event["event"] == "playbook_on_stats"]
+        self.stats = stats[-1]["event_data"] if stats else {}
+
+    @property
+    def artifact_data(self):
+        """What the playbook handed back with set_stats (AWX shows it as the job's artifacts)."""
+        return self.stats.get("artifact_data", {})
+
+    def every_file(self):
+        """Every file the job left behind: artifacts (stdout, events, fact cache), env, inventory."""
+        return [path for path in self.data_dir.rglob("*") if path.is_file() and "project" not in path.relative_to(self.data_dir).parts[:1]]
+
+    def describe(self):
+        return "rc=%s status=%s after %.1f s\n%s\n%s" % (self.rc, self.status, self.seconds, self.stdout[-6000:], self.proc.stderr[-2000:])
+
+
+def run_job(root, playbook, inventory, extravars, ident="1", timeout=1800):
+    """Run `playbook` (a path inside the project) as an AWX job; returns the finished Job.
+
+    `inventory`: a dict (written as the job's inventory) or a folder (copied, group_vars included)."""
+    data_dir = Path(root) / ("job-%s" % ident)
+    (data_dir / "env").mkdir(parents=True)
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(data_dir / "project")], check=True, timeout=120)
+    if isinstance(inventory, dict):
+        (data_dir / "inventory").mkdir()
+        (data_dir / "inventory" / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    else:  # an inventory folder (hosts and group_vars), copied as AWX would sync it
+        shutil.copytree(inventory, data_dir / "inventory", symlinks=False)
+    (data_dir / "env" / "extravars").write_text(yaml.safe_dump(extravars))
+    (data_dir / "env" / "envvars").write_text(yaml.safe_dump({
+        "ANSIBLE_CACHE_PLUGIN": "jsonfile",
+        "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(data_dir / "artifacts" / ident / "fact_cache"),
+        "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
+    }))
+    (data_dir / "env" / "settings").write_text(yaml.safe_dump({"job_timeout": timeout, "suppress_ansible_output": True}))
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("ANSIBLE_", "MOLECULE_"))}
+    env["PATH"] = "%s:%s" % (BIN, env.get("PATH", ""))
+    start = time.monotonic()
+    proc = subprocess.run([str(BIN / "ansible-runner"), "run", str(data_dir), "-p", playbook, "--ident", ident],
+                          env=env, capture_output=True, text=True, timeout=timeout + 120, check=False)
+    return Job(data_dir, ident, proc, time.monotonic() - start)
+
+
+def closed_ports_inventory(workers=1):
+    """Nodes on 127.0.0.1 ports nothing listens on: a job that contacted them would fail naming them."""
+    hosts = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "127.0.0.1", "ansible_port": 9}}},
+                                  "ray_workers": {"hosts": {}}}}}
+    for number in range(2, workers + 2):
+        hosts["all"]["children"]["ray_workers"]["hosts"]["node%d" % number] = {"ansible_host": "127.0.0.1", "ansible_port": 9}
+    return hosts

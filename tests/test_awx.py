@@ -1,0 +1,210 @@
+"""AWX as code (awx/) and the AWX job without AWX (ansible-runner on a private data directory, tests/awx_job.py).
+
+The deploy job end to end on the simulated cluster is in the Molecule scenario one_node
+(extensions/molecule/one_node/tests/test_4_awx_job.py); these need no cluster."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pexpect
+import pytest
+import yaml
+
+from awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
+
+SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read_text())
+# `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
+ALIASES = {"mask": ("verl_feature_mask", "0000000")}
+AWX_TYPES = {"str": {"text", "textarea", "password", "multiplechoice"}, "raw": {"text"}, "int": {"integer", "multiplechoice"},
+             "float": {"float"}, "bool": {"multiplechoice"}}
+KEY = "sk-AWX-credential-key-5e8c1a"
+PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
+         "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
+
+
+def as_awx_sends(value):
+    """A spec default as a survey answer: AWX's text/multiplechoice answers are strings (bools in lower case)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ",".join(str(item) for item in value)
+    return str(value)
+
+
+def questions():
+    for template in ("deploy", "render", "status", "stop"):
+        for question in SURVEYS[template]["spec"]:
+            yield template, question
+
+
+@pytest.mark.parametrize("template, question", list(questions()), ids=lambda value: value if isinstance(value, str) else value["variable"])
+def test_survey_question_agrees_with_the_argument_spec(template, question):
+    name, alias_default = ALIASES.get(question["variable"], (question["variable"], None))
+    assert name in SPEC, "%s asks for %s, which roles/verl/meta/argument_specs.yml does not declare" % (template, name)
+    option = SPEC[name]
+    assert question["type"] in AWX_TYPES[option["type"]], (name, question["type"], option["type"])
+    default = option.get("default", alias_default)
+    description = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
+    if default in ("", None) and re.search(r"\bRequired\.", description):
+        assert question["required"] and "default" not in question, "%s is required (no usable default): the survey must ask" % name
+    elif question["type"] in ("integer", "float"):
+        assert question["default"] == default and type(question["default"]) is type(default), name
+    else:
+        assert question["default"] == as_awx_sends(default), name
+    if "choices" in option:
+        assert question["type"] == "multiplechoice" and question["choices"] == option["choices"], name
+    if option["type"] == "bool":
+        assert sorted(question["choices"]) == ["false", "true"], name
+    if question["type"] == "multiplechoice":
+        assert question["default"] in question["choices"], name
+    assert SURVEYS[template]["name"] and "description" in SURVEYS[template]
+
+
+def test_the_mask_question_takes_exactly_seven_characters():
+    mask = next(q for q in SURVEYS["deploy"]["spec"] if q["variable"] == "mask")
+    assert (mask["type"], mask["min"], mask["max"], mask["default"]) == ("text", 7, 7, "0000000")
+
+
+def test_the_deploy_survey_asks_what_a_deploy_needs():
+    variables = {q["variable"] for q in SURVEYS["deploy"]["spec"]}
+    needed = {"mask", "verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir", "verl_log_dir", "verl_image",
+              "verl_npu_devices", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
+              "verl_swanlab_enabled", "verl_swanlab_mode", "verl_swanlab_host", "verl_swanlab_workspace", "verl_confirm"}
+    assert needed <= variables
+    for template in ("deploy", "render", "status", "stop"):
+        names = [q["variable"] for q in SURVEYS[template]["spec"]]
+        assert len(set(names)) == len(names), template
+
+
+def test_no_survey_asks_for_the_key_the_credential_injects_it():
+    assert all(q["variable"] != "verl_swanlab_api_key" and q["type"] != "password" for q in [pair[1] for pair in questions()])
+    field = CREDENTIAL_TYPE["inputs"]["fields"][0]
+    assert field["secret"] is True and CREDENTIAL_TYPE["inputs"]["required"] == [field["id"]]
+    assert CREDENTIAL_TYPE["injectors"] == {"extra_vars": {"verl_swanlab_api_key": "{{ %s }}" % field["id"]}}
+    assert SPEC["verl_swanlab_api_key"]["no_log"] is True
+
+
+def test_configure_playbook_creates_every_job_template_with_its_survey():
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    modules = [next(key for key in task if "." in key) for task in play["tasks"]]
+    for module in ("awx.awx.credential_type", "awx.awx.credential", "awx.awx.project", "awx.awx.inventory", "awx.awx.host",
+                   "awx.awx.group", "awx.awx.job_template"):
+        assert module in modules, module
+    templates = next(task for task in play["tasks"] if "awx.awx.job_template" in task)
+    assert templates["loop"] == ["deploy", "status", "stop", "render"]
+    assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
+    groups = next(task for task in play["tasks"] if "awx.awx.group" in task)
+    assert [group["name"] for group in groups["loop"]] == ["ray_head", "ray_workers"]
+    assert all(play["vars"]["verl_awx_timeouts"][name] > 0 for name in templates["loop"])
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "awx/configure.yml"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm(tmp_path):
+    """ansible-runner gives the job a pseudo-terminal: the confirmation must not believe somebody is there."""
+    answers = survey_answers("deploy", **PATHS, verl_swanlab_api_key=KEY, **awx_variables())
+    assert answers["verl_confirm"] == "false"
+    job = run_job(tmp_path, "playbooks/deploy.yml", closed_ports_inventory(workers=2), answers, timeout=300)
+    assert job.status == "failed" and job.rc != 0, job.describe()
+    assert job.seconds < 30, "the job took %.1f s" % job.seconds
+    assert "verl_confirm is not true and this is an AWX job" in " ".join(job.stdout.split()), job.describe()
+    # No node was contacted: the recap names only the controller.
+    assert set(job.stats.get("processed", {})) == {"localhost"}, job.stats
+    assert_key_nowhere(job)
+
+
+def assert_key_nowhere(job):
+    leaks = [str(path) for path in (job.data_dir / "artifacts").rglob("*") if path.is_file() and KEY in path.read_text(errors="replace")]
+    assert not leaks, "the SwanLab key is in %s" % leaks
+    assert KEY not in job.proc.stdout + job.proc.stderr
+
+
+def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
+    """The execution environment's file system is thrown away after the job: the scripts travel in the stats."""
+    answers = survey_answers("render", **PATHS, mask="1010000", verl_swanlab_enabled="true", verl_swanlab_mode="cloud",
+                             verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY,
+                             verl_output_dir=str(tmp_path / "out"), **awx_variables())
+    inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}},
+                                      "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}
+    job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300)
+    assert job.status == "successful", job.describe()
+    rendered = job.artifact_data["verl_rendered"]
+    assert sorted(rendered) == ["node1", "node2"]
+    for node, scripts in rendered.items():
+        assert sorted(scripts) == ["run_training.sh", "start_verl.sh"]
+        assert scripts["start_verl.sh"] == (tmp_path / "out" / node / "start_verl.sh").read_text().rstrip("\n")
+    # The survey's strings arrived as the settings they stand for.
+    training = rendered["node1"]["run_training.sh"]
+    assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
+    assert_key_nowhere(job)
+
+
+PROBE = """
+- name: Ask
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Ask with a bound
+      verl.deploy.confirm:
+        prompt: Go on?
+        timeout: 3
+      register: answer
+    - name: Show
+      ansible.builtin.debug:
+        msg: "RESULT interactive={{ answer.interactive }} confirmed={{ answer.confirmed }} timed_out={{ answer.timed_out }} waited={{ answer.waited }}"
+"""
+
+
+@pytest.fixture()
+def probe_playbook(tmp_path):
+    path = tmp_path / "ask.yml"
+    path.write_text(PROBE)
+    return path
+
+
+def ansible_playbook_argv(playbook):
+    return [str(BIN / "ansible-playbook"), "-i", "localhost,", "-c", "local", str(playbook)]
+
+
+def probe_env():
+    return dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / ".collections"), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+
+
+@pytest.mark.parametrize("typed, expected", [(None, "confirmed=False timed_out=True"), ("yes", "confirmed=True timed_out=False"),
+                                             ("no", "confirmed=False timed_out=False")])
+def test_the_terminal_question_is_bounded(probe_playbook, typed, expected):
+    """At a terminal (a pseudo-terminal here) the question waits for an answer ended with Enter, at most 3 s."""
+    argv = ansible_playbook_argv(probe_playbook)
+    child = pexpect.spawn(argv[0], argv[1:], env=probe_env(), encoding="utf-8", timeout=60)
+    child.expect(r"Go on\? \(3 s\)")
+    if typed:
+        child.sendline(typed)
+    child.expect(pexpect.EOF)
+    child.close()
+    result = re.search(r"RESULT interactive=True (confirmed=\w+ timed_out=\w+) waited=([\d.]+)", child.before)
+    assert result and result.group(1) == expected, child.before
+    waited = float(result.group(2))
+    assert 3 <= waited < 4.5 if typed is None else waited < 3, waited
+
+
+def test_without_a_terminal_nobody_is_asked_and_nothing_waits(probe_playbook):
+    proc = subprocess.run(ansible_playbook_argv(probe_playbook), env=probe_env(), stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert "RESULT interactive=False confirmed=False timed_out=False waited=0.0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_deploy_without_a_terminal_fails_in_seconds_naming_verl_confirm(tmp_path):
+    """CI or `</dev/null`: nobody can be asked, so the deploy stops before any host is contacted."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(yaml.safe_dump(closed_ports_inventory()))
+    argv = [str(BIN / "ansible-playbook"), "-i", str(inventory), "playbooks/deploy.yml", "-e", "mask=0000000"]
+    argv += [arg for name, value in PATHS.items() for arg in ("-e", "%s=%s" % (name, value))]
+    proc = subprocess.run(argv, cwd=REPO, env=probe_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+                          check=False)
+    output = " ".join((proc.stdout + proc.stderr).split())
+    assert proc.returncode != 0 and "verl_confirm is not true and there is no terminal to ask on" in output, output
+    assert "node1" not in output.rsplit("PLAY RECAP", maxsplit=1)[-1], "no node may be contacted"
