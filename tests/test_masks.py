@@ -1,8 +1,8 @@
-"""The 128-mask proof (SPEC.md, defect 1 of the original).
+"""The 128-mask proof (defect 1 of the original design; README, "What it guarantees").
 
 For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3
 first on PATH, and compare the exact argument list with one written here independently of the
-feature table, straight from SPEC.md's tables.
+feature table, straight from the original design's tables (docs/features.md).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_tra
 
 OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
 
-# SPEC.md, "What run_training.sh holds", with the defaults of the original.
+# What run_training.sh holds (docs/features.md), with the defaults of the original design.
 FIXED = [
     "data.train_files=/data/train.parquet",
     "data.val_files=/data/test.parquet",
@@ -104,7 +104,7 @@ def expected_overrides(mask, swanlab):
     lines += [
         "actor_rollout_ref.actor.megatron.param_offload=" + tf[offload],
         "actor_rollout_ref.ref.megatron.param_offload=" + tf[offload],
-        # Swap Optimizer excludes optimizer offload (SPEC.md).
+        # Swap Optimizer excludes optimizer offload (docs/features.md).
         "actor_rollout_ref.actor.megatron.optimizer_offload=" + tf[offload and not swap],
         "actor_rollout_ref.actor.megatron.grad_offload=" + tf[offload],
     ]

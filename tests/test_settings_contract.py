@@ -40,7 +40,7 @@ def test_every_setting_is_public_and_prefixed():
 
 
 def test_public_interface_names_exist():
-    """SPEC.md, "Public interface": outside tests rely on these names."""
+    """The public interface: outside tests (and users' inventories) rely on these names."""
     required = """verl_confirm verl_output_dir verl_model_path verl_train_file verl_test_file verl_ckpts_dir verl_log_dir
     verl_npu_devices verl_train_steps verl_train_batch_size verl_lr verl_train_tp verl_train_pp verl_gen_tp
     verl_n_resp_per_prompt verl_swanlab_enabled verl_swanlab_host verl_swanlab_api_key verl_swanlab_mode
@@ -52,7 +52,7 @@ def test_public_interface_names_exist():
 
 
 def test_original_defaults():
-    """The original design's defaults (SPEC.md; the Chinese note wins where they differ)."""
+    """The original design's defaults, which verl.deploy keeps (docs/settings.md lists them)."""
     assert DEFAULTS["verl_train_steps"] == 4 and DEFAULTS["verl_train_batch_size"] == 32 and DEFAULTS["verl_lr"] == 1e-6
     assert DEFAULTS["verl_train_tp"] == 4 and DEFAULTS["verl_train_pp"] == 2 and DEFAULTS["verl_n_resp_per_prompt"] == 8
     assert DEFAULTS["verl_image"] == "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0"

@@ -1,6 +1,6 @@
 """start_verl.sh, executed with a stand-in `ray` (and `ip`): bounded waits, head/worker roles, re-runs.
 
-SPEC.md defect 2 (unbounded waits) and 5 (re-running kills a running training) of the original.
+Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the original design (README, "What it guarantees").
 """
 from __future__ import annotations
 
