@@ -561,8 +561,10 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     return assemble(merged, values, context, network, swanlab, features), [], warnings
 
 
-# What status.yml and stop.yml need: which container, and where in it the control script is.
-IDENTITY = ("verl_container_name", "verl_workdir", "verl_status_log_lines", "verl_status_stall_seconds", "verl_stop_containers")
+# What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
+# the logs and the rendered scripts are on the host, and the day-2 settings.
+IDENTITY = ("verl_container_name", "verl_workdir", "verl_log_dir", "verl_host_stage_dir", "verl_status_log_lines",
+            "verl_status_stall_seconds", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb")
 
 
 def identity(settings, spec, rules=None, unknown=(), host=None):
