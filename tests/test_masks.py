@@ -1,4 +1,4 @@
-"""The 128-mask proof (defect 1 of the original design; README, "What it guarantees").
+"""The 128-mask proof (defect 1 of the original design: docs/design.md).
 
 For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3
 first on PATH, and compare the exact argument list with one written here independently of the

@@ -1,6 +1,6 @@
 """start_verl.sh, executed with a stand-in `ray` (and `ip`): bounded waits, head/worker roles, re-runs.
 
-Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the original design (README, "What it guarantees").
+Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the original design (docs/design.md).
 """
 from __future__ import annotations
 

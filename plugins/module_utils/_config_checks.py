@@ -6,8 +6,9 @@
 #
 # Parallelism and batch-size rules checked before launch. verl's DAPO entry point (main_dapo) skips
 # verl's own validate_config, and Megatron only fails after minutes of model loading on every node,
-# so the launcher re-implements the arithmetic here. Rule ids follow ../notes/verl-facts.md section 5
-# (C2 ... C18); R1 and R2 are the original design's two rules.
+# so the launcher re-implements the arithmetic here. The rule ids (R1, R2: the original design's two
+# rules; C2 ... C18: verl's, Megatron's and vLLM's) and where each is enforced at run time are listed in
+# docs/design.md, "The parallelism rules and their ids".
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
