@@ -9,7 +9,7 @@ short_description: What playbooks/logs.yml got from each node
 version_added: 0.1.0
 description:
   - For each node, from what its tasks registered (C(__training_logs_ping), C(__training_logs_bundle), C(_training_logs_error)),
-    whether its logs were collected, or why not (it did not answer, or its collection failed).
+    whether its logs were collected, or why not (it did not answer its ping, or its collection failed).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -56,7 +56,7 @@ def node_collection(name, node, max_mb):
     ping = _get(node, "__training_logs_ping", {}) or {}
     bundle = _get(node, "__training_logs_bundle", {}) or {}
     error = _get(node, "_training_logs_error")
-    if ping.get("unreachable"):
+    if ping.get("ping") != "pong":
         reason = "the node did not answer: %s" % str(ping.get("msg", ""))[:300]
         return {"state": "unreachable", "reason": reason, "summary": "%s: NOT COLLECTED: %s" % (name, reason)}
     if error or "files" not in bundle:

@@ -175,6 +175,7 @@ from ansible.module_utils.basic import AnsibleModule
 REDACTED = b'<redacted>'
 CHUNK = 1 << 20
 MIN_SECRET = 8  # shorter values would redact ordinary text; keys are longer
+EXTRA_BIN_DIRS = ['/usr/local/sbin', '/usr/local/bin']
 
 
 def cut_notice(left_out, max_mb):
@@ -378,10 +379,12 @@ def container_state(module, docker, container):
 def run_commands(module, bundle, commands):
     for command in commands:
         argv = command['argv']
-        if not argv or not (os.path.isabs(argv[0]) and os.access(argv[0], os.X_OK) or module.get_bin_path(argv[0])):
+        # As npu_info looks for npu-smi: PATH, the sbin folders, then /usr/local/sbin and /usr/local/bin.
+        found = argv and (argv[0] if os.path.isabs(argv[0]) else module.get_bin_path(argv[0], opt_dirs=EXTRA_BIN_DIRS))
+        if not found or not os.access(found, os.X_OK):
             bundle.miss(command['name'], ' '.join(argv), 'command not found on the host')
             continue
-        rc, out, err = module.run_command(argv)
+        rc, out, err = module.run_command([found] + argv[1:])
         data = ('$ %s\n%s%s[exit code %d]\n' % (' '.join(argv), out, err, rc)).encode()
         bundle.add(command['name'], data[-bundle.limit:], len(data))
 
