@@ -356,9 +356,10 @@ def container_secrets(bundle, docker, container, state, paths):
     values = []
     if not paths or state == 'absent' or state.startswith('unknown'):
         return values
+    def sink(_relative, data, _size, _mtime):
+        values.extend(line.strip() for line in data.splitlines() if len(line.strip()) >= MIN_SECRET)
+
     for path in paths:
-        def sink(_relative, data, _size, _mtime):
-            values.extend(line.strip() for line in data.splitlines() if len(line.strip()) >= MIN_SECRET)
         read_container_tree(bundle, docker, container, dict(path=path, patterns=[]), sink, secret=True)
     return values
 
@@ -404,7 +405,7 @@ def main():
             docker=dict(type='path'),
             exclude=dict(type='list', elements='str', default=['*api_key*', '.netrc', '*.pem', '*.key']),
             secrets=dict(type='list', elements='str', default=[], no_log=True),
-            container_secret_files=dict(type='list', elements='str', default=[]),
+            container_secret_files=dict(type='list', elements='str', default=[], no_log=False),  # paths, not secrets
         ),
         supports_check_mode=False,
     )
