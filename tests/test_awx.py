@@ -24,8 +24,10 @@ KEY = "sk-AWX-credential-key-5e8c1a"
 PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
          "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
 
+
 # One job template per playbook, each with its survey.
 TEMPLATES = ("deploy", "render", "status", "stop", "logs")
+
 
 def as_awx_sends(value):
     """A spec default as a survey answer: AWX's text/multiplechoice answers are strings (bools in lower case)."""

@@ -15,12 +15,12 @@ THIS = Path(__file__).resolve().relative_to(REPO).as_posix()
 # Documents that live outside the repository (the design's specification and the notes it was built
 # from); built from parts so that this file does not cite them itself.
 OUTSIDE = [re.compile(pattern) for pattern in (
-    r"\bSPEC" r"\.md\b",
-    r"\.\./" r"shared\b",
-    r"/work/" r"shared\b",
-    r"\.\./" r"notes/",
-    r"\b(?:design-" r"review|verl-" r"facts|ascend-field-" r"notes|test-" r"harness|ansible-" r"style)\.md\b",
-    r"000_959fa677" r"d4ca6c2e",
+    r"\bSPEC" + r"\.md\b",
+    r"\.\./" + r"shared\b",
+    r"/work/" + r"shared\b",
+    r"\.\./" + r"notes/",
+    r"\b(?:design-" + r"review|verl-" + r"facts|ascend-field-" + r"notes|test-" + r"harness|ansible-" + r"style)\.md\b",
+    r"000_959fa677" + r"d4ca6c2e",
 )]
 DOCS_NAMED = re.compile(r"(?<![\w./-])docs/([\w./-]+?\.md)\b")
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
@@ -81,7 +81,7 @@ def test_every_relative_link_resolves(page):
     for target in LINK.findall(text):
         if re.match(r"[a-z]+:", target):
             continue  # http(s), mailto: not a file of the repository
-        path, _, anchor = target.partition("#")
+        path, _hash, anchor = target.partition("#")
         resolved = (source.parent / path).resolve() if path else source
         if not resolved.exists():
             broken.append("%s: no such file" % target)
