@@ -86,3 +86,14 @@ def test_nothing_readable_is_unknown_and_a_broken_record_is_none(text):
     state = parse_training_state(text)
     assert state["launch"] is None
     assert state["state"] == ("running" if text and "state=" in text else "unknown")
+
+
+def test_another_algorithm_is_drift():
+    """DAPO and GRPO are different trainings: a change of verl_algorithm needs verl_restart=true."""
+    assert launch_drift(record(), record(verl_algorithm="grpo")) == ["algorithm dapo -> grpo"]
+    assert launch_drift(record(verl_algorithm="grpo"), record(verl_algorithm="grpo")) == []
+
+
+def test_another_resume_setting_is_drift():
+    drift = launch_drift(record(), record(verl_resume_mode="resume_path", verl_resume_from_path="/ckpt/global_step_2"))
+    assert drift == ["resume_from_path  -> /ckpt/global_step_2", "resume_mode auto -> resume_path"], drift
