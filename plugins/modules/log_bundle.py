@@ -110,7 +110,7 @@ EXAMPLES = r"""
     max_mb: 20
     container: verl
     sources:
-      - {name: training, path: /mnt/project/verl/logs, patterns: ['verl_qwen3_8b_*.log', start_verl.out]}
+      - {name: training, path: /mnt/project/verl/logs, patterns: ['*.log', start_verl.out]}
       - {name: ray, path: /tmp/ray/session_latest/logs, in_container: true}
     commands:
       - {name: npu-smi-info.txt, argv: [npu-smi, info]}
@@ -138,7 +138,7 @@ files:
       description: Path in the archive.
       returned: success
       type: str
-      sample: training/verl_qwen3_8b_dapo_20261201.log
+      sample: training/dapo_20261201.log
     size:
       description: Bytes of the file as collected (its original size, or the kept end plus its first line).
       returned: success
