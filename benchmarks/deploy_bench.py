@@ -62,6 +62,7 @@ def summary(name, nodes, rc, seconds, data, log):
         "changed": sum(c["changed"] for c in node_counts.values()),
         "controller_tasks": data["hosts"].get("localhost", {}).get("ran", 0),
         "stages": [(play["name"], play["seconds"]) for play in data["plays"]],
+        "slowest_tasks": data.get("slowest_tasks", []),
         "log": str(log),
     }
 
@@ -73,6 +74,8 @@ def show(item):
         "" if tasks["min"] == tasks["max"] else " (min %d)" % tasks["min"], item["skipped_per_node"], item["controller_tasks"]))
     for name, seconds in item["stages"]:
         print("      %6.1f s  %s" % (seconds or 0.0, name[:90]))
+    if item["slowest_tasks"]:
+        print("      slowest tasks: " + "; ".join("%s %.1f s" % (t["name"][:60], t["seconds"]) for t in item["slowest_tasks"][:6]))
     sys.stdout.flush()
 
 

@@ -39,7 +39,7 @@ class CallbackModule(CallbackBase):
         self._start = time.monotonic()
         self._plays = []
         self._hosts = {}
-        self._task_starts = {}
+        self._tasks = []
 
     def _close_play(self):
         if self._plays and self._plays[-1]["seconds"] is None:
@@ -52,11 +52,16 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_task_start(self, task, is_conditional):
         if self._plays:
             self._plays[-1]["tasks"] += 1
+        now = time.monotonic()
+        self._tasks.append({"name": task.get_name().strip(), "_t": now, "_end": now, "hosts": 0})
 
     def v2_playbook_on_handler_task_start(self, task):
         self.v2_playbook_on_task_start(task, False)
 
     def _count(self, result, outcome):
+        if self._tasks:
+            self._tasks[-1]["_end"] = time.monotonic()
+            self._tasks[-1]["hosts"] += outcome == "ran"
         host = self._hosts.setdefault(result._host.get_name(), {"ran": 0, "changed": 0, "skipped": 0, "failed": 0})
         host[outcome] += 1
         if outcome == "ran" and result._result.get("changed"):
@@ -85,6 +90,8 @@ class CallbackModule(CallbackBase):
             "seconds": round(time.monotonic() - self._start, 2),
             "plays": [{k: v for k, v in play.items() if not k.startswith("_")} for play in self._plays],
             "hosts": self._hosts,
+            "slowest_tasks": sorted(({"name": t["name"], "hosts": t["hosts"], "seconds": round(t["_end"] - t["_t"], 2)} for t in self._tasks),
+                                    key=lambda t: -t["seconds"])[:15],
             "changed": {host: stats.summarize(host)["changed"] for host in stats.processed},
         }
         with open(path, "w", encoding="utf-8") as handle:

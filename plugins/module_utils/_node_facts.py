@@ -101,12 +101,10 @@ def route_to(target, routes, addresses):
             return result
     best = None
     for route in routes:
-        if route['type'] != 'unicast':
-            continue
         network = ipaddress.ip_network(route['dest'])
         if address in network and (best is None or (network.prefixlen, -route['metric']) > best[0]):
             best = ((network.prefixlen, -route['metric']), route)
-    if best is None:
+    if best is None or best[1]['type'] in ('unreachable', 'blackhole', 'prohibit'):
         result['ok'] = False
         return result
     route = best[1]

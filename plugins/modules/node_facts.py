@@ -82,8 +82,8 @@ extends_documentation_fragment:
 notes:
   - The Docker engine is read with Python's standard library over its socket; no Docker SDK is needed on the target.
   - The holders of C(/dev/davinci*) are read from C(/proc/*/fd); without root only the deploy user's own processes are seen.
-  - RV(ansible_facts) holds C(default_ipv4) and C(interfaces) in the shape M(ansible.builtin.setup) gives them, so that
-    C(ansible_default_ipv4) and C(ansible_facts.interfaces) work without a separate fact gathering.
+  - RV(ansible_facts) holds C(ansible_default_ipv4) and C(ansible_interfaces) in the shape M(ansible.builtin.setup) gives
+    them, so that C(ansible_default_ipv4) and C(ansible_facts.interfaces) work without a separate fact gathering.
 requirements:
   - C(ip) (iproute2) on the target for the network part.
 author:
@@ -161,7 +161,7 @@ listening_ports:
   elements: int
   sample: [22, 6379]
 ansible_facts:
-  description: C(default_ipv4) and C(interfaces), as M(ansible.builtin.setup) names them.
+  description: C(ansible_default_ipv4) and C(ansible_interfaces), as M(ansible.builtin.setup) names them.
   returned: always
   type: dict
 """
@@ -362,7 +362,8 @@ def main():
         network=network,
         shm=read_shm(),
         listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
-        ansible_facts=dict(default_ipv4=network['default_ipv4'], interfaces=network['interfaces']),
+        # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
+        ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
     )
     module.exit_json(**result)
 
