@@ -175,7 +175,7 @@ from urllib.parse import quote, urlparse
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
-from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, parse_board, parse_info, raise_for_dcmi_error
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, checked_output, parse_info, read_boards
 
 NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
 MODEL_PATTERNS, DATASET_PATTERNS = ['Qwen*'], ['*.parquet']
@@ -183,14 +183,6 @@ MODEL_PATTERNS, DATASET_PATTERNS = ['Qwen*'], ['*.parquet']
 
 def _executable(path):
     return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
-def _checked(argv, rc, out, err):
-    raise_for_dcmi_error(out + '\n' + err)
-    if rc != 0:
-        excerpt = '\n'.join((err.strip() or out.strip() or '(no output)').splitlines()[:5])
-        raise NpuSmiError('`%s` exited with rc=%d: %s' % (' '.join(argv), rc, excerpt))
-    return out
 
 
 def read_npu(module):
@@ -208,22 +200,12 @@ def read_npu(module):
     argv = [npu_smi, 'info']
     rc, out, err = module.run_command(argv)
     try:
-        facts = parse_info(_checked(argv, rc, out, err))
+        facts = parse_info(checked_output(argv, rc, out, err))
     except NpuSmiError as exc:
         return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
     facts.update(failed=False, npu_smi_path=npu_smi)
     if module.params['npu_board']:
-        facts['boards'] = []
-        for npu_id in facts['npu_ids']:
-            argv = [npu_smi, 'info', '-t', 'board', '-i', str(npu_id)]
-            rc, out, err = module.run_command(argv)
-            try:
-                board = parse_board(_checked(argv, rc, out, err))
-            except NpuSmiError as exc:
-                module.warn('board info of NPU %d skipped: %s' % (npu_id, exc.msg))
-                continue
-            board.setdefault('npu_id', npu_id)
-            facts['boards'].append(board)
+        facts['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
     return facts
 
 

@@ -10,8 +10,8 @@ short_description: Wait, bounded, for a probe to say done, and print its progres
 version_added: 0.2.0
 description:
   - Runs the read-only probe O(argv) on the host (or, with O(container), inside that container) every O(interval) seconds.
-  - After every poll it prints a line C([host] WHAT: PROGRESS, ELAPSED/TIMEOUT s) in the job output as it happens,
-    where PROGRESS is the last line the probe printed (for example C(3/4 nodes, 24/32 NPU)).
+  - "After every poll it prints a line C([host] WHAT: PROGRESS, ELAPSED/TIMEOUT s) in the job output as it happens,
+    where PROGRESS is the last line the probe printed (for example C(3/4 nodes, 24/32 NPU))."
   - The probe's exit code decides; V(0) is done; O(pending_rc) is not done yet; any other code fails at once with what
     the probe printed. When O(timeout) passes first, the task fails naming O(what) and the last progress.
   - An action plugin; each poll is one round trip to the host.
@@ -45,14 +45,9 @@ options:
     description: The probe's exit code that means "not done yet".
     type: int
     default: 3
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
 attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-    details: The probe only reads, so check mode waits the same way.
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
     support: full
