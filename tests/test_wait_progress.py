@@ -40,13 +40,14 @@ PLAY = """- hosts: localhost
 """
 
 
-def run(tmp_path, done, fail=99, timeout=30):
+def run(tmp_path, done, fail=99, timeout=30, check=False):
     counter = tmp_path / "counter"
     play = tmp_path / "play.yml"
     (tmp_path / "probe.sh").write_text(PROBE)
     play.write_text(PLAY.format(probe=tmp_path / "probe.sh", counter=counter, done=done, fail=fail, timeout=timeout))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="default", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([ANSIBLE_PLAYBOOK, "-i", "localhost,", str(play), "-e", "ansible_python_interpreter=%s" % sys.executable], cwd=REPO, env=env,
+    argv = [ANSIBLE_PLAYBOOK, "-i", "localhost,", str(play), "-e", "ansible_python_interpreter=%s" % sys.executable] + (["--check"] if check else [])
+    proc = subprocess.Popen(argv, cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in proc.stdout:
@@ -89,3 +90,11 @@ def test_a_bound_below_one_second_is_refused(tmp_path, timeout):
     rc, lines = run(tmp_path, done=1, timeout=timeout)
     assert rc != 0
     assert "give at least 1 second" in "\n".join(line for _t, line in lines)
+
+
+def test_check_mode_waits_for_nothing_and_says_so(tmp_path):
+    rc, lines = run(tmp_path, done=3, check=True)
+    text = "\n".join(line for _t, line in lines)
+    assert rc == 0, text
+    assert not [line for _t, line in lines if line.startswith("[localhost] Ray: ")]
+    assert "skipping: [localhost]" in text and not (tmp_path / "counter").exists(), "the probe did not run"

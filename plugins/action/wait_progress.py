@@ -58,6 +58,10 @@ class ActionModule(ActionBase):
         polls, progress, answer = 0, "", {}
         while True:
             answer = self._probe(args, task_vars)
+            if answer.get("skipped"):
+                # The probe's module does not run in check mode: nothing to wait for, said so.
+                result.update(changed=False, skipped=True, msg="%s: not waited for (%s)" % (args["what"], answer.get("msg", "skipped")))
+                return result
             polls += 1
             elapsed = time.monotonic() - start
             progress = last_line(answer.get("stdout")) or progress

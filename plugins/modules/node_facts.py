@@ -179,6 +179,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmi
 
 NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
 MODEL_PATTERNS, DATASET_PATTERNS = ['Qwen*'], ['*.parquet']
+NOT_READ = {'can_talk_to_docker': False, 'msg': 'not read (docker=false)', 'containers': [], 'images': []}
 
 
 def _executable(path):
@@ -334,8 +335,7 @@ def main():
         changed=False,
         npu=read_npu(module),
         device_holders=read_holders(),
-        docker=read_docker(module) if params['docker'] else {'can_talk_to_docker': False, 'msg': 'not read (docker=false)',
-                                                               'containers': [], 'images': []},
+        docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         found={
             'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
