@@ -155,7 +155,7 @@ def test_verify_look_answers_once_per_call_until_the_log_grew(control):
 
 def test_verify_look_names_a_training_that_ended(control):
     control("start-training", EXIT_CODE="1", STEPS="0")
-    wait_for(lambda: (control.state / "exit_code").exists())
+    wait_for((control.state / "exit_code").exists)
     proc = control("verify-look")
     assert proc.returncode == 1 and "the training ended with exit code 1 before it ran" in proc.stderr
 

@@ -113,11 +113,24 @@ RETURN = r"""
 npu:
   description:
     - The result of M(verl.deploy.npu_info) (npus, npu_ids, busy_npu_ids, processes, healthy, chip_count,
-      npu_smi_version, npu_smi_path; boards with O(npu_board)), plus C(failed) (V(false)).
-    - When npu-smi is missing or fails, C(failed) is V(true), C(msg) says why and C(dcmi_code) holds a dcmi error code.
+      npu_smi_version, npu_smi_path), plus C(failed).
   returned: always
   type: dict
   sample: {failed: false, npu_ids: [0, 1], busy_npu_ids: [], healthy: true, npu_smi_path: /usr/local/sbin/npu-smi}
+  contains:
+    failed:
+      description: V(true) when npu-smi is missing or failed (then C(msg) says why and C(dcmi_code) holds a dcmi error code).
+      returned: always
+      type: bool
+    msg:
+      description: Why npu-smi could not be read.
+      returned: when RV(npu.failed)
+      type: str
+    boards:
+      description: Parsed C(npu-smi info -t board -i <id>) per NPU, as M(verl.deploy.npu_info) returns them.
+      returned: with O(npu_board=true)
+      type: list
+      elements: dict
 device_holders:
   description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
   returned: always
@@ -125,13 +138,35 @@ device_holders:
   elements: dict
   sample: [{device: /dev/davinci0, pid: 4242, name: python3, container_id: null}]
 docker:
-  description:
-    - C(can_talk_to_docker); C(msg) when not; C(server_version); C(containers) (all, with the keys of
-      M(community.docker.docker_host_info) plus C(Labels) and C(HostConfig.Devices)/C(HostConfig.Privileged) of the running
-      ones); C(images) (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
+  description: The Docker engine, its containers and images.
   returned: always
   type: dict
   sample: {can_talk_to_docker: true, server_version: 20.10.24, containers: [], images: []}
+  contains:
+    can_talk_to_docker:
+      description: Whether the engine answered.
+      returned: always
+      type: bool
+    msg:
+      description: Why the engine could not be read.
+      returned: when not RV(docker.can_talk_to_docker)
+      type: str
+    server_version:
+      description: The engine's version.
+      returned: when RV(docker.can_talk_to_docker)
+      type: str
+    containers:
+      description:
+        - All containers, with the keys of M(community.docker.docker_host_info) (C(Id), C(Names), C(Image), C(Status),
+          C(State)) plus C(Labels) and, for the running ones, C(HostConfig.Devices) and C(HostConfig.Privileged).
+      returned: always
+      type: list
+      elements: dict
+    images:
+      description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
+      returned: always
+      type: list
+      elements: dict
 paths:
   description: Per path given in O(paths), C(exists), C(isdir), C(isreg) (a symbolic link counts as what it points to).
   returned: always
@@ -143,12 +178,38 @@ found:
   type: dict
   sample: {models: [/mnt/public/Qwen3-8B], datasets: []}
 network:
-  description:
-    - C(interfaces) (names), C(addresses) (per interface, IPv4 address and prefix length), C(routes) (the main table),
-      C(default_ipv4) (C(address), C(interface), C(gateway)), C(head_route) (C(target), C(ok), C(dev), C(src), C(via),
-      C(how)=V(ip route get); C(ok) V(null) when O(head_address) was empty), C(msg) when C(ip) failed.
+  description: The host's network as the deploy needs it.
   returned: always
   type: dict
+  contains:
+    interfaces:
+      description: The names of the network interfaces.
+      returned: always
+      type: list
+      elements: str
+    addresses:
+      description: Per interface, its IPv4 addresses (C(address), C(prefixlen)).
+      returned: always
+      type: dict
+    routes:
+      description: The main IPv4 routing table (C(dest), C(via), C(dev), C(src), C(metric), C(type)).
+      returned: always
+      type: list
+      elements: dict
+    default_ipv4:
+      description: The default route's C(address), C(interface) and C(gateway), as M(ansible.builtin.setup) names them.
+      returned: always
+      type: dict
+    head_route:
+      description:
+        - The route to O(head_address) as C(ip -4 route get) gives it (C(target), C(address), C(ok), C(dev), C(src), C(via));
+          C(ok) is V(null) when O(head_address) was empty.
+      returned: always
+      type: dict
+    msg:
+      description: Why C(ip) could not be run.
+      returned: when C(ip) is missing
+      type: str
 shm:
   description: C(/dev/shm) as C(exists), C(size_kb), C(free_kb).
   returned: always
@@ -178,7 +239,8 @@ from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as 
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, checked_output, parse_info, read_boards
 
 NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
-MODEL_PATTERNS, DATASET_PATTERNS = ['Qwen*'], ['*.parquet']
+MODEL_PATTERNS = ['Qwen*']
+DATASET_PATTERNS = ['*.parquet']
 NOT_READ = {'can_talk_to_docker': False, 'msg': 'not read (docker=false)', 'containers': [], 'images': []}
 
 

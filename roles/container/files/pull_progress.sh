@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # One look at a background `docker pull IMAGE >LOG 2>&1` (run by verl.deploy.wait_progress; read-only):
 # exit 0 when the image is there, 1 with the pull's last lines on an error, else 3 with "N/M layers"
 # (without a terminal, docker pull prints each layer's state changes as lines).
