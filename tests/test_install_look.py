@@ -29,6 +29,8 @@ PLAY = """- hosts: ray_head
         name: verl.deploy.training
         tasks_from: render
         public: true
+    - name: Render verl_control.sh and the launch record as install_copy.yml does
+      ansible.builtin.include_tasks: "{{ playbook_dir }}/copy.yml"
     - name: What the look expects
       ansible.builtin.copy:
         content: "{{ _training_wanted | to_json }}"
@@ -36,9 +38,22 @@ PLAY = """- hosts: ray_head
         mode: "0644"
 """
 
+COPY = """- name: The control script
+  ansible.builtin.template:
+    src: verl_control.sh.j2
+    dest: "{{ verl_output_dir }}/localhost/verl_control.sh"
+    mode: "0755"
+- name: The launch record
+  ansible.builtin.copy:
+    content: "{{ _training_launch_record | to_json }}\\n"
+    dest: "{{ verl_output_dir }}/localhost/launch.json"
+    mode: "0644"
+"""
+
 
 def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "copy.yml").write_text(COPY)
     # The debug runs outside the role: the play's own templates/ folder lets its lookup find the role's templates.
     (tmp_path / "templates").symlink_to(REPO / "roles" / "training" / "templates")
     out = tmp_path / "out"
@@ -52,8 +67,7 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     wanted = json.loads((out / "wanted.json").read_text())
     names = [entry.split()[2] for entry in wanted]
     assert names == ["start_verl.sh", "run_training.sh", "verl_control.sh", "launch.json"]
-    for entry in wanted[:2]:
+    for entry in wanted:
         mode, digest, name = entry.split()
-        assert mode == "755"
+        assert mode == ("644" if name == "launch.json" else "755")
         assert digest == hashlib.sha256((out / "localhost" / name).read_bytes()).hexdigest(), name
-    assert wanted[3].startswith("644 ")
