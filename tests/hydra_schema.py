@@ -5,9 +5,11 @@ verl's Python code, so composing needs only hydra-core and omegaconf:
 
 * verl_config_dir() -- the wheel's config tree plus the vendored DAPO overlay
   (tests/verl_config/dapo_megatron_trainer.yaml), cached under <repo>/.cache/verl-0.7.0/config/.
-* compose(overrides) -- compose `dapo_megatron_trainer` with the overrides and resolve every
-  interpolation; raises ComposeError on anything Hydra or OmegaConf refuses.
-* overrides_from_argv(argv) -- the overrides of a `python3 -m recipe.dapo.main_dapo ...` argument list.
+* compose(overrides, config_name) -- compose `dapo_megatron_trainer` (DAPO; or `ppo_megatron_trainer`,
+  GRPO) with the overrides and resolve every interpolation; raises ComposeError on anything Hydra or
+  OmegaConf refuses.
+* overrides_from_argv(argv, algorithm) -- the overrides of a `python3 -m recipe.dapo.main_dapo ...`
+  (or, for GRPO, `python3 -m verl.trainer.main_ppo ...`) argument list.
 
 Timings (this 2-vCPU machine, hydra-core 1.3.2, the ~85 overrides of run_training.sh): a full
 Hydra composition costs about 0.8-0.9 s, 0.65 s of it loading the ~20 YAML files of the defaults
@@ -52,8 +54,21 @@ WHEEL_CONFIG_PREFIX = "verl/trainer/config/"
 # Written last into the tree before it is renamed into place: its presence means "complete".
 MARKER = ".verl-deploy-complete"
 
-CONFIG_NAME = "dapo_megatron_trainer"
-ARGV_HEAD = ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=%s" % CONFIG_NAME]
+# verl_algorithm -> (the module run_training.sh starts, its Hydra config). `--config-path=config` is
+# relative to the module's own folder: recipe/dapo/config for DAPO, verl/trainer/config for GRPO.
+ENTRY_POINTS = {
+    "dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
+    "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
+}
+CONFIG_NAME = ENTRY_POINTS["dapo"][1]
+
+
+def argv_head(algorithm="dapo"):
+    module, config_name = ENTRY_POINTS[algorithm]
+    return ["-m", module, "--config-path=config", "--config-name=%s" % config_name]
+
+
+ARGV_HEAD = argv_head("dapo")
 
 # The overlay's `hydra.searchpath: [file://verl/trainer/config]` is relative to the working
 # directory of a real launch (/verl); here the files sit in the primary config dir instead.
@@ -280,16 +295,17 @@ def _error(exc):
 
 # --------------------------------------------------------------------------- the recorded command
 
-def overrides_from_argv(argv):
+def overrides_from_argv(argv, algorithm="dapo"):
     """The Hydra overrides of the stand-in python3's recorded argv.
 
     The argv must start exactly with `-m recipe.dapo.main_dapo --config-path=config
-    --config-name=dapo_megatron_trainer`; everything after it must be overrides (no further flags).
+    --config-name=dapo_megatron_trainer` (GRPO: `-m verl.trainer.main_ppo --config-path=config
+    --config-name=ppo_megatron_trainer`); everything after it must be overrides (no further flags).
     """
-    argv = list(argv or [])
-    if argv[:len(ARGV_HEAD)] != ARGV_HEAD:
-        raise AssertionError("the training command does not start with %r; it starts with %r" % (ARGV_HEAD, argv[:len(ARGV_HEAD)]))
-    overrides = argv[len(ARGV_HEAD):]
+    argv, head = list(argv or []), argv_head(algorithm)
+    if argv[:len(head)] != head:
+        raise AssertionError("the training command does not start with %r; it starts with %r" % (head, argv[:len(head)]))
+    overrides = argv[len(head):]
     flags = [item for item in overrides if item.startswith("-")]
     if flags:
         raise AssertionError("the training command has flags after its head, not Hydra overrides: %r" % flags)

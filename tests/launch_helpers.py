@@ -19,10 +19,11 @@ from ansible_collections.verl.deploy.plugins.module_utils._launch_config import 
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "roles" / "training" / "templates"
-# The training role's plain vars (the process, the log prefix, the script names); its templated
-# entries need a play and are left out.
-TRAINING_VARS = {name: value for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()
-                 if not (isinstance(value, str) and "{{" in value)}
+# The training role's vars (the process, the log prefix, the script names). Templated entries are
+# passed as templates, as Ansible holds them: they are rendered only when a template reads them (the
+# training module follows _verl_launch.algorithm; entries that need a play are never read here).
+TRAINING_VARS = {name: trust_as_template(value) if isinstance(value, str) and "{{" in value else value
+                 for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()}
 SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())

@@ -25,6 +25,10 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
          "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
 
 
+# One job template per playbook, each with its survey.
+TEMPLATES = ("deploy", "render", "status", "stop", "logs")
+
+
 def as_awx_sends(value):
     """A spec default as a survey answer: AWX's text/multiplechoice answers are strings (bools in lower case)."""
     if isinstance(value, bool):
@@ -35,7 +39,7 @@ def as_awx_sends(value):
 
 
 def questions():
-    for template in ("deploy", "render", "status", "stop"):
+    for template in TEMPLATES:
         for question in SURVEYS[template]["spec"]:
             yield template, question
 
@@ -74,7 +78,7 @@ def test_the_deploy_survey_asks_what_a_deploy_needs():
               "verl_npu_devices", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
               "verl_swanlab_enabled", "verl_swanlab_mode", "verl_swanlab_host", "verl_swanlab_workspace", "verl_confirm"}
     assert needed <= variables
-    for template in ("deploy", "render", "status", "stop"):
+    for template in TEMPLATES:
         names = [q["variable"] for q in SURVEYS[template]["spec"]]
         assert len(set(names)) == len(names), template
 
@@ -94,7 +98,8 @@ def test_configure_playbook_creates_every_job_template_with_its_survey():
                    "awx.awx.group", "awx.awx.job_template"):
         assert module in modules, module
     templates = next(task for task in play["tasks"] if "awx.awx.job_template" in task)
-    assert templates["loop"] == ["deploy", "status", "stop", "render"]
+    assert templates["loop"] == ["deploy", "status", "stop", "render", "logs"]
+    assert sorted(templates["loop"]) == sorted(TEMPLATES)
     assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
     groups = next(task for task in play["tasks"] if "awx.awx.group" in task)
     assert [group["name"] for group in groups["loop"]] == ["ray_head", "ray_workers"]

@@ -6,6 +6,7 @@ training pattern (each test renders a unique module name, so parallel tests neve
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -13,6 +14,7 @@ import uuid
 
 import pytest
 
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
 from launch_helpers import launch_ok, write_scripts
 
 STAND_IN_START = r"""#!/bin/bash
@@ -33,21 +35,26 @@ esac
 
 @pytest.fixture()
 def control(tmp_path):
+    # One module per algorithm (the rendered scripts are DAPO's); the stand-in plays MODULE, DAPO's by default.
     module = "recipe.test_%s.main" % uuid.uuid4().hex[:12]
+    other = module.replace(".main", ".grpo")
     logs = tmp_path / "logs"
     logs.mkdir()
-    folder = write_scripts(launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"), tmp_path / "verl",
-                           _training_module=module)
+    config = launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    entry_points = {"dapo": {"module": module, "config": "dapo_megatron_trainer"}, "grpo": {"module": other, "config": "ppo_megatron_trainer"}}
+    folder = write_scripts(config, tmp_path / "verl", _training_entry_points=entry_points)
     (folder / "start_verl.sh").write_text(STAND_IN_START)
+    (folder / "launch.json").write_text(json.dumps(launch_record(config)))
     env = dict(os.environ, MODULE=module, STEPS="3", STEP_SECONDS="0.3", HOLD="0", EXIT_CODE="0", RAY_TMPDIR=str(tmp_path / "ray-tmp"))
 
     def run(*argv, timeout=60, **overrides):
         return subprocess.run(["bash", str(folder / "verl_control.sh"), *argv], env=dict(env, **overrides), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
-    run.logs, run.state, run.module = logs, logs / ".verl-deploy", module
+    run.logs, run.state, run.module, run.other = logs, logs / ".verl-deploy", module, other
     yield run
-    subprocess.run(["pkill", "-f", "--", module], check=False)
+    for name in (module, other):
+        subprocess.run(["pkill", "-f", "--", name], check=False)
 
 
 def state(run):
@@ -100,6 +107,18 @@ def test_running_then_stalled_then_stopped(control):
     assert stop.returncode == 0 and stop.stdout.strip() == "training: stopped", stop.stderr
     assert state(control)["state"] == "stopped"
     assert control("stop-training").stdout.strip() == "training: not running"
+
+
+def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
+    """After verl_algorithm changed, the scripts of the new algorithm still find the training that runs (to report
+    it, and to stop it on verl_restart=true): the pattern holds both entry points."""
+    assert control("start-training", HOLD="60", MODULE=control.other).returncode == 0
+    wait_for(lambda: state(control)["state"] == "running")
+    status = control("status", "", "5", "1800").stdout
+    assert "training: running (pid" in status
+    assert "algorithm: DAPO (resume mode auto)" in status, status
+    assert control("stop-training").stdout.strip() == "training: stopped"
+    assert state(control)["state"] == "stopped"
 
 
 def test_a_training_whose_ray_session_changed_is_orphaned(control, tmp_path):

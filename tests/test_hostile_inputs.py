@@ -137,6 +137,18 @@ for bad in ["0000000\n", SUBST, "1" * 10000, 1010, "0000002", None]:
     case("verl_feature_mask", verl_feature_mask=bad)
 case("mask", mask="1111111", verl_feature_mask="0000000")
 
+# The algorithm and the resume mode: one of their choices, nothing else.
+for bad in ["DAPO", "ppo", "grpo;" + TOUCH, "grpo\n", SUBST, "", ["grpo"], True]:
+    case("verl_algorithm", verl_algorithm=bad)
+for bad in ["resume", "Auto", "disable\n" + TOUCH, SUBST, "", ["auto"], False]:
+    case("verl_resume_mode", verl_resume_mode=bad)
+# The checkpoint to resume from: exactly with resume_path, and a global_step_<N> folder (verl reads N from its name).
+for mode, bad in [("resume_path", ""), ("resume_path", "   "), ("auto", "/ckpt/global_step_4"), ("disable", "/ckpt/global_step_4"),
+                  ("resume_path", "/ckpt"), ("resume_path", "/ckpt/global_step_"), ("resume_path", "/ckpt/global_step_4x"),
+                  ("resume_path", "/ckpt/global_step_4/actor"), ("resume_path", "/ckpt/global_step_-1"),
+                  ("resume_path", "/ckpt/global_step_4;" + TOUCH), ("resume_path", "/ckpt/global_step_" + SUBST), ("resume_path", "/")]:
+    case("verl_resume_from_path", verl_resume_mode=mode, verl_resume_from_path=bad)
+
 # Booleans.
 for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged", "verl_confirm", "verl_stop_containers"):
     for bad in ["maybe", [1], SUBST]:
@@ -277,12 +289,12 @@ def test_every_variable_the_scripts_set_is_reserved():
         assigned |= set(re.findall(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M))
     feature_switches = {"USE_REMOVE_PADDING", "USE_DYNAMIC_BSZ", "PARAM_OFFLOAD", "OPTIMIZER_OFFLOAD", "GRAD_OFFLOAD"}
     runtime = {"RAY_DEDUP_LOGS", "HYDRA_FULL_ERROR", "TASK_QUEUE_ENABLE", "HCCL_ASYNC_ERROR_HANDLING", "HCCL_EXEC_TIMEOUT",
-               "HCCL_CONNECT_TIMEOUT", "VLLM_ASCEND_ENABLE_NZ"}
+               "HCCL_CONNECT_TIMEOUT", "VLLM_ASCEND_ENABLE_NZ", "CUDA_DEVICE_MAX_CONNECTIONS"}
     upper_case_settings = {"TRAIN_STEPS", "TRAIN_BATCH_SIZE", "PPO_MINI_BATCH_SIZE", "PPO_MICRO_BATCH_SIZE_PER_GPU",
                            "REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "LR",
                            "LR_WARMUP_STEPS", "TRAIN_TP", "TRAIN_PP", "GEN_TP", "N_RESP_PER_PROMPT", "MAX_PROMPT_LENGTH",
                            "MAX_RESPONSE_LENGTH", "OVERLONG_BUFFER_LEN", "GPU_MEMORY_UTILIZATION", "TEST_FREQ", "SAVE_FREQ",
-                           "TOTAL_EPOCHS"}
+                           "TOTAL_EPOCHS", "RESUME_MODE"}
     # Exported ones must be reserved; run_training.sh's own plain variables are set after start_verl.sh's
     # exports, so an exported copy cannot change them, but they are listed where they carry paths.
     missing = {n for n in assigned - feature_switches - runtime - upper_case_settings if n not in SCRIPT_VARIABLES}

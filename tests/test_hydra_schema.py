@@ -1,10 +1,12 @@
 """The rendered training command against verl 0.7.0's own Hydra schema (offline, no torch).
 
-For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3,
-take the argument list it recorded and compose it with Hydra against the config tree of the verl
-0.7.0 wheel plus the DAPO overlay (tests/hydra_schema.py). Every override must be accepted (right
-key, right `+`/`++`, valid grammar, resolvable interpolations) and the composed config must hold
-what the mask asks for. Negative tests prove the validator bites.
+For every mask, both algorithms, SwanLab off and on: render run_training.sh, EXECUTE it with a
+stand-in python3, take the argument list it recorded and compose it with Hydra against the config
+tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/hydra_schema.py): DAPO's against
+`dapo_megatron_trainer`, GRPO's against `ppo_megatron_trainer`, the config each entry point is
+started with. Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
+interpolations) and the composed config must hold what the mask and the algorithm ask for. Negative
+tests prove the validator bites, and that the DAPO-only overrides GRPO leaves out would not compose.
 
 The wheel is downloaded from PyPI on first use (cached in .cache/); if that fails the tests ERROR
 on purpose: a silently skipped schema check would look like a passing one.
@@ -16,9 +18,11 @@ import pytest
 from hydra_schema import (
     ARGV_HEAD,
     DAPO_OVERLAY,
+    ENTRY_POINTS,
     MARKER,
     WHEEL_SHA256,
     ComposeError,
+    argv_head,
     compose,
     overrides_from_argv,
     verl_config_dir,
@@ -58,12 +62,13 @@ def bits(mask):
     return {bit: char == "1" for bit, char in enumerate(mask)}
 
 
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
 @pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
 @pytest.mark.parametrize("mask", all_masks())
-def test_rendered_command_composes(tmp_path, mask, swanlab):
-    config, argv = rendered_command(tmp_path, mask, swanlab)
+def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
+    config, argv = rendered_command(tmp_path, mask, swanlab, verl_algorithm=algorithm)
     assert SECRET_KEY not in "\0".join(argv)
-    cfg = compose(overrides_from_argv(argv))
+    cfg = compose(overrides_from_argv(argv, algorithm), config_name=ENTRY_POINTS[algorithm][1])
     on = bits(mask)
 
     arr = cfg["actor_rollout_ref"]
@@ -103,19 +108,38 @@ def test_rendered_command_composes(tmp_path, mask, swanlab):
     assert rollout["n"] == 8
     assert rollout["max_num_batched_tokens"] == 1024 + 4096
 
+    # The NPU settings (docs/npu-settings.md)
+    assert arr["nccl_timeout"] == 3600
+    assert rollout["enforce_eager"] is True
+    assert rollout["free_cache_engine"] is True
+
     data = cfg["data"]
     assert data["train_files"] == "/data/train.parquet"
     assert data["val_files"] == "/data/test.parquet"
     assert data["train_batch_size"] == 32
-    assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
 
     reward = cfg["reward_model"]
-    assert reward["reward_manager"] == "dapo"
-    assert reward["reward_kwargs"] == {
-        "overlong_buffer_cfg": {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False},
-        "max_resp_len": 4096,
-    }
     assert cfg["algorithm"]["adv_estimator"] == "grpo"
+    assert cfg["algorithm"]["use_kl_in_reward"] is False
+    # Token-level loss for both: DAPO says so, GRPO gets verl 0.7.0's default
+    assert actor["loss_agg_mode"] == "token-mean"
+    if algorithm == "dapo":
+        assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
+        assert reward["reward_manager"] == "dapo"
+        assert reward["reward_kwargs"] == {
+            "overlong_buffer_cfg": {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False},
+            "max_resp_len": 4096,
+        }
+        assert (actor["use_kl_loss"], actor["kl_loss_coef"]) == (False, 0.0)
+        assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (0.2, 0.28, 10.0)
+        assert cfg["algorithm"]["filter_groups"]["enable"] is False
+    else:
+        # verl's PPO trainer: the naive reward manager, no DAPO key anywhere, a KL loss against the reference
+        assert "gen_batch_size" not in data and "filter_groups" not in cfg["algorithm"]
+        assert reward["reward_manager"] == "naive"
+        assert "overlong_buffer" not in reward and "overlong_buffer_cfg" not in reward.get("reward_kwargs", {})
+        assert (actor["use_kl_loss"], actor["kl_loss_coef"], actor["kl_loss_type"]) == (True, 0.001, "low_var_kl")
+        assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (0.2, 0.2, 3.0)
 
     trainer = cfg["trainer"]
     assert trainer["device"] == "npu"
@@ -126,14 +150,46 @@ def test_rendered_command_composes(tmp_path, mask, swanlab):
     assert trainer["project_name"] == "verl_hlm"
     assert trainer["default_local_dir"] == "/ckpt"
     assert trainer["val_before_train"] is False
+    assert trainer["resume_mode"] == "auto" and trainer["resume_from_path"] is None
+    assert trainer["project_name"] == "verl_hlm"
 
 
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
 @pytest.mark.parametrize("mask,swanlab", [("0000000", False), ("1111111", True), ("1010101", True), ("0101010", False)])
-def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab):
+def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab, algorithm):
     """compose()'s reused defaults tree gives exactly what a fresh hydra.compose() gives."""
-    argv = rendered_command(tmp_path, mask, swanlab)[1]
-    overrides = overrides_from_argv(argv)
-    assert compose(overrides) == compose(overrides, full=True)
+    argv = rendered_command(tmp_path, mask, swanlab, verl_algorithm=algorithm)[1]
+    overrides = overrides_from_argv(argv, algorithm)
+    config_name = ENTRY_POINTS[algorithm][1]
+    assert compose(overrides, config_name) == compose(overrides, config_name, full=True)
+
+
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("mode,path", [("disable", ""), ("resume_path", "/ckpt/global_step_40")])
+def test_resume_settings_compose(tmp_path, algorithm, mode, path):
+    argv = rendered_command(tmp_path, verl_algorithm=algorithm, verl_resume_mode=mode, verl_resume_from_path=path)[1]
+    cfg = compose(overrides_from_argv(argv, algorithm), ENTRY_POINTS[algorithm][1])
+    assert cfg["trainer"]["resume_mode"] == mode
+    assert cfg["trainer"]["resume_from_path"] == (path or None)
+
+
+# DAPO-only overrides that GRPO's command leaves out (docs/features.md): against verl's PPO trainer
+# config they do not compose at all (the DAPO overlay declares them), or they name DAPO's own
+# reward manager and overlong shaping, which the GRPO recipes of verl do not use.
+DAPO_ONLY = [
+    "data.gen_batch_size=64",
+    "algorithm.filter_groups.enable=True",
+    "reward_model.overlong_buffer.enable=True",
+]
+
+
+@pytest.mark.parametrize("line", DAPO_ONLY)
+def test_dapo_only_keys_do_not_exist_for_grpo(tmp_path, line):
+    overrides = overrides_from_argv(rendered_command(tmp_path, verl_algorithm="grpo")[1], "grpo")
+    with pytest.raises(ComposeError, match="Could not override"):
+        compose(overrides + [line], "ppo_megatron_trainer")
+    (tmp_path / "dapo").mkdir()
+    compose(overrides_from_argv(rendered_command(tmp_path / "dapo", verl_algorithm="dapo")[1]) + [line])  # DAPO has it
 
 
 # --------------------------------------------------------------------------- the validator bites
@@ -241,6 +297,17 @@ def test_overlay_defaults():
 def test_overrides_from_argv_checks_the_head(head):
     with pytest.raises(AssertionError):
         overrides_from_argv(head + ["trainer.device=npu"])
+
+
+@pytest.mark.parametrize("head", [
+    argv_head("dapo"),
+    ["-m", "verl.trainer.main_ppo", "--config-path=config", "--config-name=ppo_trainer"],
+    ["-m", "verl.trainer.main_ppo", "--config-name=ppo_megatron_trainer"],
+], ids=["dapo-head", "fsdp-config", "no-config-path"])
+def test_overrides_from_argv_checks_the_grpo_head(head):
+    assert overrides_from_argv(argv_head("grpo") + ["trainer.device=npu"], "grpo") == ["trainer.device=npu"]
+    with pytest.raises(AssertionError):
+        overrides_from_argv(head + ["trainer.device=npu"], "grpo")
 
 
 def test_overrides_from_argv_rejects_trailing_flags():

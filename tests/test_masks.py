@@ -1,8 +1,9 @@
-"""The 128-mask proof (defect 1 of the original design; README, "What it guarantees").
+"""The 128-mask proof (defect 1 of the original design: docs/design.md).
 
-For every mask, SwanLab off and on: render run_training.sh, EXECUTE it with a stand-in python3
-first on PATH, and compare the exact argument list with one written here independently of the
-feature table, straight from the original design's tables (docs/features.md).
+For every mask, both algorithms (DAPO, GRPO), SwanLab off and on: render run_training.sh, EXECUTE it
+with a stand-in python3 first on PATH, and compare the exact argument list with one written here
+independently of the feature table, straight from the original design's tables (docs/features.md)
+and, per algorithm, from verl v0.7.0's own recipes (docs/features.md, "DAPO or GRPO").
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_tra
 
 OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
 
-# What run_training.sh holds (docs/features.md), with the defaults of the original design.
+# What run_training.sh holds for both algorithms (docs/features.md), with the defaults of the original design.
 FIXED = [
     "data.train_files=/data/train.parquet",
     "data.val_files=/data/test.parquet",
@@ -31,12 +32,6 @@ FIXED = [
     "algorithm.adv_estimator=grpo",
     "algorithm.use_kl_in_reward=False",
     "algorithm.kl_ctrl.kl_coef=0.0",
-    "actor_rollout_ref.actor.use_kl_loss=False",
-    "actor_rollout_ref.actor.kl_loss_coef=0.0",
-    "actor_rollout_ref.actor.clip_ratio_low=0.2",
-    "actor_rollout_ref.actor.clip_ratio_high=0.28",
-    "actor_rollout_ref.actor.clip_ratio_c=10.0",
-    "actor_rollout_ref.actor.loss_agg_mode=token-mean",
     "actor_rollout_ref.actor.optim.lr=1e-6",
     "actor_rollout_ref.actor.optim.lr_warmup_steps=2",
     "actor_rollout_ref.actor.optim.weight_decay=0.1",
@@ -60,12 +55,10 @@ FIXED = [
     "actor_rollout_ref.rollout.val_kwargs.top_k=-1",
     "actor_rollout_ref.rollout.val_kwargs.do_sample=True",
     "actor_rollout_ref.rollout.val_kwargs.n=1",
-    "reward_model.reward_manager=dapo",
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
-    "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
-    "+reward_model.reward_kwargs.max_resp_len=4096",
+    # The NPU settings of verl's NPU recipes (docs/npu-settings.md)
+    "actor_rollout_ref.nccl_timeout=3600",
+    "actor_rollout_ref.rollout.enforce_eager=True",
+    "actor_rollout_ref.rollout.free_cache_engine=True",
     "trainer.project_name=verl_hlm",
     "trainer.n_gpus_per_node=8",
     "trainer.nnodes=1",
@@ -88,13 +81,40 @@ FIXED = [
     OVERRIDE + "use_distributed_optimizer=True",
     "++actor_rollout_ref.ref.megatron.override_transformer_config.use_flash_attn=True",
 ]
+# Per algorithm (docs/features.md): DAPO's loss and reward manager (verl v0.7.0 recipe/dapo), GRPO's
+# KL loss (verl v0.7.0 examples/grpo_trainer/*npu*); the entry point and its Hydra config.
+ALGORITHM = {
+    "dapo": [
+        "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.kl_loss_coef=0.0",
+        "actor_rollout_ref.actor.clip_ratio_low=0.2",
+        "actor_rollout_ref.actor.clip_ratio_high=0.28",
+        "actor_rollout_ref.actor.clip_ratio_c=10.0",
+        "actor_rollout_ref.actor.loss_agg_mode=token-mean",
+        "reward_model.reward_manager=dapo",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
+        "+reward_model.reward_kwargs.max_resp_len=4096",
+    ],
+    "grpo": [
+        "actor_rollout_ref.actor.use_kl_loss=True",
+        "actor_rollout_ref.actor.kl_loss_coef=0.001",
+        "actor_rollout_ref.actor.kl_loss_type=low_var_kl",
+    ],
+}
+HEAD = {
+    "dapo": ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=dapo_megatron_trainer"],
+    "grpo": ["-m", "verl.trainer.main_ppo", "--config-path=config", "--config-name=ppo_megatron_trainer"],
+}
 
 
-def expected_overrides(mask, swanlab):
+def expected_overrides(mask, swanlab, algorithm="dapo"):
     bits = [c == "1" for c in mask]
     rmpad, dynbsz, offload, pfx, recompute, swap, vpp = bits
     tf = {True: "True", False: "False"}
-    lines = list(FIXED)
+    lines = list(FIXED) + ALGORITHM[algorithm]
     lines.append("actor_rollout_ref.model.use_remove_padding=" + tf[rmpad])
     lines += [
         "actor_rollout_ref.actor.use_dynamic_bsz=" + tf[dynbsz],
@@ -125,13 +145,14 @@ def stand_in(tmp_path_factory):
     return stand_in_path(tmp_path_factory.mktemp("bin"))
 
 
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
 @pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
 @pytest.mark.parametrize("mask", all_masks())
-def test_mask_executes_to_exact_override_list(mask, swanlab, tmp_path, stand_in):
+def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path, stand_in):
     extra = dict(SWANLAB_ON) if swanlab else {}
     workdir, logs = tmp_path / "verl", tmp_path / "logs"
     workdir.mkdir()
-    config = launch_ok(verl_feature_mask=mask, verl_workdir=str(workdir), verl_log_dir=str(logs),
+    config = launch_ok(verl_feature_mask=mask, verl_workdir=str(workdir), verl_log_dir=str(logs), verl_algorithm=algorithm,
                        api_key=SECRET_KEY if swanlab else "", **extra)
     folder = write_scripts(config, tmp_path / "out")
 
@@ -139,19 +160,20 @@ def test_mask_executes_to_exact_override_list(mask, swanlab, tmp_path, stand_in)
 
     assert proc.returncode == 0, proc.stderr
     assert argv is not None, "the stand-in python3 never ran: the command was cut short"
-    assert argv[:4] == ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=dapo_megatron_trainer"]
+    assert argv[:4] == HEAD[algorithm]
     overrides = argv[4:]
     # The last line of the original's command; it silently fell off there.
     assert overrides[-1] == "trainer.device=npu"
     experiment = [o for o in overrides if o.startswith("trainer.experiment_name=")]
-    assert len(experiment) == 1 and re.fullmatch(r"trainer\.experiment_name=DAPO-verl_hlm-megatron-\d{4}_\d{4}", experiment[0])
+    prefix = algorithm.upper()
+    assert len(experiment) == 1 and re.fullmatch(r"trainer\.experiment_name=%s-verl_hlm-megatron-\d{4}_\d{4}" % prefix, experiment[0])
     rest = [o for o in overrides if not o.startswith("trainer.experiment_name=")]
-    assert sorted(rest) == sorted(expected_overrides(mask, swanlab))
+    assert sorted(rest) == sorted(expected_overrides(mask, swanlab, algorithm))
     keys = [o.split("=", 1)[0].lstrip("+") for o in overrides]
     assert len(keys) == len(set(keys)), "an override key is given twice"
     # It ran from the verl checkout and wrote its log there.
     assert cwd == str(workdir)
-    log_files = list(logs.glob("verl_qwen3_8b_DAPO-verl_hlm-megatron-*_*.log"))
+    log_files = list(logs.glob("verl_qwen3_8b_%s-verl_hlm-megatron-*_*.log" % prefix))
     assert len(log_files) == 1
     assert "stand-in trainer: step 2" in log_files[0].read_text()
     # No commented line can hide inside the command: every line of the array is an override.
@@ -168,3 +190,18 @@ def test_swap_optimizer_with_offload_warns():
     assert config["features"]["switches"]["OPTIMIZER_OFFLOAD"] == "False"
     assert config["features"]["switches"]["PARAM_OFFLOAD"] == "True"
     assert any("optimizer offload is forced to False" in w for w in warnings)
+
+
+@pytest.mark.parametrize("mode,path", [("auto", ""), ("disable", ""), ("resume_path", "/ckpt/old-run/global_step_40")])
+def test_resume_mode_reaches_the_command(mode, path, tmp_path, stand_in):
+    """verl_resume_mode / verl_resume_from_path as verl reads them: trainer.resume_mode, and trainer.resume_from_path
+    only with resume_path."""
+    workdir = tmp_path / "verl"
+    workdir.mkdir()
+    config = launch_ok(verl_workdir=str(workdir), verl_log_dir=str(tmp_path / "logs"), verl_resume_mode=mode,
+                       verl_resume_from_path=path)
+    folder = write_scripts(config, tmp_path / "out")
+    proc, argv, _cwd = run_training(folder / "run_training.sh", stand_in, tmp_path / "rec")
+    assert proc.returncode == 0, proc.stderr
+    resume = [o for o in argv if o.startswith("trainer.resume_")]
+    assert resume == ["trainer.resume_mode=" + mode] + (["trainer.resume_from_path=" + path] if path else [])

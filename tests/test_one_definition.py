@@ -33,7 +33,7 @@ def test_no_task_embeds_a_multi_line_program(path):
     assert not programs, "%s embeds a program; put it in a script or a file of its role:\n%s" % (path, programs[0])
 
 
-@pytest.mark.parametrize("fact", ["recipe.dapo.main_dapo", "verl_qwen3_8b_"])
+@pytest.mark.parametrize("fact", ["recipe.dapo.main_dapo", "verl.trainer.main_ppo", "verl_qwen3_8b_"])
 def test_the_training_process_and_its_log_name_are_defined_once(fact):
     # (The settings' descriptions may show the log name to the user: `verl_qwen3_8b_<experiment>...`.)
     places = [str(path.relative_to(REPO)) for path in PRODUCTION

@@ -120,3 +120,13 @@ def test_a_busy_head_port_is_fine_while_the_training_container_runs(tmp_path, si
     rc, out = run_checks(tmp_path, facts=facts, docker=docker)
     assert rc == 0, out[-3000:]
     assert "container exists True" in out
+
+
+def test_the_checkpoint_to_resume_from_is_checked_on_the_head(tmp_path):
+    rc, out = run_checks(tmp_path, launch={"resume_mode": "resume_path", "resume_from_path": "/no/ckpt/global_step_9"})
+    text = " ".join(out.split())
+    assert rc != 0
+    assert "verl_resume_from_path=/no/ckpt/global_step_9 is not an existing directory on this host" in text, text[-3000:]
+    assert "or use verl_resume_mode=auto" in text
+    rc, out = run_checks(tmp_path, launch={"resume_mode": "auto", "resume_from_path": "/no/ckpt/global_step_9"})
+    assert rc == 0, out[-3000:]

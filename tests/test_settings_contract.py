@@ -52,7 +52,7 @@ def test_public_interface_names_exist():
 
 
 def test_original_defaults():
-    """The original design's defaults, which verl.deploy keeps (docs/settings.md lists them)."""
+    """The original design's defaults, which verl.deploy keeps (docs/design.md names them, docs/settings.md lists them)."""
     assert DEFAULTS["verl_train_steps"] == 4 and DEFAULTS["verl_train_batch_size"] == 32 and DEFAULTS["verl_lr"] == 1e-6
     assert DEFAULTS["verl_train_tp"] == 4 and DEFAULTS["verl_train_pp"] == 2 and DEFAULTS["verl_n_resp_per_prompt"] == 8
     assert DEFAULTS["verl_image"] == "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0"

@@ -1,6 +1,6 @@
 """start_verl.sh, executed with a stand-in `ray` (and `ip`): bounded waits, head/worker roles, re-runs.
 
-Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the original design (README, "What it guarantees").
+Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the original design (docs/design.md).
 """
 from __future__ import annotations
 
@@ -107,8 +107,20 @@ def test_head_starts_ray_waits_for_all_npus_then_trains(tmp_path, fake):
     assert env["HCCL_SOCKET_IFNAME"] == env["GLOO_SOCKET_IFNAME"] == env["TP_SOCKET_IFNAME"] == "eth0"
     assert env["NNODES"] == "2" and env["NPU_PER_NODE"] == "8"
     for name, value in {"RAY_DEDUP_LOGS": "0", "HYDRA_FULL_ERROR": "1", "TASK_QUEUE_ENABLE": "1", "HCCL_ASYNC_ERROR_HANDLING": "0",
-                        "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "3600", "VLLM_ASCEND_ENABLE_NZ": "0"}.items():
+                        "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "3600", "VLLM_ASCEND_ENABLE_NZ": "0",
+                        "CUDA_DEVICE_MAX_CONNECTIONS": "1"}.items():
         assert env[name] == value, name
+
+
+def test_extra_env_wins_over_the_npu_defaults(tmp_path, fake):
+    """docs/npu-settings.md: an upstream value this collection does not set by default is one verl_extra_env away."""
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
+                         verl_extra_env={"TASK_QUEUE_ENABLE": "2", "HCCL_EXEC_TIMEOUT": "7200", "CPU_AFFINITY_CONF": "1"})
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    env = dict(line.split("=", 1) for line in (folder / "training_env").read_text().splitlines() if "=" in line)
+    assert (env["TASK_QUEUE_ENABLE"], env["HCCL_EXEC_TIMEOUT"], env["CPU_AFFINITY_CONF"]) == ("2", "7200", "1")
+    assert env["CUDA_DEVICE_MAX_CONNECTIONS"] == "1"
 
 
 def test_head_gives_up_after_its_timeout_and_says_why(tmp_path, fake):

@@ -6,8 +6,9 @@
 #
 # Parallelism and batch-size rules checked before launch. verl's DAPO entry point (main_dapo) skips
 # verl's own validate_config, and Megatron only fails after minutes of model loading on every node,
-# so the launcher re-implements the arithmetic here. Rule ids follow ../notes/verl-facts.md section 5
-# (C2 ... C18); R1 and R2 are the original design's two rules.
+# so the launcher re-implements the arithmetic here. The rule ids (R1, R2: the original design's two
+# rules; C2 ... C18: verl's, Megatron's and vLLM's) and where each is enforced at run time are listed in
+# docs/design.md, "The parallelism rules and their ids".
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
@@ -46,7 +47,7 @@ def check_parallelism(c):
     `c` holds the normalised settings: train_tp, train_pp, gen_tp, npu_per_node, nnodes, world_size,
     train_batch_size, ppo_mini_batch_size, n_resp_per_prompt, ppo_micro_batch_size_per_gpu,
     max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads,
-    dynamic_bsz, recompute, vpp (booleans from the feature mask).
+    dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo).
     """
     errors = []
 
@@ -133,7 +134,8 @@ def check_parallelism(c):
                  "= %d x %d = %d. Fix: choose a verl_train_batch_size with %d x n a multiple of %d." % (
                      bsz, n, bsz * n, dp, micro, dp * micro, bsz, dp * micro))
 
-    if c["max_response_length"] < c["overlong_buffer_len"]:
+    # Only DAPO reads the overlong buffer (GRPO's command line leaves it out).
+    if c.get("algorithm", "dapo") == "dapo" and c["max_response_length"] < c["overlong_buffer_len"]:
         fail("C18", "verl_overlong_buffer_len", c["overlong_buffer_len"],
              "The DAPO overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))

@@ -35,7 +35,11 @@ PATH_EXAMPLES = {
     "verl_train_file": "/mnt/project/data/dapo-math-17k.parquet",
     "verl_test_file": "/mnt/project/data/aime-2024.parquet",
     "verl_ckpts_dir": "/mnt/project/ckpts/qwen3-8b-dapo",
+    "verl_resume_from_path": "/mnt/project/ckpts/qwen3-8b-dapo/global_step_40",
 }
+# verl takes the step to resume at from the folder's name (int(path.split("global_step_")[-1]) in
+# RayPPOTrainer._load_checkpoint, verl/trainer/ppo/ray_trainer.py), so nothing may follow the number.
+CHECKPOINT_FOLDER = re.compile(r"global_step_[0-9]+")
 # Which list of the pre-check's findings to show when a required path is missing.
 CANDIDATES = {"verl_model_path": "models", "verl_train_file": "datasets", "verl_test_file": "datasets"}
 # Variables start_verl.sh and run_training.sh set themselves: verl_extra_env may not replace them
@@ -45,7 +49,7 @@ SCRIPT_VARIABLES = (
     "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS",
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
-    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER",
+    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
     "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
@@ -56,7 +60,7 @@ PARALLELISM_INPUTS = {
     "n_resp_per_prompt": "verl_n_resp_per_prompt", "ppo_micro_batch_size_per_gpu": "verl_ppo_micro_batch_size_per_gpu",
     "max_response_length": "verl_max_response_length", "overlong_buffer_len": "verl_overlong_buffer_len",
     "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
-    "num_kv_heads": "verl_model_num_kv_heads",
+    "num_kv_heads": "verl_model_num_kv_heads", "algorithm": "verl_algorithm",
 }
 
 
@@ -429,6 +433,27 @@ def check_swanlab(values, api_key_set, errors, warnings):
     }
 
 
+def check_resume(values, errors):
+    """verl_resume_from_path is given exactly when verl_resume_mode is resume_path, and names a checkpoint folder."""
+    mode, path = values.get("verl_resume_mode"), values.get("verl_resume_from_path")
+    if mode is None or path is None:
+        return
+    example = PATH_EXAMPLES["verl_resume_from_path"]
+    if mode == "resume_path" and not path:
+        errors.add("verl_resume_from_path", "", "verl_resume_mode=resume_path needs verl_resume_from_path, which is empty. Fix: give the "
+                   "checkpoint folder to resume from, e.g. -e verl_resume_from_path=%s, or use verl_resume_mode=auto." % example)
+    elif mode != "resume_path" and path:
+        errors.add("verl_resume_from_path", path, "verl_resume_from_path=%s is given, but verl_resume_mode=%s does not read it. Fix: set "
+                   "verl_resume_mode=resume_path to resume from it, or leave verl_resume_from_path empty." % (inputs.show(path), mode))
+    elif path and not CHECKPOINT_FOLDER.fullmatch(path.rsplit("/", 1)[-1]):
+        errors.add("verl_resume_from_path", path, "verl_resume_from_path=%s is not a checkpoint folder: verl resumes only from a folder "
+                   "named global_step_<N> (it reads the step from the name). Fix: give one of the global_step_* folders in the "
+                   "checkpoint directory, e.g. %s." % (inputs.show(path), example))
+    else:
+        return
+    values["verl_resume_from_path"] = None
+
+
 def check_parallelism_of(values, features, nnodes, errors):
     """The parallelism rules; they need every number they read, and still run when only other
     settings (a path, the mask) are wrong, so that one run reports everything."""
@@ -453,6 +478,8 @@ def container_volumes(values, npu_smi_path):
             values["verl_ckpts_dir"], values["verl_log_dir"]]
     if values.get("verl_swanlab_log_dir"):
         data.append(values["verl_swanlab_log_dir"])
+    if values.get("verl_resume_from_path"):
+        data.append(values["verl_resume_from_path"])
     kept = []
     for path in sorted(set(p for p in data if p)):
         if not any(path == k or path.startswith(k.rstrip("/") + "/") for k in kept):
@@ -551,6 +578,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     check_required_paths_found(values, errors, host, detected, first)
     check_mount_parents(values, errors)
     check_output_folder(values, host, errors)
+    check_resume(values, errors)
     network = check_network(values, head, detected, errors)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
@@ -561,8 +589,10 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     return assemble(merged, values, context, network, swanlab, features), [], warnings
 
 
-# What status.yml and stop.yml need: which container, and where in it the control script is.
-IDENTITY = ("verl_container_name", "verl_workdir", "verl_status_log_lines", "verl_status_stall_seconds", "verl_stop_containers")
+# What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
+# the logs and the rendered scripts are on the host, and the day-2 settings.
+IDENTITY = ("verl_container_name", "verl_workdir", "verl_log_dir", "verl_host_stage_dir", "verl_status_log_lines",
+            "verl_status_stall_seconds", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb")
 
 
 def identity(settings, spec, rules=None, unknown=(), host=None):

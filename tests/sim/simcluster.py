@@ -397,6 +397,10 @@ rm -rf /root/.cache /tmp/*
         files["verl/recipe/dapo/__init__.py"] = b""
         files["verl/recipe/dapo/config/" + DAPO_OVERLAY.name] = DAPO_OVERLAY.read_bytes()
         files["verl/recipe/dapo/main_dapo.py"] = STAND_IN.read_bytes()
+        # GRPO's entry point (verl_algorithm=grpo): the same stand-in, as verl's own module.
+        files["verl/verl/__init__.py"] = b""
+        files["verl/verl/trainer/__init__.py"] = b""
+        files["verl/verl/trainer/main_ppo.py"] = STAND_IN.read_bytes()
         for name, text in Recipes.SET_ENV.items():
             files[name] = text.encode()
         files["requirements.txt"] = Recipes.requirements().encode()

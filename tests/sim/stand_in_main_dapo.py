@@ -1,16 +1,20 @@
-"""Stand-in for verl 0.7.0's recipe/dapo/main_dapo.py in the simulated Ascend cluster (tests/sim).
+"""Stand-in for verl 0.7.0's two entry points in the simulated Ascend cluster (tests/sim).
 
-The verl-sim/verl image has this file as /verl/recipe/dapo/main_dapo.py; run_training.sh starts it
-exactly like the real trainer, from /verl:
+The verl-sim/verl image has this file twice, where verl has the real ones: /verl/recipe/dapo/main_dapo.py
+(DAPO) and /verl/verl/trainer/main_ppo.py (GRPO). run_training.sh starts it exactly like the real
+trainer, from /verl:
 
     python3 -m recipe.dapo.main_dapo --config-path=config --config-name=dapo_megatron_trainer <overrides>
+    python3 -m verl.trainer.main_ppo --config-path=config --config-name=ppo_megatron_trainer <overrides>
 
 What it does, in the real trainer's order:
 1. Hydra composes the overrides against verl 0.7.0's own schema (@hydra.main with config_path
-   "config" = /verl/recipe/dapo/config, whose overlay adds /verl/verl/trainer/config to the search
-   path, as in a verl checkout). A bad override ends the run with Hydra's own message, exit 1.
-   Every interpolation is resolved, as verl's TaskRunner does.
-2. trainer.device must be "npu".
+   "config", relative to this file: /verl/recipe/dapo/config, whose overlay adds
+   /verl/verl/trainer/config to the search path, as in a verl checkout; or /verl/verl/trainer/config
+   itself). A bad override ends the run with Hydra's own message, exit 1. Every interpolation is
+   resolved, as verl's TaskRunner does.
+2. trainer.device must be "npu". As main_ppo, verl's validate_config() arithmetic for the Megatron
+   actor (verl/utils/config.py; main_dapo does not call it) must hold.
 3. ray.init(address="auto") joins the running Ray cluster; it needs at least
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
    ValueError "Total available GPUs X is less than total desired GPUs Y". It then holds them
@@ -18,13 +22,15 @@ What it does, in the real trainer's order:
 4. With "swanlab" in trainer.logger, does what verl/utils/tracking.py does: reads SWANLAB_API_KEY,
    SWANLAB_LOG_DIR and SWANLAB_MODE, logs in when a key is set, swanlab.init(...), logs each step and
    finishes on stop (offline/local modes write LOG_DIR/run-*; a missing swanlab fails like verl).
-5. Resumes as verl's trainer does with trainer.resume_mode=auto: from the step named by
-   <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; and, like verl,
-   saves a checkpoint (global_step_N/ and that tracker file) every trainer.save_freq steps.
-6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the step
-   it resumed from), prints one `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to
-   trainer.total_training_steps, then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10)
-   until SIGTERM or SIGINT, on which it releases Ray, writes stand_in_stopped.json and exits 0.
+5. Resumes as verl's RayPPOTrainer._load_checkpoint does: with trainer.resume_mode=auto from the step
+   named by <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; with
+   resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
+   Like verl, it saves a checkpoint (global_step_N/ and that tracker file) every trainer.save_freq steps.
+6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the entry
+   point and config it ran as, the advantage estimator, the step it resumed from), prints one
+   `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to trainer.total_training_steps,
+   then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10) until SIGTERM or SIGINT, on which
+   it releases Ray, writes stand_in_stopped.json and exits 0.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ import sys
 import time
 
 import hydra
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 STARTED = "stand_in_started.json"
@@ -48,6 +55,9 @@ HEARTBEAT_SECONDS = float(os.environ.get("SIM_TRAINER_HEARTBEAT_SECONDS", "10"))
 PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300"))
 
 _STOP = []
+# Which entry point this file stands in for: where the image put it (python3 -m <module>).
+ENTRY_POINT = __spec__.name if __spec__ is not None else os.path.basename(__file__)
+DEFAULT_CONFIG = "ppo_trainer" if ENTRY_POINT == "verl.trainer.main_ppo" else "dapo_trainer"
 
 
 def _on_signal(signum, _frame):
@@ -55,7 +65,7 @@ def _on_signal(signum, _frame):
 
 
 def say(message):
-    print("stand-in main_dapo: %s" % message, flush=True)
+    print("stand-in %s: %s" % (ENTRY_POINT, message), flush=True)
 
 
 def _write_json(path, values):
@@ -113,9 +123,18 @@ def _swanlab(trainer, config):
 
 
 def _resume_step(trainer, local_dir):
-    """The step verl would resume from: the tracker file's, with resume_mode auto (0: a fresh start)."""
-    if trainer.get("resume_mode", "auto") != "auto":
+    """The step verl would resume from (0: a fresh start), as RayPPOTrainer._load_checkpoint finds it."""
+    mode = trainer.get("resume_mode", "auto")
+    if mode == "disable":
         return 0
+    if mode == "resume_path":
+        folder = trainer.get("resume_from_path")
+        assert isinstance(folder, str), "resume ckpt must be str type"
+        assert "global_step_" in folder, "resume ckpt must specify the global_steps"
+        if not os.path.isdir(folder):
+            raise FileNotFoundError("resume ckpt %s does not exist (stand-in check: verl would fail loading it)" % folder)
+        say("Load from checkpoint folder: %s" % folder)
+        return int(folder.split("global_step_")[-1])
     try:
         with open(os.path.join(local_dir, TRACKER)) as handle:
             step = int(handle.read().strip() or 0)
@@ -123,6 +142,21 @@ def _resume_step(trainer, local_dir):
         return 0
     say("Load from checkpoint folder: %s" % os.path.join(local_dir, "global_step_%d" % step))
     return step
+
+
+def _validate_config(resolved):
+    """verl/utils/config.py validate_config(), the Megatron arithmetic main_ppo runs before any worker starts."""
+    actor = resolved["actor_rollout_ref"]["actor"]
+    if actor.get("use_dynamic_bsz"):
+        return
+    trainer, megatron = resolved["trainer"], actor["megatron"]
+    n_gpus = int(trainer["n_gpus_per_node"]) * int(trainer["nnodes"])
+    model_parallel = megatron["tensor_model_parallel_size"] * megatron["pipeline_model_parallel_size"] * megatron["context_parallel_size"]
+    assert n_gpus % model_parallel == 0, "n_gpus (%d) must be divisible by model_parallel_size (%d)" % (n_gpus, model_parallel)
+    minimal_bsz = n_gpus // model_parallel * actor["ppo_micro_batch_size_per_gpu"]
+    real_train_batch_size = resolved["data"]["train_batch_size"] * resolved["actor_rollout_ref"]["rollout"]["n"]
+    assert real_train_batch_size % minimal_bsz == 0, (
+        "real_train_batch_size (%d) must be divisible by minimal possible batch size (%d)" % (real_train_batch_size, minimal_bsz))
 
 
 def _save_checkpoint(local_dir, step):
@@ -139,6 +173,8 @@ def run(config):
     trainer = resolved["trainer"]
     if trainer.get("device") != "npu":
         raise ValueError("trainer.device is %r; on Ascend it must be 'npu' (stand-in check)" % trainer.get("device"))
+    if ENTRY_POINT == "verl.trainer.main_ppo":
+        _validate_config(resolved)
     nnodes = int(trainer["nnodes"])
     per_node = int(trainer["n_gpus_per_node"])
     wanted = nnodes * per_node
@@ -171,6 +207,12 @@ def run(config):
         "hostname": socket.gethostname(),
         "cwd": os.getcwd(),
         "argv": sys.argv[1:],
+        "entry_point": ENTRY_POINT,
+        "config_name": HydraConfig.get().job.config_name,
+        "adv_estimator": resolved["algorithm"]["adv_estimator"],
+        "use_kl_loss": resolved["actor_rollout_ref"]["actor"]["use_kl_loss"],
+        "reward_manager": resolved["reward_model"]["reward_manager"],
+        "resume_mode": trainer.get("resume_mode"),
         "nnodes": nnodes,
         "n_gpus_per_node": per_node,
         "device": trainer["device"],
@@ -219,7 +261,7 @@ def run(config):
                                                    "stopped_at": time.time()})
 
 
-@hydra.main(config_path="config", config_name="dapo_trainer", version_base=None)
+@hydra.main(config_path="config", config_name=DEFAULT_CONFIG, version_base=None)
 def main(config):
     run(config)
 

@@ -19,7 +19,8 @@ REPO = Path(os.environ["MOLECULE_PROJECT_DIRECTORY"])
 SCENARIO = Path(os.environ["MOLECULE_SCENARIO_DIRECTORY"])
 INVENTORY = os.environ["MOLECULE_INVENTORY_FILE"]
 PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
-TRAINING = "-m [r]ecipe.dapo.main_dapo"  # the bracket keeps pgrep -f from matching its own shell
+# Either algorithm's training (DAPO, GRPO); the brackets keep pgrep -f from matching its own shell.
+TRAINING = r"-m ([r]ecipe\.dapo\.main_dapo|[v]erl\.trainer\.main_ppo)( |$)"
 
 
 def hosts(group):

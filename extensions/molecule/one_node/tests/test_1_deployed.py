@@ -1,4 +1,4 @@
-"""One node: training with the mask's features, SwanLab offline, and the SwanLab key nowhere."""
+"""One node: GRPO training with the mask's features, SwanLab offline, and the SwanLab key nowhere."""
 import json
 import subprocess
 
@@ -25,6 +25,19 @@ def test_training_runs_with_the_masks_features(host):
     argv = " ".join(marker["argv"])
     assert "actor_rollout_ref.model.use_remove_padding=True" in argv
     assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in argv
+
+
+def test_the_trainer_is_verls_ppo_trainer_with_the_grpo_estimator(host):
+    """verl_algorithm=grpo: verl.trainer.main_ppo composed ppo_megatron_trainer, adv_estimator=grpo, a KL loss,
+    no DAPO reward manager (the stand-in records what Hydra composed, as the real module would run it)."""
+    marker = started(host.backend.get_hostname())
+    assert marker["entry_point"] == "verl.trainer.main_ppo"
+    assert marker["config_name"] == "ppo_megatron_trainer"
+    assert marker["argv"][:2] == ["--config-path=config", "--config-name=ppo_megatron_trainer"]
+    assert marker["adv_estimator"] == "grpo" and marker["use_kl_loss"] is True
+    assert marker["reward_manager"] == "naive"
+    assert not [arg for arg in marker["argv"] if "overlong" in arg or "reward_manager" in arg]
+    assert marker["experiment_name"].startswith("GRPO-")
 
 
 def test_swanlab_was_installed_and_logs_offline(host):
@@ -58,7 +71,7 @@ for pid in os.listdir("/proc"):
             with open("/proc/%s/%s" % (pid, name), "rb") as handle:
                 data = handle.read()
             hits += key in data
-            training += name == "cmdline" and b"recipe.dapo.main_dapo" in data
+            training += name == "cmdline" and b"verl.trainer.main_ppo" in data
         except OSError:
             pass
 print(seen, hits, training)

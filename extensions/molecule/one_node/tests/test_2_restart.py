@@ -1,4 +1,5 @@
-"""verl_restart=true: the running training gets SIGTERM, exits cleanly, and a new one starts.
+"""Changed settings while a GRPO training runs, then verl_restart=true: the running training gets SIGTERM,
+exits cleanly, and a new one starts.
 
 Runs after test_1_deployed (pytest takes the files in name order): it restarts the training."""
 import json
@@ -6,6 +7,29 @@ import json
 from sim_scenario import hosts, in_verl, playbook, tail, training_pids
 
 from test_1_deployed import KEY, STARTED
+
+CKPTS = "/sim/ckpts/qwen3-8b-dapo"
+
+
+def test_another_algorithm_is_drift_and_changes_nothing():
+    """DAPO asked for while GRPO runs: the deploy stops before the confirmation, says so, and the training runs on."""
+    head = hosts("ray_head")[0]
+    before = training_pids(head)
+    proc = playbook("deploy.yml", "-e", "verl_algorithm=dapo")
+    assert proc.returncode != 0, tail(proc)
+    assert "was started from other settings than this run renders: algorithm grpo -> dapo" in proc.output, tail(proc)
+    assert training_pids(head) == before and len(before) == 1
+
+
+def test_a_checkpoint_to_resume_from_that_is_missing_stops_the_deploy():
+    """Checked on the head with the other paths, before the confirmation and before anything changes."""
+    head = hosts("ray_head")[0]
+    before = training_pids(head)
+    proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_resume_mode=resume_path",
+                    "-e", "verl_resume_from_path=%s/global_step_999" % CKPTS)
+    assert proc.returncode != 0, tail(proc)
+    assert "verl_resume_from_path=%s/global_step_999 is not an existing directory on this host" % CKPTS in proc.output, tail(proc)
+    assert training_pids(head) == before
 
 
 def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
@@ -15,8 +39,9 @@ def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
     assert proc.returncode == 0, tail(proc)
     assert KEY not in proc.stdout + proc.stderr, "the SwanLab key is in the -vvv output"
     assert "verl_swanlab_api_key is set but verl_swanlab_mode is offline" in proc.output
+    assert "Algorithm: GRPO" in proc.output and "Resume: auto, from the newest checkpoint in %s" % CKPTS in proc.output, tail(proc)
     after = training_pids(head)
     assert len(after) == 1 and after != before
-    stopped = json.loads(in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_stopped.json").stdout)
+    stopped = json.loads(in_verl(head, "cat %s/stand_in_stopped.json" % CKPTS).stdout)
     assert stopped["pid"] == int(before[0]) and stopped["signal"] == "SIGTERM"
     assert json.loads(in_verl(head, "cat %s" % STARTED).stdout)["pid"] == int(after[0])

@@ -2,7 +2,7 @@
 scenario's node exactly as an AWX job does (tests/awx_job.py): the survey's answers as AWX sends them
 (strings included), the SwanLab key as the credential injects it, AWX's awx_job_id.
 
-Runs last (pytest takes the files in name order) and reuses the scenario's cluster: a job without the
+Runs after the first three (pytest takes the files in name order) and reuses the scenario's cluster: a job without the
 confirmation stops at once; one at a terminal nobody answers stops after verl_confirm_timeout; then
 stop.yml and deploy.yml as jobs, and the training runs again."""
 from __future__ import annotations
@@ -25,13 +25,14 @@ KEY = SETTINGS["verl_swanlab_api_key"]
 
 
 def answers(template, **more):
-    """The survey filled in for this cluster (its paths, batch, image, mask, SwanLab offline), as AWX sends it,
+    """The survey filled in for this cluster (its paths, batch, image, algorithm, mask, SwanLab offline), as AWX sends it,
     plus, for deploy and render, the key the SwanLab credential injects."""
     filled = {}
     if template in ("deploy", "render"):
         filled = {name: str(CLUSTER[name]) for name in ("verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir",
                                                         "verl_log_dir")}
-        filled.update(mask=SETTINGS["mask"], verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
+        filled.update(mask=SETTINGS["mask"], verl_algorithm=SETTINGS["verl_algorithm"],
+                      verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
                       verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"])
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):

@@ -84,3 +84,9 @@ def test_container_volumes_mount_data_once_and_the_driver_read_only():
         "/etc/ascend_install.info:/etc/ascend_install.info:ro", "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi:ro",
         "/mnt/data:/mnt/data:rw", "/mnt/public/Qwen3-8B:/mnt/public/Qwen3-8B:rw", "/var/log/verl:/var/log/verl:rw",
     ]
+
+
+def test_the_overlong_buffer_is_checked_for_dapo_only():
+    """GRPO's command line has no overlong buffer (verl_overlong_buffer_len is not used), so it is not checked."""
+    assert "C18" in rules(overlong_buffer_len=8192, algorithm="dapo")
+    assert "C18" not in rules(overlong_buffer_len=8192, algorithm="grpo")

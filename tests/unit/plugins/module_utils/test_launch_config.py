@@ -190,3 +190,29 @@ def test_identity_checks_only_the_deployment_and_the_host_name():
     assert [e["variable"] for e in errors] == ["verl_workdir"] and found["container_name"] == "verl"
     _found, errors, _warnings = lc.identity({}, SPEC, RULES, unknown=["verl_swanlab_apikey"], host="a/b")
     assert [e["variable"] for e in errors] == ["verl_swanlab_apikey", "inventory_hostname"]
+
+
+@pytest.mark.parametrize("mode, path, problem", [
+    ("resume_path", "", "verl_resume_mode=resume_path needs verl_resume_from_path, which is empty"),
+    ("auto", "/ckpt/global_step_4", "verl_resume_from_path='/ckpt/global_step_4' is given, but verl_resume_mode=auto does not read it"),
+    ("resume_path", "/ckpt/run1", "is not a checkpoint folder: verl resumes only from a folder named global_step_<N>"),
+])
+def test_check_resume_names_the_variable_the_value_and_the_fix(mode, path, problem):
+    config, errors, _warnings = launch(verl_resume_mode=mode, verl_resume_from_path=path)
+    assert config is None and [e["variable"] for e in errors] == ["verl_resume_from_path"]
+    assert problem in errors[0]["msg"] and "Fix:" in errors[0]["msg"]
+
+
+def test_the_checkpoint_to_resume_from_is_mounted_into_a_new_container():
+    config = launch_ok(verl_resume_mode="resume_path", verl_resume_from_path="/old/ckpts/global_step_40/")
+    assert config["resume_mode"] == "resume_path" and config["resume_from_path"] == "/old/ckpts/global_step_40"
+    assert "/old/ckpts/global_step_40:/old/ckpts/global_step_40:rw" in config["container"]["volumes"]
+    inside = launch_ok(verl_resume_mode="resume_path", verl_resume_from_path="/ckpt/global_step_4")  # under verl_ckpts_dir
+    assert not [v for v in inside["container"]["volumes"] if "global_step" in v]
+    assert launch_ok()["resume_mode"] == "auto" and launch_ok()["resume_from_path"] == ""
+
+
+def test_grpo_leaves_the_overlong_buffer_unchecked():
+    assert launch_ok(verl_algorithm="grpo", verl_overlong_buffer_len=8192)["algorithm"] == "grpo"
+    _config, errors, _warnings = launch(verl_overlong_buffer_len=8192)
+    assert [e["variable"] for e in errors] == ["verl_overlong_buffer_len"]

@@ -1,4 +1,4 @@
-"""The identity status.yml and stop.yml check: only what names the deployment, whatever else is wrong."""
+"""The identity status.yml, stop.yml and logs.yml check: only what names the deployment, whatever else is wrong."""
 from __future__ import annotations
 
 import pytest
@@ -10,8 +10,9 @@ from launch_helpers import RULES, SPEC
 def test_defaults_name_the_container_and_workdir():
     found, errors, warnings = identity({}, SPEC, RULES)
     assert not errors and not warnings
-    assert found == {"container_name": "verl", "workdir": "/verl", "status_log_lines": 20, "status_stall_seconds": 1800,
-                     "stop_containers": False}
+    assert found == {"container_name": "verl", "workdir": "/verl", "log_dir": "/mnt/project/verl/logs",
+                     "host_stage_dir": "/var/lib/verl-deploy", "status_log_lines": 20, "status_stall_seconds": 1800,
+                     "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20}
 
 
 def test_the_trainings_inputs_are_not_needed_even_when_wrong():
@@ -26,6 +27,10 @@ def test_the_trainings_inputs_are_not_needed_even_when_wrong():
     ("verl_status_log_lines", "many"),
     ("verl_status_stall_seconds", 0),
     ("verl_stop_containers", "perhaps"),
+    ("verl_log_dir", "relative/logs"),
+    ("verl_logs_dir", "/"),
+    ("verl_logs_max_mb", 0),
+    ("verl_logs_max_mb", 10 ** 6),
 ])
 def test_a_bad_identity_setting_is_named(name, value):
     _found, errors, _warnings = identity({name: value}, SPEC, RULES)

@@ -32,7 +32,8 @@ def test_the_same_settings_make_no_drift():
 
 def test_settings_that_never_need_a_restart_make_no_drift():
     quiet = record(verl_train_start_timeout=999, verl_ray_wait_timeout=999, verl_ray_join_retries=3, verl_status_log_lines=5,
-                   verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag")
+                   verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag", verl_logs_dir="/tmp/other-logs",
+                   verl_logs_max_mb=5)
     assert launch_drift(record(), quiet) == []
 
 
@@ -85,3 +86,14 @@ def test_nothing_readable_is_unknown_and_a_broken_record_is_none(text):
     state = parse_training_state(text)
     assert state["launch"] is None
     assert state["state"] == ("running" if text and "state=" in text else "unknown")
+
+
+def test_another_algorithm_is_drift():
+    """DAPO and GRPO are different trainings: a change of verl_algorithm needs verl_restart=true."""
+    assert launch_drift(record(), record(verl_algorithm="grpo")) == ["algorithm dapo -> grpo"]
+    assert launch_drift(record(verl_algorithm="grpo"), record(verl_algorithm="grpo")) == []
+
+
+def test_another_resume_setting_is_drift():
+    drift = launch_drift(record(), record(verl_resume_mode="resume_path", verl_resume_from_path="/ckpt/global_step_2"))
+    assert drift == ["resume_from_path  -> /ckpt/global_step_2", "resume_mode auto -> resume_path"], drift
