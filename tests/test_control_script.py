@@ -158,9 +158,35 @@ def test_verify_waits_until_the_log_grows(control):
     assert "its log %s grows" % log in out
 
 
+def test_verify_look_answers_once_per_call_until_the_log_grew(control):
+    assert control("verify-look").returncode == 3, "nothing started: not yet"
+    control("start-training", HOLD="60", STEPS="40", STEP_SECONDS="0.2")
+    log = control.logs / "verl_qwen3_8b_run_2.log"
+    log.write_text("step\n")
+    wait_for(lambda: state(control)["state"] == "running")
+    first = control("verify-look")
+    assert first.returncode == 3 and "waiting for it to grow" in first.stdout, first.stderr
+    with open(log, "a") as handle:
+        handle.write("step\n")
+    grown = control("verify-look")
+    assert grown.returncode == 0 and "its log %s grows" % log in grown.stdout
+
+
+def test_verify_look_names_a_training_that_ended(control):
+    control("start-training", EXIT_CODE="1", STEPS="0")
+    wait_for((control.state / "exit_code").exists)
+    proc = control("verify-look")
+    assert proc.returncode == 1 and "the training ended with exit code 1 before it ran" in proc.stderr
+
+
+def test_ray_progress_counts_nothing_without_ray(control):
+    proc = control("ray-progress", "2")
+    assert proc.returncode == 3 and proc.stdout.strip() == "0/2 nodes, 0/16 NPU", proc.stderr
+
+
 def test_a_worker_refuses_head_steps(tmp_path):
     folder = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path)
-    for step in ("members", "training-state", "start-training", "stop-training"):
+    for step in ("members", "ray-progress", "verify-look", "training-state", "start-training", "stop-training"):
         proc = subprocess.run(["bash", str(folder / "verl_control.sh"), step], capture_output=True, text=True, timeout=30, check=False)
         assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr, step
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "bogus"], capture_output=True, text=True, timeout=30, check=False)

@@ -16,7 +16,8 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # not resolved: the venv's bin, not the base interpreter's
 
-MODULES = ("verl.deploy.npu_info", "verl.deploy.feature_mask", "verl.deploy.launch_config", "verl.deploy.log_bundle")
+MODULES = ("verl.deploy.npu_info", "verl.deploy.feature_mask", "verl.deploy.launch_config", "verl.deploy.log_bundle",
+           "verl.deploy.node_facts", "verl.deploy.wait_progress")
 ROLES = ("verl.deploy.verl", "verl.deploy.training")
 
 

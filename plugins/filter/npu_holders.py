@@ -8,16 +8,21 @@ name: npu_holders
 short_description: Names of the containers that hold any of the given NPU devices
 version_added: 0.1.0
 description:
-  - Takes the C(results) of a looped M(community.docker.docker_container_info) and returns the names of the containers that
-    map any of the given device paths, or that are privileged (a privileged container sees every NPU).
+  - Takes the C(results) of a looped M(community.docker.docker_container_info), or the C(docker.containers) of
+    M(verl.deploy.node_facts), and returns the names of the (running) containers that map any of the given device paths,
+    or that are privileged (a privileged container sees every NPU).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The C(results) list of a looped M(community.docker.docker_container_info).
+    description: The C(results) list of a looped M(community.docker.docker_container_info), or C(docker.containers) of M(verl.deploy.node_facts).
     type: list
     elements: dict
     required: true
+  exclude:
+    description: A container name to leave out (the training container itself).
+    type: str
+    default: ''
   devices:
     description: Device paths on the host, such as V(/dev/davinci0).
     type: list
@@ -38,8 +43,12 @@ _value:
   elements: str
 """
 
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
-def npu_holders(results, devices):
+
+def npu_holders(results, devices, exclude=""):
+    if any("HostConfig" in (result or {}) for result in results or []):
+        return holding_containers(results, devices, exclude)
     wanted = set(devices)
     holders = []
     for result in results or []:
@@ -48,8 +57,9 @@ def npu_holders(results, devices):
             continue
         host_config = container.get("HostConfig") or {}
         mapped = {d.get("PathOnHost") for d in host_config.get("Devices") or []}
-        if host_config.get("Privileged") or mapped & wanted:
-            holders.append((container.get("Name") or result.get("item") or "").lstrip("/"))
+        name = (container.get("Name") or result.get("item") or "").lstrip("/")
+        if (host_config.get("Privileged") or mapped & wanted) and name != exclude:
+            holders.append(name)
     return holders
 
 

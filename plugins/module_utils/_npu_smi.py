@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ('NpuSmiError', 'parse_info', 'parse_board', 'parse_map', 'raise_for_dcmi_error')
+__all__ = ('NpuSmiError', 'parse_info', 'parse_board', 'parse_map', 'raise_for_dcmi_error', 'checked_output', 'read_boards')
 
 # "dcmi module initialize failed. ret is -8005", "dcmi model initialized failed, because the device is used. ret is -8020"
 _DCMI_ERROR = re.compile(r'^.*\bdcmi\b.*?\bret\s+is\s+(-?\d+).*$', re.IGNORECASE | re.MULTILINE)
@@ -342,3 +342,36 @@ def parse_map(text):
     if not rows:
         raise NpuSmiError('no `npu-smi info -m` mapping rows found in the output (first line: %r)' % _first_line(text))
     return rows
+
+
+EXCERPT_LINES = 5
+
+
+def _excerpt(text):
+    return '\n'.join(text.strip().splitlines()[:EXCERPT_LINES])
+
+
+def checked_output(argv, rc, out, err):
+    """Return stdout of a finished npu-smi run, or raise NpuSmiError quoting the problem."""
+    # npu-smi prints dcmi errors on stdout or stderr, with or without a non-zero rc.
+    raise_for_dcmi_error(out + '\n' + err)
+    if rc != 0:
+        raise NpuSmiError('`%s` exited with rc=%d: %s' % (' '.join(argv), rc, _excerpt(err) or _excerpt(out) or '(no output)'))
+    return out
+
+
+def read_boards(run_command, warn, npu_smi, npu_ids):
+    """Board info per NPU (run_command(argv) -> (rc, out, err)); a failed query is only a warning (warn(text)),
+    because the main table already succeeded."""
+    boards = []
+    for npu_id in npu_ids:
+        argv = [npu_smi, 'info', '-t', 'board', '-i', str(npu_id)]
+        rc, out, err = run_command(argv)
+        try:
+            board = parse_board(checked_output(argv, rc, out, err))
+        except NpuSmiError as exc:
+            warn('board info of NPU %d skipped: %s' % (npu_id, exc.msg))
+            continue
+        board.setdefault('npu_id', npu_id)
+        boards.append(board)
+    return boards

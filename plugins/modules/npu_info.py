@@ -253,13 +253,12 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError,
-    parse_board,
+    checked_output,
     parse_info,
-    raise_for_dcmi_error,
+    read_boards,
 )
 
 FALLBACK_PATHS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
-EXCERPT_LINES = 5
 
 
 def _is_executable(path):
@@ -282,19 +281,6 @@ def find_npu_smi(module):
     return found
 
 
-def _excerpt(text):
-    return '\n'.join(text.strip().splitlines()[:EXCERPT_LINES])
-
-
-def checked_output(argv, rc, out, err):
-    """Return stdout of a finished npu-smi run, or raise NpuSmiError quoting the problem."""
-    # npu-smi prints dcmi errors on stdout or stderr, with or without a non-zero rc.
-    raise_for_dcmi_error(out + '\n' + err)
-    if rc != 0:
-        raise NpuSmiError('`%s` exited with rc=%d: %s' % (' '.join(argv), rc, _excerpt(err) or _excerpt(out) or '(no output)'))
-    return out
-
-
 def read_info(module, npu_smi):
     """Run `npu-smi info` and return the parsed table, or fail with the problem and a hint."""
     argv = [npu_smi, 'info']
@@ -303,22 +289,6 @@ def read_info(module, npu_smi):
         return parse_info(checked_output(argv, rc, out, err))
     except NpuSmiError as exc:
         module.fail_json(msg=exc.msg, dcmi_code=exc.code, rc=rc, stdout=out, stderr=err)
-
-
-def read_boards(module, npu_smi, npu_ids):
-    """Board info per NPU; a failed query is only a warning because the main table already succeeded."""
-    boards = []
-    for npu_id in npu_ids:
-        argv = [npu_smi, 'info', '-t', 'board', '-i', str(npu_id)]
-        rc, out, err = module.run_command(argv)
-        try:
-            board = parse_board(checked_output(argv, rc, out, err))
-        except NpuSmiError as exc:
-            module.warn('board info of NPU %d skipped: %s' % (npu_id, exc.msg))
-            continue
-        board.setdefault('npu_id', npu_id)
-        boards.append(board)
-    return boards
 
 
 def main():
@@ -334,7 +304,7 @@ def main():
     facts = read_info(module, npu_smi)
     result = dict(changed=False, ansible_facts=dict(verl_npu=facts), npu_smi_path=npu_smi, **facts)
     if module.params['board']:
-        result['boards'] = read_boards(module, npu_smi, facts['npu_ids'])
+        result['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
     module.exit_json(**result)
 
 

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Controller side of verl.deploy.wait_progress: poll a read-only probe, print its progress each time (docs: plugins/modules/wait_progress.py)."""
+from __future__ import annotations
+
+import time
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+display = Display()
+
+ARGUMENT_SPEC = {
+    "what": {"type": "str", "required": True},
+    "argv": {"type": "list", "elements": "str", "required": True},
+    "container": {"type": "str"},
+    "chdir": {"type": "str"},
+    "timeout": {"type": "int", "required": True},
+    "interval": {"type": "int", "default": 5},
+    "pending_rc": {"type": "int", "default": 3},
+}
+
+
+def progress_line(host, what, progress, elapsed, timeout):
+    """The line shown after each poll, e.g. `[node1] Ray: 3/4 nodes, 24/32 NPU, 40/180 s`."""
+    return "[%s] %s: %s, %d/%d s" % (host, what, progress or "no answer yet", elapsed, timeout)
+
+
+def last_line(text):
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+class ActionModule(ActionBase):
+    """Run the probe on the host (or in a container there) until it says done, fails, or the bound passes."""
+
+    TRANSFERS_FILES = False
+
+    def _probe(self, args, task_vars):
+        if args["container"]:
+            module, module_args = "community.docker.docker_container_exec", {"container": args["container"], "argv": args["argv"]}
+        else:
+            module, module_args = "ansible.builtin.command", {"argv": args["argv"]}
+        if args["chdir"]:
+            module_args["chdir"] = args["chdir"]
+        return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        if args["timeout"] < 1 or args["interval"] < 1:
+            result.update(failed=True, msg="timeout=%d, interval=%d: give at least 1 second each." % (args["timeout"], args["interval"]))
+            return result
+        host = task_vars.get("inventory_hostname", "?")
+        start = time.monotonic()
+        polls, progress, answer = 0, "", {}
+        while True:
+            answer = self._probe(args, task_vars)
+            if answer.get("skipped"):
+                # The probe's module does not run in check mode: nothing to wait for, said so.
+                result.update(changed=False, skipped=True, msg="%s: not waited for (%s)" % (args["what"], answer.get("msg", "skipped")))
+                return result
+            polls += 1
+            elapsed = time.monotonic() - start
+            progress = last_line(answer.get("stdout")) or progress
+            rc = answer.get("rc")
+            display.display(progress_line(host, args["what"], progress, elapsed, args["timeout"]))
+            result.update(changed=False, rc=rc, stdout=answer.get("stdout", ""), stderr=answer.get("stderr", ""), progress=progress,
+                          polls=polls, waited=round(elapsed, 1), timed_out=False)
+            if rc == 0:
+                return result
+            if rc != args["pending_rc"]:
+                result.update(failed=True, msg="%s: the probe failed (rc %s) after %d s: %s" % (
+                    args["what"], rc, elapsed, (last_line(answer.get("stderr")) or answer.get("msg") or progress or "no output")))
+                return result
+            if elapsed + args["interval"] > args["timeout"]:
+                result.update(failed=True, timed_out=True, msg="%s: not done within %d s; the last progress: %s." % (
+                    args["what"], args["timeout"], progress or "none"))
+                return result
+            time.sleep(args["interval"])

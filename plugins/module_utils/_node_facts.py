@@ -1,0 +1,265 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) verl-deploy maintainers
+
+# This module_utils is PRIVATE and should only be used by this collection. Breaking changes can occur any time.
+
+"""What verl.deploy.node_facts reads on a host, as pure functions over text and plain data.
+
+The module (plugins/modules/node_facts.py) only runs the reads -- `ip`, /proc, the Docker socket, os.walk --
+and hands their raw output to these functions, so every rule here is unit-tested with pasted outputs.
+No Ansible imports.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import os
+import re
+
+__all__ = (
+    'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
+    'device_holders', 'summarize_containers', 'container_info', 'image_present', 'holding_containers', 'find_paths',
+    'path_state',
+)
+
+_CONTAINER_ID = re.compile(r'(?:docker[-/]|/docker/|containerd[-/]|libpod-)([0-9a-f]{64})')
+_DAVINCI = re.compile(r'^/dev/davinci\d+$')
+
+
+def parse_ip_addr(text):
+    """`ip -4 -o addr show` -> {ifname: [{'address': '10.0.0.2', 'prefixlen': 24}]}."""
+    result = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if 'inet' not in fields or len(fields) < 4:
+            continue
+        ifname = fields[1].rstrip(':').split('@')[0]
+        address, _sep, prefix = fields[fields.index('inet') + 1].partition('/')
+        result.setdefault(ifname, []).append({'address': address, 'prefixlen': int(prefix or 32)})
+    return result
+
+
+def _words(fields, key):
+    return fields[fields.index(key) + 1] if key in fields[:-1] else None
+
+
+def parse_ip_routes(text):
+    """`ip -4 -o route show` (the main table) -> [{'dest': '10.0.0.0/24', 'via', 'dev', 'src', 'metric', 'type'}]."""
+    routes = []
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields:
+            continue
+        kind = 'unicast'
+        if fields[0] in ('unicast', 'local', 'broadcast', 'unreachable', 'blackhole', 'prohibit', 'throw', 'multicast'):
+            kind = fields.pop(0)
+        if not fields:
+            continue
+        dest = '0.0.0.0/0' if fields[0] == 'default' else fields[0]
+        try:
+            network = ipaddress.ip_network(dest, strict=False)
+        except ValueError:
+            continue
+        metric = _words(fields, 'metric')
+        routes.append({'dest': str(network), 'via': _words(fields, 'via'), 'dev': _words(fields, 'dev'), 'src': _words(fields, 'src'),
+                       'metric': int(metric) if metric and metric.isdigit() else 0, 'type': kind})
+    return routes
+
+
+def parse_route_get(text):
+    """`ip -4 -o route get ADDR` -> {'dev', 'src', 'via', 'local'} (None values when absent)."""
+    fields = text.split()
+    return {'dev': _words(fields, 'dev'), 'src': _words(fields, 'src'), 'via': _words(fields, 'via'),
+            'local': bool(fields) and fields[0] == 'local'}
+
+
+def _ipv4(text):
+    try:
+        return ipaddress.IPv4Address(str(text).strip())
+    except ValueError:
+        return None
+
+
+def route_to(target, routes, addresses):
+    """The route the kernel's main table gives to an IPv4 address, computed from the table.
+
+    target: an IPv4 address (a host name gives ok=None: it must be resolved on the host);
+    routes: parse_ip_routes(); addresses: parse_ip_addr(). Returns {'target', 'ok', 'dev', 'src', 'via', 'how'}:
+    ok is True with the outgoing interface and source address, False when no route matches, None when unknown.
+    An address of the host itself is reached over lo, from that address (as `ip route get` says).
+    """
+    result = {'target': target, 'ok': None, 'dev': None, 'src': None, 'via': None, 'how': 'table'}
+    address = _ipv4(target)
+    if address is None:
+        return result
+    for ifname, entries in sorted(addresses.items()):
+        if any(entry['address'] == str(address) for entry in entries):
+            result.update(ok=True, dev='lo', src=str(address))
+            return result
+    best = None
+    for route in routes:
+        network = ipaddress.ip_network(route['dest'])
+        if address in network and (best is None or (network.prefixlen, -route['metric']) > best[0]):
+            best = ((network.prefixlen, -route['metric']), route)
+    if best is None or best[1]['type'] in ('unreachable', 'blackhole', 'prohibit'):
+        result['ok'] = False
+        return result
+    route = best[1]
+    src = route['src']
+    if not src:
+        own = addresses.get(route['dev']) or []
+        # The kernel prefers an address of the outgoing interface in the next hop's subnet, else its first one.
+        hop = _ipv4(route['via']) or address
+        inside = [e['address'] for e in own if hop in ipaddress.ip_network('%s/%d' % (e['address'], e['prefixlen']), strict=False)]
+        src = (inside or [e['address'] for e in own] or [None])[0]
+    result.update(ok=True, dev=route['dev'], src=src, via=route['via'])
+    return result
+
+
+def default_ipv4(routes, addresses):
+    """What Ansible's setup calls default_ipv4: the default route's interface, source address and gateway ({} without one)."""
+    defaults = [r for r in routes if r['dest'] == '0.0.0.0/0' and r['type'] == 'unicast']
+    if not defaults:
+        return {}
+    route = sorted(defaults, key=lambda r: r['metric'])[0]
+    chosen = route_to('0.0.0.0', [route], addresses) if route['dev'] else {}
+    return {'address': chosen.get('src'), 'interface': route['dev'], 'gateway': route['via']}
+
+
+def listening_ports(*tables):
+    """Sorted TCP ports in LISTEN state from /proc/net/tcp and /proc/net/tcp6 texts."""
+    ports = set()
+    for text in tables:
+        for line in text.splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == '0A' and ':' in fields[1]:
+                ports.add(int(fields[1].rsplit(':', 1)[1], 16))
+    return sorted(ports)
+
+
+def device_holders(processes):
+    """Processes that hold /dev/davinciN open.
+
+    processes: [{'pid': int, 'name': str, 'fds': [link targets], 'cgroup': text of /proc/<pid>/cgroup}].
+    Returns [{'device', 'pid', 'name', 'container_id'}] sorted by device and pid; container_id is the
+    64-hex Docker/containerd id from the cgroup (None for a process outside containers).
+    """
+    holders = []
+    for proc in processes:
+        devices = sorted({fd for fd in proc.get('fds') or [] if _DAVINCI.match(fd)})
+        if not devices:
+            continue
+        match = _CONTAINER_ID.search(proc.get('cgroup') or '')
+        for device in devices:
+            holders.append({'device': device, 'pid': proc['pid'], 'name': proc.get('name') or '',
+                            'container_id': match.group(1) if match else None})
+    return sorted(holders, key=lambda h: (int(h['device'][len('/dev/davinci'):]), h['pid']))
+
+
+def summarize_containers(listed, inspected):
+    """Docker's GET /containers/json?all=1 plus the inspect of the running ones -> the containers' facts.
+
+    Keeps the keys M(community.docker.docker_host_info) returns (Id, Names, Image, Status, State) and adds
+    Labels and, for running containers, HostConfig.Devices/Privileged (what holds NPUs).
+    """
+    containers = []
+    for item in listed:
+        entry = {key: item.get(key) for key in ('Id', 'Names', 'Image', 'Status', 'State')}
+        entry['Labels'] = item.get('Labels') or {}
+        details = inspected.get(item.get('Id')) or {}
+        host_config = details.get('HostConfig') or {}
+        entry['HostConfig'] = {'Devices': host_config.get('Devices') or [], 'Privileged': bool(host_config.get('Privileged'))}
+        containers.append(entry)
+    return containers
+
+
+def _names(entry):
+    return [name.lstrip('/') for name in entry.get('Names') or []]
+
+
+def container_info(containers, name):
+    """The part of M(community.docker.docker_container_info)'s result the deploy reads, for one container name."""
+    for entry in containers:
+        if name in _names(entry):
+            state = entry.get('State') or ''
+            return {'exists': True, 'container': {
+                'Id': entry.get('Id'), 'Name': '/' + name, 'Image': entry.get('Image'),
+                'State': {'Status': state, 'Running': state in ('running', 'restarting', 'paused')},
+                'Config': {'Labels': entry.get('Labels') or {}},
+                'HostConfig': entry.get('HostConfig') or {},
+            }}
+    return {'exists': False, 'container': None}
+
+
+def holding_containers(containers, devices, exclude=''):
+    """Names of running containers (other than exclude) that map any of the device paths or are privileged."""
+    wanted = set(devices)
+    names = []
+    for entry in containers:
+        host_config = entry.get('HostConfig') or {}
+        if entry.get('State') != 'running' or exclude in _names(entry):
+            continue
+        mapped = {d.get('PathOnHost') for d in host_config.get('Devices') or []}
+        if host_config.get('Privileged') or mapped & wanted:
+            names.append((_names(entry) or [entry.get('Id', '')[:12]])[0])
+    return names
+
+
+def _normalize_image(ref):
+    """docker.io/library/ubuntu -> ubuntu:latest; keeps a registry with a port; a digest stays as it is."""
+    ref = ref.strip()
+    if '@' in ref:
+        return ref
+    name, tag = ref, 'latest'
+    last = ref.rsplit('/', 1)[-1]
+    if ':' in last:
+        name, tag = ref.rsplit(':', 1)
+    for prefix in ('docker.io/library/', 'docker.io/', 'index.docker.io/library/', 'index.docker.io/'):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    return '%s:%s' % (name, tag)
+
+
+def image_present(images, ref):
+    """Whether GET /images/json lists the image reference (by tag, or by digest)."""
+    wanted = _normalize_image(ref)
+    for image in images:
+        tags = [_normalize_image(t) for t in image.get('RepoTags') or [] if t != '<none>:<none>']
+        digests = image.get('RepoDigests') or []
+        if wanted in tags or ref in digests or ref == image.get('Id'):
+            return True
+    return False
+
+
+def find_paths(roots, patterns, file_type='any', depth=None, limit=20):
+    """Paths under roots whose name matches a pattern (like M(ansible.builtin.find)), sorted, at most limit.
+
+    file_type: 'directory', 'file' or 'any'; depth: how many levels below a root (None: no limit).
+    Unreadable folders are skipped. Symbolic links are not followed.
+    """
+    found = []
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        base = root.rstrip('/').count('/')
+        for folder, dirs, files in os.walk(root, onerror=lambda _error: None):
+            # The entries of a folder at level L are L + 1 levels below the root.
+            level = folder.rstrip('/').count('/') - base
+            candidates = []
+            if file_type in ('directory', 'any'):
+                candidates += dirs
+            if file_type in ('file', 'any'):
+                candidates += files
+            found += [os.path.join(folder, name) for name in candidates if any(fnmatch.fnmatch(name, p) for p in patterns)]
+            if depth is not None and level + 1 >= depth:
+                dirs[:] = []
+    return sorted(set(found))[:limit]
+
+
+def path_state(path):
+    """{'exists', 'isdir', 'isreg'} of a path; a symbolic link counts as what it points to (a dangling one does not exist)."""
+    return {'exists': os.path.exists(path), 'isdir': os.path.isdir(path), 'isreg': os.path.isfile(path)}

@@ -1,0 +1,416 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Copyright (c) verl-deploy maintainers
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: node_facts
+short_description: Read in one call everything the verl deploy checks on an Ascend host
+version_added: 0.2.0
+description:
+  - One round trip per host for the deploy's pre-check. Reads, and returns, at once
+  - the NPUs (C(npu-smi info), as M(verl.deploy.npu_info)); the processes that hold C(/dev/davinci*) open;
+  - the Docker engine, its containers (with the devices of the running ones) and images, over the engine's socket;
+  - the paths the settings point at, and (when asked) model and dataset candidates under search folders;
+  - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
+  - the size of C(/dev/shm) and the TCP ports that are listening.
+  - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
+    result says why (RV(npu.failed) and RV(npu.msg), RV(docker.can_talk_to_docker) and RV(docker.msg)).
+  - This module never changes anything on the target.
+options:
+  npu_smi_path:
+    description:
+      - Path of the C(npu-smi) executable; when not set it is searched as M(verl.deploy.npu_info) does.
+    type: path
+  npu_board:
+    description:
+      - Also read C(npu-smi info -t board -i <id>) for each NPU (RV(npu.boards)).
+    type: bool
+    default: false
+  docker:
+    description:
+      - Read the Docker engine (containers, images).
+    type: bool
+    default: true
+  docker_host:
+    description:
+      - The engine's socket, C(unix://PATH) or C(tcp://HOST:PORT) (without TLS).
+      - When not set, E(DOCKER_HOST) of the target, else C(unix:///var/run/docker.sock).
+    type: str
+  docker_timeout:
+    description:
+      - Seconds each request to the engine may take.
+    type: int
+    default: 30
+  paths:
+    description:
+      - Paths whose state to return in RV(paths) (existence, folder or file).
+    type: list
+    elements: str
+    default: []
+  head_address:
+    description:
+      - The Ray head's address, when known before the settings are checked (an IPv4 address or a host name,
+        resolved on the target); its route is read with C(ip -4 route get) into RV(network.head_route).
+      - Leave empty when the address is only known later; the routing table in RV(network.routes) lets the
+        controller compute the route then (filter M(verl.deploy.route_to)).
+    type: str
+    default: ''
+  model_search_paths:
+    description:
+      - Folders searched (4 levels deep) for model folders named C(Qwen*); empty for no search.
+    type: list
+    elements: path
+    default: []
+  dataset_search_paths:
+    description:
+      - Folders searched (6 levels deep) for C(*.parquet) files; empty for no search.
+    type: list
+    elements: path
+    default: []
+  search_limit:
+    description:
+      - At most this many candidates of each search (the first ones in sorted order).
+    type: int
+    default: 20
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
+notes:
+  - The Docker engine is read with Python's standard library over its socket; no Docker SDK is needed on the target.
+  - The holders of C(/dev/davinci*) are read from C(/proc/*/fd); without root only the deploy user's own processes are seen.
+  - RV(ansible_facts) holds C(ansible_default_ipv4) and C(ansible_interfaces) in the shape M(ansible.builtin.setup) gives
+    them, so that C(ansible_default_ipv4) and C(ansible_facts.interfaces) work without a separate fact gathering.
+requirements:
+  - C(ip) (iproute2) on the target for the network part.
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+"""
+
+EXAMPLES = r"""
+- name: Read the host for the pre-check
+  verl.deploy.node_facts:
+    paths: [/mnt/public/Qwen3-8B, /mnt/data/train.parquet]
+    head_address: 10.0.0.1
+  register: facts
+
+- name: Refuse a host whose NPUs are busy or whose Docker engine does not answer
+  ansible.builtin.assert:
+    that:
+      - not facts.npu.failed
+      - facts.npu.busy_npu_ids | length == 0
+      - facts.docker.can_talk_to_docker
+
+- name: The route to an address known only later, from the routing table read above
+  ansible.builtin.debug:
+    msg: "{{ facts.network | verl.deploy.route_to('10.0.0.1') }}"
+"""
+
+RETURN = r"""
+npu:
+  description:
+    - The result of M(verl.deploy.npu_info) (npus, npu_ids, busy_npu_ids, processes, healthy, chip_count,
+      npu_smi_version, npu_smi_path), plus C(failed).
+  returned: always
+  type: dict
+  sample: {failed: false, npu_ids: [0, 1], busy_npu_ids: [], healthy: true, npu_smi_path: /usr/local/sbin/npu-smi}
+  contains:
+    failed:
+      description: V(true) when npu-smi is missing or failed (then C(msg) says why and C(dcmi_code) holds a dcmi error code).
+      returned: always
+      type: bool
+    msg:
+      description: Why npu-smi could not be read.
+      returned: when RV(npu.failed)
+      type: str
+    boards:
+      description: Parsed C(npu-smi info -t board -i <id>) per NPU, as M(verl.deploy.npu_info) returns them.
+      returned: with O(npu_board=true)
+      type: list
+      elements: dict
+device_holders:
+  description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{device: /dev/davinci0, pid: 4242, name: python3, container_id: null}]
+docker:
+  description: The Docker engine, its containers and images.
+  returned: always
+  type: dict
+  sample: {can_talk_to_docker: true, server_version: 20.10.24, containers: [], images: []}
+  contains:
+    can_talk_to_docker:
+      description: Whether the engine answered.
+      returned: always
+      type: bool
+    msg:
+      description: Why the engine could not be read.
+      returned: when not RV(docker.can_talk_to_docker)
+      type: str
+    server_version:
+      description: The engine's version.
+      returned: when RV(docker.can_talk_to_docker)
+      type: str
+    containers:
+      description:
+        - All containers, with the keys of M(community.docker.docker_host_info) (C(Id), C(Names), C(Image), C(Status),
+          C(State)) plus C(Labels) and, for the running ones, C(HostConfig.Devices) and C(HostConfig.Privileged).
+      returned: always
+      type: list
+      elements: dict
+    images:
+      description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
+      returned: always
+      type: list
+      elements: dict
+paths:
+  description: Per path given in O(paths), C(exists), C(isdir), C(isreg) (a symbolic link counts as what it points to).
+  returned: always
+  type: dict
+  sample: {/mnt/public/Qwen3-8B: {exists: true, isdir: true, isreg: false}}
+found:
+  description: C(models) and C(datasets) found under O(model_search_paths) and O(dataset_search_paths), sorted.
+  returned: always
+  type: dict
+  sample: {models: [/mnt/public/Qwen3-8B], datasets: []}
+network:
+  description: The host's network as the deploy needs it.
+  returned: always
+  type: dict
+  contains:
+    interfaces:
+      description: The names of the network interfaces.
+      returned: always
+      type: list
+      elements: str
+    addresses:
+      description: Per interface, its IPv4 addresses (C(address), C(prefixlen)).
+      returned: always
+      type: dict
+    routes:
+      description: The main IPv4 routing table (C(dest), C(via), C(dev), C(src), C(metric), C(type)).
+      returned: always
+      type: list
+      elements: dict
+    default_ipv4:
+      description: The default route's C(address), C(interface) and C(gateway), as M(ansible.builtin.setup) names them.
+      returned: always
+      type: dict
+    head_route:
+      description:
+        - The route to O(head_address) as C(ip -4 route get) gives it (C(target), C(address), C(ok), C(dev), C(src), C(via));
+          C(ok) is V(null) when O(head_address) was empty.
+      returned: always
+      type: dict
+    msg:
+      description: Why C(ip) could not be run.
+      returned: when C(ip) is missing
+      type: str
+shm:
+  description: C(/dev/shm) as C(exists), C(size_kb), C(free_kb).
+  returned: always
+  type: dict
+  sample: {exists: true, size_kb: 65536, free_kb: 65000}
+listening_ports:
+  description: TCP ports in LISTEN state on the target (IPv4 and IPv6), sorted.
+  returned: always
+  type: list
+  elements: int
+  sample: [22, 6379]
+ansible_facts:
+  description: C(ansible_default_ipv4) and C(ansible_interfaces), as M(ansible.builtin.setup) names them.
+  returned: always
+  type: dict
+"""
+
+import http.client
+import json
+import os
+import socket
+from urllib.parse import quote, urlparse
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, checked_output, parse_info, read_boards
+
+NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
+MODEL_PATTERNS = ['Qwen*']
+DATASET_PATTERNS = ['*.parquet']
+NOT_READ = {'can_talk_to_docker': False, 'msg': 'not read (docker=false)', 'containers': [], 'images': []}
+
+
+def _executable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def read_npu(module):
+    """The npu_info result, or {failed, msg, dcmi_code} -- never a module failure."""
+    explicit = module.params['npu_smi_path']
+    if explicit:
+        npu_smi = explicit if _executable(explicit) else None
+        missing = 'npu-smi not found or not executable at %s (verl_npu_smi_path)' % explicit
+    else:
+        npu_smi = module.get_bin_path('npu-smi') or next((p for p in NPU_SMI_FALLBACKS if _executable(p)), None)
+        missing = ('npu-smi not found: searched PATH (%s) and %s. Install the Ascend driver, or set verl_npu_smi_path.'
+                   % (os.environ.get('PATH', ''), ', '.join(NPU_SMI_FALLBACKS)))
+    if not npu_smi:
+        return {'failed': True, 'msg': missing, 'dcmi_code': None}
+    argv = [npu_smi, 'info']
+    rc, out, err = module.run_command(argv)
+    try:
+        facts = parse_info(checked_output(argv, rc, out, err))
+    except NpuSmiError as exc:
+        return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
+    facts.update(failed=False, npu_smi_path=npu_smi)
+    if module.params['npu_board']:
+        facts['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
+    return facts
+
+
+def _read(path):
+    try:
+        with open(path, encoding='utf-8', errors='replace') as handle:
+            return handle.read()
+    except OSError:
+        return ''
+
+
+def read_holders():
+    processes = []
+    for pid in (p for p in os.listdir('/proc') if p.isdigit()):
+        try:
+            fds = [os.readlink('/proc/%s/fd/%s' % (pid, fd)) for fd in os.listdir('/proc/%s/fd' % pid)]
+        except OSError:
+            continue
+        if any(fd.startswith('/dev/davinci') for fd in fds):
+            processes.append({'pid': int(pid), 'name': _read('/proc/%s/comm' % pid).strip(), 'fds': fds,
+                              'cgroup': _read('/proc/%s/cgroup' % pid)})
+    return nf.device_holders(processes)
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout):
+        super().__init__('localhost', timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def _docker_get(host, path, timeout):
+    url = urlparse(host)
+    if url.scheme == 'unix':
+        connection = _UnixConnection(url.path, timeout)
+    elif url.scheme in ('tcp', 'http'):
+        connection = http.client.HTTPConnection(url.hostname, url.port or 2375, timeout=timeout)
+    else:
+        raise ValueError('docker_host %s: only unix:// and tcp:// (without TLS) are read' % host)
+    try:
+        connection.request('GET', path)
+        response = connection.getresponse()
+        body = response.read()
+    finally:
+        connection.close()
+    if response.status >= 400:
+        raise ValueError('GET %s: HTTP %d %s' % (path, response.status, body[:200].decode('utf-8', 'replace')))
+    return json.loads(body)
+
+
+def read_docker(module):
+    host = module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
+    timeout = module.params['docker_timeout']
+    try:
+        version = _docker_get(host, '/version', timeout)
+        listed = _docker_get(host, '/containers/json?all=1', timeout)
+        inspected = {item['Id']: _docker_get(host, '/containers/%s/json' % quote(item['Id']), timeout)
+                     for item in listed if item.get('State') == 'running'}
+        images = _docker_get(host, '/images/json', timeout)
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        return {'can_talk_to_docker': False, 'msg': 'cannot read the Docker engine at %s: %s' % (host, exc), 'containers': [], 'images': []}
+    return {
+        'can_talk_to_docker': True, 'server_version': version.get('Version'),
+        'containers': nf.summarize_containers(listed, inspected),
+        'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
+    }
+
+
+def read_network(module):
+    ip = module.get_bin_path('ip')
+    interfaces = sorted(os.listdir('/sys/class/net')) if os.path.isdir('/sys/class/net') else []
+    network = {'interfaces': interfaces, 'addresses': {}, 'routes': [], 'default_ipv4': {},
+               'head_route': {'target': module.params['head_address'], 'ok': None, 'how': 'ip route get'}}
+    if not ip:
+        network['msg'] = 'ip (iproute2) not found on the target'
+        return network
+    _rc, out, _err = module.run_command([ip, '-4', '-o', 'addr', 'show'])
+    network['addresses'] = nf.parse_ip_addr(out)
+    rc, out, err = module.run_command([ip, '-4', '-o', 'route', 'show'])
+    network['routes'] = nf.parse_ip_routes(out) if rc == 0 else []
+    network['default_ipv4'] = nf.default_ipv4(network['routes'], network['addresses'])
+    target = module.params['head_address'].strip()
+    if target:
+        try:
+            address = socket.gethostbyname(target)
+        except OSError as exc:
+            network['head_route'].update(ok=False, msg='cannot resolve %s here: %s' % (target, exc))
+            return network
+        rc, out, err = module.run_command([ip, '-4', '-o', 'route', 'get', address])
+        network['head_route'].update(nf.parse_route_get(out) if rc == 0 else {'msg': err.strip()}, ok=rc == 0, address=address)
+    return network
+
+
+def read_shm():
+    try:
+        stat = os.statvfs('/dev/shm')
+    except OSError:
+        return {'exists': False, 'size_kb': 0, 'free_kb': 0}
+    return {'exists': True, 'size_kb': stat.f_blocks * stat.f_frsize // 1024, 'free_kb': stat.f_bavail * stat.f_frsize // 1024}
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            npu_smi_path=dict(type='path'),
+            npu_board=dict(type='bool', default=False),
+            docker=dict(type='bool', default=True),
+            docker_host=dict(type='str'),
+            docker_timeout=dict(type='int', default=30),
+            paths=dict(type='list', elements='str', default=[]),
+            head_address=dict(type='str', default=''),
+            model_search_paths=dict(type='list', elements='path', default=[]),
+            dataset_search_paths=dict(type='list', elements='path', default=[]),
+            search_limit=dict(type='int', default=20),
+        ),
+        supports_check_mode=True,
+    )
+    # Everything below only reads, so check mode reads too.
+    params = module.params
+    network = read_network(module)
+    result = dict(
+        changed=False,
+        npu=read_npu(module),
+        device_holders=read_holders(),
+        docker=read_docker(module) if params['docker'] else NOT_READ,
+        paths={path: nf.path_state(path) for path in params['paths'] if path},
+        found={
+            'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
+            'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
+        },
+        network=network,
+        shm=read_shm(),
+        listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
+        # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
+        ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
+    )
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

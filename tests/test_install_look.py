@@ -1,0 +1,73 @@
+"""install.yml's one look: what it expects in the container is exactly what the template tasks write.
+
+An unchanged re-run skips the render and the copies only when the checksums it computes on the controller
+(_training_wanted) equal those of the files Ansible's template module writes; a playbook renders both and
+compares (no host is contacted: the default inventory is this machine, the scripts go to a temporary folder).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+
+PLAY = """- hosts: ray_head
+  gather_facts: false
+  tasks:
+    - name: Check the settings
+      ansible.builtin.include_role:
+        name: verl.deploy.verl
+        tasks_from: validate
+        public: true
+    - name: Render on the controller with the template module
+      ansible.builtin.include_role:
+        name: verl.deploy.training
+        tasks_from: render
+        public: true
+    - name: Render verl_control.sh and the launch record as install_copy.yml does
+      ansible.builtin.include_tasks: "{{ playbook_dir }}/copy.yml"
+    - name: What the look expects
+      ansible.builtin.copy:
+        content: "{{ _training_wanted | to_json }}"
+        dest: "{{ verl_output_dir }}/wanted.json"
+        mode: "0644"
+"""
+
+COPY = """- name: The control script
+  ansible.builtin.template:
+    src: verl_control.sh.j2
+    dest: "{{ verl_output_dir }}/localhost/verl_control.sh"
+    mode: "0755"
+- name: The launch record
+  ansible.builtin.copy:
+    content: "{{ _training_launch_record | to_json }}\\n"
+    dest: "{{ verl_output_dir }}/localhost/launch.json"
+    mode: "0644"
+"""
+
+
+def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
+    (tmp_path / "play.yml").write_text(PLAY)
+    (tmp_path / "copy.yml").write_text(COPY)
+    # The debug runs outside the role: the play's own templates/ folder lets its lookup find the role's templates.
+    (tmp_path / "templates").symlink_to(REPO / "roles" / "training" / "templates")
+    out = tmp_path / "out"
+    argv = [ANSIBLE_PLAYBOOK, str(tmp_path / "play.yml"), "-e", "mask=1010000", "-e", "verl_model_path=/models/Qwen3-8B",
+            "-e", "verl_train_file=/data/train.parquet", "-e", "verl_test_file=/data/test.parquet", "-e", "verl_ckpts_dir=/ckpt",
+            "-e", "verl_output_dir=%s" % out]
+    proc = subprocess.run(argv, cwd=REPO, env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="default",
+                                                   ANSIBLE_CALLBACK_RESULT_FORMAT="json"),
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    wanted = json.loads((out / "wanted.json").read_text())
+    names = [entry.split()[2] for entry in wanted]
+    assert names == ["start_verl.sh", "run_training.sh", "verl_control.sh", "launch.json"]
+    for entry in wanted:
+        mode, digest, name = entry.split()
+        assert mode == ("644" if name == "launch.json" else "755")
+        assert digest == hashlib.sha256((out / "localhost" / name).read_bytes()).hexdigest(), name

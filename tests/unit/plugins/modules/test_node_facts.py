@@ -1,0 +1,104 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Drive verl.deploy.node_facts' main() on this machine: a fake npu-smi (a fixture), a stand-in Docker engine on a
+unix socket (a small HTTP server answering the four reads), and the real /proc, `ip` and /dev/shm."""
+from __future__ import annotations
+
+import json
+import shlex
+import socketserver
+import threading
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.verl.deploy.plugins.modules import node_facts
+
+FIXTURES = Path(__file__).resolve().parents[3] / 'fixtures' / 'npu-smi'
+INFO_008 = FIXTURES / '008_info_910B3_2of8cards_v25.5.1_proc_VLLMEngineCore_trimmed.txt'
+ERROR_8005 = FIXTURES / '019_error_dcmi_module_initialize_failed_-8005_container.txt'
+
+ENGINE = {
+    '/version': {'Version': '20.10.24'},
+    '/containers/json?all=1': [{'Id': 'c1', 'Names': ['/verl'], 'Image': 'verl:1', 'Status': 'Up', 'State': 'running', 'Labels': {}},
+                               {'Id': 'c2', 'Names': ['/old'], 'Image': 'x', 'Status': 'Exited (0)', 'State': 'exited'}],
+    '/containers/c1/json': {'HostConfig': {'Devices': [{'PathOnHost': '/dev/davinci0'}], 'Privileged': False}},
+    '/images/json': [{'Id': 'sha256:1', 'RepoTags': ['verl:1'], 'RepoDigests': [], 'Size': 5}],
+}
+
+
+class _Engine(BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (the handler's name is fixed by http.server)
+        body = ENGINE.get(self.path)
+        self.send_response(200 if body is not None else 404)
+        data = json.dumps(body if body is not None else {'message': 'no such path'}).encode()
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args):
+        pass
+
+
+@pytest.fixture(name='engine')
+def fixture_engine(tmp_path):
+    path = str(tmp_path / 'docker.sock')
+    server = socketserver.UnixStreamServer(path, _Engine)
+    server.get_request = lambda: (server.socket.accept()[0], ('local', 0))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield 'unix://' + path
+    server.shutdown()
+    server.server_close()
+
+
+def npu_smi(tmp_path, fixture, rc=0):
+    script = tmp_path / 'npu-smi'
+    script.write_text('#!/bin/sh\ncat %s\nexit %d\n' % (shlex.quote(str(fixture)), rc))
+    script.chmod(0o755)
+    return str(script)
+
+
+def run_module(capsys, args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            node_facts.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_one_call_reads_everything(capsys, tmp_path, engine):
+    (tmp_path / 'models' / 'Qwen3-8B').mkdir(parents=True)
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine, 'head_address': '127.0.0.1',
+                                 'paths': [str(tmp_path / 'models' / 'Qwen3-8B'), str(tmp_path / 'nope')],
+                                 'model_search_paths': [str(tmp_path / 'models')], '_ansible_check_mode': True})
+    assert result['changed'] is False
+    assert result['npu']['failed'] is False and result['npu']['npu_ids'] and result['npu']['npu_smi_path'].endswith('npu-smi')
+    docker = result['docker']
+    assert docker['can_talk_to_docker'] and docker['server_version'] == '20.10.24'
+    assert docker['containers'][0]['HostConfig']['Devices'] == [{'PathOnHost': '/dev/davinci0'}]
+    assert docker['images'][0]['RepoTags'] == ['verl:1']
+    assert result['paths'][str(tmp_path / 'models' / 'Qwen3-8B')]['isdir'] and not result['paths'][str(tmp_path / 'nope')]['exists']
+    assert result['found'] == {'models': [str(tmp_path / 'models' / 'Qwen3-8B')], 'datasets': []}
+    assert result['shm']['exists'] and result['shm']['size_kb'] > 0
+    assert isinstance(result['listening_ports'], list) and isinstance(result['device_holders'], list)
+    network = result['network']
+    assert 'lo' in network['interfaces'] and network['head_route']['ok'] is True and network['head_route']['dev'] == 'lo'
+    assert result['ansible_facts']['ansible_interfaces'] == network['interfaces']
+    assert result['ansible_facts']['ansible_default_ipv4'] == network['default_ipv4']
+
+
+def test_a_part_that_cannot_be_read_does_not_fail_the_others(capsys, tmp_path):
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker_host': 'unix://%s/none.sock' % tmp_path})
+    assert result.get('failed') is not True
+    assert result['npu']['failed'] is True and result['npu']['dcmi_code'] == -8005 and '-8005' in result['npu']['msg']
+    assert result['docker']['can_talk_to_docker'] is False and 'none.sock' in result['docker']['msg']
+    assert result['network']['head_route']['ok'] is None, 'no head address given: the controller routes it later'
+
+
+def test_a_missing_npu_smi_is_named(capsys, tmp_path):
+    result = run_module(capsys, {'npu_smi_path': str(tmp_path / 'no-npu-smi'), 'docker': False})
+    assert result['npu']['failed'] is True and 'verl_npu_smi_path' in result['npu']['msg']
+    assert result['docker']['msg'] == 'not read (docker=false)'
