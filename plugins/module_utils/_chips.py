@@ -82,8 +82,8 @@ def choose_image(stated, by_chip, chip):
         return stated, "set by verl_image", None
     family, name = (chip or {}).get("family") or "", (chip or {}).get("name") or ""
     if family and by_chip.get(family):
-        return by_chip[family], "chosen for %s (npu-smi: %s); set verl_image to override" % (FAMILIES.get(family, family),
-                                                                                              name or "?"), None
+        why = "chosen for %s (npu-smi: %s); set verl_image to override" % (FAMILIES.get(family, family), name or "?")
+        return by_chip[family], why, None
     if name or family:
         known = ", ".join(sorted(by_chip)) or "none"
         return None, None, ("verl_image is empty and this host's NPUs are %s, for which verl_image_by_chip has no image (it has: %s). "
