@@ -106,6 +106,28 @@ def stand_in_path(folder):
     return bin_dir
 
 
+# Stand-ins for CANN's environment scripts, in the layout of verl's Ascend images (<root>/ascend-toolkit/set_env.sh,
+# <root>/nnal/atb/set_env.sh): each exports what the real one is read for, and reads an unset variable as the real
+# ones do (start_verl.sh must source them with -u off).
+CANN_SET_ENV = {
+    "ascend-toolkit/set_env.sh": ('export ASCEND_TOOLKIT_HOME="$(dirname "${BASH_SOURCE[0]}")/latest"\n'
+                                  'export ASCEND_HOME_PATH="${ASCEND_TOOLKIT_HOME}"\n'
+                                  'export LD_LIBRARY_PATH="${ASCEND_TOOLKIT_HOME}/lib64:${LD_LIBRARY_PATH}"\n'),
+    "nnal/atb/set_env.sh": 'export ATB_HOME_PATH="$(dirname "${BASH_SOURCE[0]}")/latest/atb/cxx_abi_${ATB_ABI_UNSET}1"\n',
+}
+
+
+def cann_stand_in(root):
+    """Write the CANN stand-ins under `root`; returns their paths, for verl_ascend_env_scripts."""
+    paths = []
+    for relative, text in CANN_SET_ENV.items():
+        path = Path(root) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        paths.append(str(path))
+    return paths
+
+
 def run_training(script, bin_dir, record, env=None, timeout=60):
     """Execute run_training.sh with the stand-ins first on PATH. Returns (process, argv, cwd)."""
     environment = {"PATH": "%s:%s" % (bin_dir, os.environ.get("PATH", "/usr/bin:/bin")), "VERL_TEST_RECORD": str(record)}

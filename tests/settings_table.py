@@ -45,12 +45,14 @@ def _plain(description):
 
 
 def _yaml_value(name, entry):
-    """The default as YAML after `name:`: a scalar on the line, a non-empty list as indented items."""
+    """The default as YAML after `name:`: a scalar on the line, a non-empty list or mapping as indented items."""
     if entry.get("default_from"):
         return ' "{{ %s }}"' % entry["default_from"]
     default = entry.get("default")
     if isinstance(default, list) and default:
         return "".join("\n  - " + _scalar(item) for item in default)
+    if isinstance(default, dict) and default:
+        return "".join("\n  %s: %s" % (_scalar(key), _scalar(value)) for key, value in default.items())
     return " " + _scalar(default)
 
 
@@ -88,7 +90,9 @@ def bounds(entry):
         "path": "absolute, normalised path" + ("; not / nor a system folder" if entry.get("use") else "")
                 + ("; empty: not used" if entry.get("empty") else ""),
         "paths": "absolute, normalised paths", "name": "letters, digits, `.` `_` `-`", "url": "http(s) URL",
-        "image": "Docker image reference", "address": "IPv4 address or DNS name", "ipv4": "IPv4 address", "ifname": "interface name",
+        "image": "Docker image reference" + ("; empty: chosen for the chip" if entry.get("empty") else ""),
+        "images": "`910b` and/or `a3`, each a Docker image reference",
+        "address": "IPv4 address or DNS name", "ipv4": "IPv4 address", "ifname": "interface name",
         "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items", "overrides": "Hydra overrides",
         "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder", "env": "POSIX names, none that change how bash runs",
         "devices": "NPU ids 0 to %d, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)), "mask": "seven 0/1 characters",

@@ -80,9 +80,12 @@ for name in ("verl_project_name", "verl_experiment_name", "verl_container_name",
         case(name, **{name: bad})
 
 # The image: Docker's reference grammar.
-for bad in ["", "a\n" + TOUCH, "x/UPPER", "x:" + SUBST, "x;" + TOUCH, "x" * 600, "quay.io/x:tag with space", "x@sha256:zz",
+for bad in ["a\n" + TOUCH, "x/UPPER", "x:" + SUBST, "x;" + TOUCH, "x" * 600, "quay.io/x:tag with space", "x@sha256:zz",
             "-x", "x:", "x//y", "http://quay.io/x", "x:t\u00e9"]:
     case("verl_image", verl_image=bad)
+# The images by chip: known families only, each an image reference.
+for bad in [{"a3": ""}, {"a3": "x;" + TOUCH}, {"950": "quay.io/x:t"}, {"a3\n" + TOUCH: "x"}, {"a3": ["x"]}, "x:y", ["x"]]:
+    case("verl_image_by_chip", verl_image_by_chip=bad)
 
 # Environment names that change how bash (or the loader, or python) runs, malformed names, the scripts' own names.
 for bad in ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PROMPT_COMMAND", "BASH_FUNC_x%%", "BASH_FUNC_ls",
@@ -235,8 +238,9 @@ def _execute(tmp_path, config):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     pwned, record = tmp_path / "PWNED", tmp_path / "record"
+    # A CANN environment already set (this machine has none): start_verl.sh would stop before Ray without one.
     env = {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"]), "VERL_PWNED": str(pwned), "VERL_TEST_RECORD": str(record),
-           "HOME": str(tmp_path)}
+           "HOME": str(tmp_path), "ASCEND_HOME_PATH": "/opt/cann-stand-in"}
     proc = subprocess.run(["bash", str(folder / "start_verl.sh")], env=env, capture_output=True, text=True, timeout=60, check=False)
     argv_file = Path(str(record) + ".argv")
     argv = argv_file.read_text().split("\0")[:-1] if argv_file.exists() else []

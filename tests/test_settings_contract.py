@@ -55,7 +55,10 @@ def test_original_defaults():
     """The original design's defaults, which verl.deploy keeps (docs/design.md names them, docs/settings.md lists them)."""
     assert DEFAULTS["verl_train_steps"] == 4 and DEFAULTS["verl_train_batch_size"] == 32 and DEFAULTS["verl_lr"] == 1e-6
     assert DEFAULTS["verl_train_tp"] == 4 and DEFAULTS["verl_train_pp"] == 2 and DEFAULTS["verl_n_resp_per_prompt"] == 8
-    assert DEFAULTS["verl_image"] == "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0"
+    # The original's image is the 910B one; empty verl_image chooses it, or the A3 one, by the detected chip.
+    assert DEFAULTS["verl_image"] == ""
+    assert DEFAULTS["verl_image_by_chip"] == {"910b": "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0",
+                                              "a3": "quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0"}
     assert DEFAULTS["verl_swanlab_mode"] == "cloud" and DEFAULTS["verl_swanlab_workspace"] == "TrainingMaster"
     assert DEFAULTS["verl_swanlab_log_dir"] == "/mnt/project/h4380/examples/verl/swanlab_cloud_fsdp_log/"
     assert DEFAULTS["verl_project_name"] == "verl_hlm" and DEFAULTS["verl_workdir"] == "/verl"

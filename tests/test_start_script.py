@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import SECRET_KEY, SWANLAB_ON, launch, launch_ok, write_scripts
+from launch_helpers import SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash
 # Stand-in `ray`: logs each call; `status` prints the NPU usage line from $FAKE_RAY/npus (absent: not running).
@@ -71,6 +71,9 @@ def fake(tmp_path):
 
 
 def scripts_for(tmp_path, **overrides):
+    """The rendered scripts; CANN's environment scripts exist (stand-ins) unless verl_ascend_env_scripts is given."""
+    if "verl_ascend_env_scripts" not in overrides:
+        overrides["verl_ascend_env_scripts"] = cann_stand_in(tmp_path / "Ascend")
     config = launch_ok(verl_log_dir=str(tmp_path / "logs"), **overrides)
     folder = write_scripts(config, tmp_path / "out")
     (folder / "run_training.sh").write_text(STUB_TRAINING)
@@ -245,3 +248,68 @@ def test_rendered_scripts_never_kill_or_delete(tmp_path):
         text = Path(folder / name).read_text()
         for forbidden in ("pkill", "killall", "kill -9", "rm -rf", "ray stop"):
             assert forbidden not in text, (name, forbidden)
+
+
+# --- CANN's environment (docs/ascend-images.md): sourced when present, never silently missing.
+
+def training_env(folder):
+    return dict(line.split("=", 1) for line in (folder / "training_env").read_text().splitlines() if "=" in line)
+
+
+def test_the_default_cann_scripts_are_verl_images_then_the_cann_layout():
+    """verl v0.7.0's docker/ascend/Dockerfile.ascend_8.3.rc1_a2/_a3 source ascend-toolkit/ and nnal/atb/; the
+    /usr/local/Ascend/cann/ layout is kept after them."""
+    assert launch_ok()["ascend_env_scripts"] == [
+        "/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/nnal/atb/set_env.sh",
+        "/usr/local/Ascend/cann/ascend-toolkit/set_env.sh", "/usr/local/Ascend/cann/nnal/atb/set_env.sh"]
+
+
+def test_the_cann_scripts_are_sourced_before_ray_and_reach_the_training(tmp_path, fake):
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    root = tmp_path / "Ascend"
+    assert "CANN environment: sourced %s %s" % (root / "ascend-toolkit/set_env.sh", root / "nnal/atb/set_env.sh") in proc.stdout
+    env = training_env(folder)
+    assert env["ASCEND_HOME_PATH"] == env["ASCEND_TOOLKIT_HOME"] == "%s/ascend-toolkit/latest" % root
+    assert env["ATB_HOME_PATH"] == "%s/nnal/atb/latest/atb/cxx_abi_1" % root
+    assert "ASCEND_TOOLKIT_HOME=" in (fake[0] / "start_env").read_text(), "Ray starts with CANN's environment"
+
+
+@pytest.mark.parametrize("is_head", [True, False], ids=["head", "worker"])
+def test_without_any_cann_script_the_script_stops_before_ray_naming_the_paths(tmp_path, fake, is_head):
+    missing = [str(tmp_path / "nowhere/ascend-toolkit/set_env.sh"), str(tmp_path / "nowhere/nnal/atb/set_env.sh")]
+    folder = scripts_for(tmp_path, is_head=is_head, nnodes=2, verl_train_batch_size=16, verl_node_ip="10.0.0.2",
+                         verl_socket_ifname="eth0", verl_ascend_env_scripts=missing)
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode != 0
+    assert "no CANN environment: none of %s %s exists in this container" % tuple(missing) in proc.stderr
+    assert "neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set" in proc.stderr
+    assert "Fix: set verl_ascend_env_scripts" in proc.stderr
+    assert calls(fake) == [], "nothing of Ray ran"
+    assert not (folder / "training_env").exists()
+
+
+def test_a_cann_environment_already_set_is_used_when_no_script_exists(tmp_path, fake):
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
+                         verl_ascend_env_scripts=[str(tmp_path / "nowhere/set_env.sh")])
+    proc, _elapsed = run(folder, fake, env={"ASCEND_HOME_PATH": "/opt/cann"})
+    assert proc.returncode == 0, proc.stderr
+    assert "using the one already set (ASCEND_HOME_PATH/ASCEND_TOOLKIT_HOME=/opt/cann)" in proc.stdout
+    assert "TRAINING-STARTED" in proc.stdout
+
+
+def test_only_the_scripts_that_exist_are_sourced_each_once(tmp_path, fake):
+    """The /usr/local/Ascend/cann/ layout alone (the first two defaults missing); a second path that links to a
+    script already sourced is not sourced again."""
+    cann = cann_stand_in(tmp_path / "Ascend/cann")
+    (tmp_path / "link").symlink_to(tmp_path / "Ascend/cann/ascend-toolkit")
+    scripts = [str(tmp_path / "Ascend/ascend-toolkit/set_env.sh"), str(tmp_path / "Ascend/nnal/atb/set_env.sh"), *cann,
+               str(tmp_path / "link/set_env.sh")]
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_ascend_env_scripts=scripts)
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "CANN environment: sourced %s %s\n" % tuple(cann) in proc.stdout
+    env = training_env(folder)
+    assert env["ASCEND_HOME_PATH"] == "%s/Ascend/cann/ascend-toolkit/latest" % tmp_path
+    assert env["LD_LIBRARY_PATH"].count("/Ascend/cann/ascend-toolkit/latest/lib64") == 1

@@ -17,6 +17,7 @@ import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
@@ -50,7 +51,7 @@ SCRIPT_VARIABLES = (
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
     "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
-    "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID",
+    "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID", "CANN_SCRIPTS", "CANN_PRESET",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
 DRIVER_MOUNTS = ("/usr/local/Ascend/driver", "/usr/local/dcmi", "/etc/ascend_install.info")
@@ -138,12 +139,30 @@ _rule_ifname = _optional(inputs.IFNAME.fullmatch, "is not a network interface na
 
 def _rule_image(name, entry, value, errors, context):
     text = value.strip()
+    if not text and entry.get("empty"):
+        return text
     problem = inputs.image_problem(text) if text else "is empty"
     if problem:
         errors.add(name, value, "%s=%s %s. Fix: give an image reference, e.g. %s=%s." % (
-            name, inputs.show(value), problem, name, entry.get("default", "quay.io/ascend/verl:tag")))
+            name, inputs.show(value), problem, name, entry.get("default") or "quay.io/ascend/verl:tag"))
         return None
     return text
+
+
+def _rule_images(name, entry, value, errors, context):
+    """{chip family: image reference}, each family one that the chip detection knows."""
+    checked = {}
+    for family, image in value.items():
+        text = image.strip() if isinstance(image, str) else ""
+        problem = None if family in FAMILIES else "is not a chip family this collection detects (%s)" % ", ".join(FAMILIES)
+        problem = problem or (inputs.image_problem(text) if text else "is empty" if isinstance(image, str) else "is not a string")
+        if problem:
+            errors.add(name, {family: image}, "%s has %s: %s, which %s. Fix: map %s to image references, e.g. %s: %s." % (
+                name, inputs.show(family), inputs.show(image), problem, " and ".join(FAMILIES), "a3",
+                "quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0"))
+            return None
+        checked[family] = text
+    return checked
 
 
 def _rule_requirement(name, entry, value, errors, context):
@@ -252,7 +271,7 @@ def _rule_mask(name, entry, value, errors, context):
 
 
 RULES = {
-    "path": _rule_path, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image,
+    "path": _rule_path, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
     "address": _rule_address, "ipv4": _rule_ipv4, "ifname": _rule_ifname, "requirement": _rule_requirement,
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
 }
@@ -563,7 +582,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     never comes here); host: this inventory host; is_head: whether it is the Ray head; nnodes: nodes in
     the cluster; head: {name, node_ip, ansible_host, default_ipv4} of the head host; mask: the `mask`
     extra var, when given; detected: what the pre-check found on this host ({node_ip, socket_ifname,
-    npu_smi_path, models, datasets}), used where the user stated nothing (stated > detected > default);
+    npu_smi_path, models, datasets, chip: {family, name}}), used where the user stated nothing (stated > detected > default);
     unknown: names of other verl_* variables (their values are never passed).
     """
     detected = detected or {}
@@ -583,10 +602,26 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
     check_parallelism_of(values, features, nnodes, errors)
+    image = check_image(values, detected, errors)
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
-    return assemble(merged, values, context, network, swanlab, features), [], warnings
+    config = assemble(merged, values, context, network, swanlab, features)
+    config.update(image)
+    return config, [], warnings
+
+
+def check_image(values, detected, errors):
+    """The image of this host: verl_image, else the one of verl_image_by_chip for the detected chip
+    (stated > detected > default). Returns {image, image_source, chip}."""
+    if values.get("verl_image") is None or values.get("verl_image_by_chip") is None:
+        return {}
+    chip = detected.get("chip") or {}
+    image, why, problem = choose_image(values["verl_image"], values["verl_image_by_chip"], chip)
+    if problem:
+        errors.add("verl_image", values["verl_image"], problem)
+        return {}
+    return {"image": image, "image_source": why, "chip": {"family": chip.get("family") or "", "name": chip.get("name") or ""}}
 
 
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where

@@ -23,7 +23,7 @@ NOT_IN_RECORD = frozenset((
     "restart", "train_start_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these
     # say nothing about the training that runs in it.
-    "image", "container",
+    "image", "image_source", "image_by_chip", "chip", "container",
     # The launch configuration holds every setting under its name; these change nothing in a running
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
     # what is recorded already (the mask, the swanlab part, the model shape behind the checks).

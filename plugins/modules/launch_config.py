@@ -104,6 +104,18 @@ options:
         description: Parquet files found on the host, listed when O(settings) has no C(verl_train_file) or C(verl_test_file).
         type: list
         elements: str
+      chip:
+        description:
+          - The host's Ascend chip as the M(verl.deploy.npu_info) result shows it (the C(verl.deploy.npu_devices) filter).
+          - When O(settings) has an empty C(verl_image), the image of C(verl_image_by_chip) for this family is chosen.
+        type: dict
+        suboptions:
+          family:
+            description: V(910b), V(a3), or empty when the chip is of neither family.
+            type: str
+          name:
+            description: The chip name(s) npu-smi printed.
+            type: str
   head:
     description:
       - Addresses known for the head host, used when O(settings) has no C(verl_master_addr).
@@ -160,6 +172,8 @@ config:
     - The normalised launch configuration of the host (paths, NPU list, Ray addresses and ports, hyper-parameters, decoded
       features, SwanLab settings without the key). Empty strings for O(settings) C(verl_node_ip) and C(verl_socket_ifname) mean
       "detect when the script runs".
+    - C(image) is the image of the host's container (C(verl_image), or chosen for its chip), C(image_source) says which, and
+      C(chip) is the detected chip family and name.
   returned: success
   type: dict
   sample:
@@ -207,6 +221,7 @@ def main():
                     "npu_smi_path": {"type": "str"},
                     "models": {"type": "list", "elements": "str"},
                     "datasets": {"type": "list", "elements": "str"},
+                    "chip": {"type": "dict", "options": {"family": {"type": "str"}, "name": {"type": "str"}}},
                 },
             },
             "head": {

@@ -13,7 +13,8 @@ so an unchanged recipe is never rebuilt and a changed one always is:
   verl-sim/node:<h>      an Ascend host: its own Docker engine (DinD), a fake npu-smi replaying real
                          captures (tests/fixtures/npu-smi), /dev/davinci*, the driver files
   verl-sim/verl:<h>      the stand-in verl image: Ray + Hydra in /opt/verl-venv, /verl laid out like a
-                         verl 0.7.0 checkout (the wheel's config tree, the DAPO overlay, a stand-in trainer)
+                         verl 0.7.0 checkout (the wheel's config tree, the DAPO overlay, a stand-in trainer),
+                         CANN's set_env.sh where verl's images have them and a torch_npu that needs them
   verl-sim/registry:<h>  Debian's docker-registry, no auth, on :5000
 
 `up` starts, on the network <prefix>-net: the registry container <prefix>-registry (host name and
@@ -60,6 +61,7 @@ LOGS = CACHE / "logs"
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 DAPO_OVERLAY = REPO / "tests" / "verl_config" / "dapo_megatron_trainer.yaml"
 STAND_IN = HERE / "stand_in_main_dapo.py"
+TORCH_NPU = HERE / "stand_in_torch_npu.py"
 NPU_SMI = HERE / "node" / "npu_smi.py"
 ENTRYPOINT = HERE / "node" / "sim_node_entrypoint.sh"
 
@@ -342,18 +344,19 @@ CMD ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]
         return self.hashes["registry"]
 
     # -- verl
+    # verl's Ascend images' layout (docker/ascend/Dockerfile.ascend_*: /usr/local/Ascend/ascend-toolkit/ and nnal/atb/).
     SET_ENV = {
-        "ascend/cann/ascend-toolkit/set_env.sh": (
+        "ascend/ascend-toolkit/set_env.sh": (
             "# Stand-in for CANN's ascend-toolkit set_env.sh (verl-sim): the variables the real one exports.\n"
-            "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann/ascend-toolkit/latest\n"
+            "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest\n"
             "export ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n"
             "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n"
             "export ASCEND_AICPU_PATH=${ASCEND_TOOLKIT_HOME}\n"
             "export LD_LIBRARY_PATH=${ASCEND_TOOLKIT_HOME}/lib64:${LD_LIBRARY_PATH}\n"
             "export VERL_SIM_ASCEND_TOOLKIT=sourced\n"),
-        "ascend/cann/nnal/atb/set_env.sh": (
+        "ascend/nnal/atb/set_env.sh": (
             "# Stand-in for CANN's nnal/atb set_env.sh (verl-sim).\n"
-            "export ATB_HOME_PATH=/usr/local/Ascend/cann/nnal/atb/latest/atb/cxx_abi_1\n"
+            "export ATB_HOME_PATH=/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1\n"
             "export VERL_SIM_ATB=sourced\n"),
     }
     VERL_BUILD = """set -eux
@@ -368,6 +371,7 @@ mkdir -p /verl /usr/local/Ascend {wheelhouse}
 cp /w/swanlab/*.whl {wheelhouse}/
 cp -R /ctx/verl/. /verl/
 cp -R /ctx/ascend/. /usr/local/Ascend/
+cp -R /ctx/site/. "$(/opt/verl-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
 chmod -R a+rX /verl /usr/local/Ascend {wheelhouse}
 rm -rf /root/.cache /tmp/*
 """
@@ -403,6 +407,7 @@ rm -rf /root/.cache /tmp/*
         files["verl/verl/trainer/main_ppo.py"] = STAND_IN.read_bytes()
         for name, text in Recipes.SET_ENV.items():
             files[name] = text.encode()
+        files["site/torch_npu/__init__.py"] = TORCH_NPU.read_bytes()
         files["requirements.txt"] = Recipes.requirements().encode()
         files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         return files

@@ -232,9 +232,12 @@ def test_nodes_pull_and_run_the_verl_image(verl_containers):
         assert on_node(node, "docker", "image", "inspect", verl_containers).returncode == 0
         versions = in_verl(node, "python3", "-c", "import ray, hydra; print(ray.__version__, hydra.__version__)").stdout.split()
         assert versions == [simcluster.RAY_VERSION, "1.3.2"]
-        env = in_verl(node, "bash", "-c", "source /usr/local/Ascend/cann/ascend-toolkit/set_env.sh && "
-                                          "source /usr/local/Ascend/cann/nnal/atb/set_env.sh && echo $ASCEND_TOOLKIT_HOME $VERL_SIM_ATB")
-        assert env.stdout.split() == ["/usr/local/Ascend/cann/ascend-toolkit/latest", "sourced"]
+        env = in_verl(node, "bash", "-c", "source /usr/local/Ascend/ascend-toolkit/set_env.sh && "
+                                          "source /usr/local/Ascend/nnal/atb/set_env.sh && echo $ASCEND_TOOLKIT_HOME $VERL_SIM_ATB && "
+                                          "python3 -c 'import torch_npu; print(torch_npu.__version__)'")
+        assert env.stdout.split() == ["/usr/local/Ascend/ascend-toolkit/latest", "sourced", "2.7.1+verl-sim"]
+        # Without CANN's environment the stand-in torch_npu does not load, as the real one does not.
+        assert in_verl(node, "python3", "-c", "import torch_npu", check=False).returncode != 0
         # host networking: the container sees the node's own host name and address
         assert in_verl(node, "hostname").stdout.strip() == node
 

@@ -17,11 +17,12 @@ def started(node):
 
 def test_training_runs_with_the_masks_features(host):
     assert host.docker("verl").is_running
-    assert ray_view(host.backend.get_hostname()) == {"nodes": 1, "npu": 8.0}
+    # An Atlas A3 node: its 16 chips are 16 NPUs for Ray and the training.
+    assert ray_view(host.backend.get_hostname()) == {"nodes": 1, "npu": 16.0}
     pids = training_pids(host.backend.get_hostname())
     marker = started(host.backend.get_hostname())
     assert len(pids) == 1 and marker["pid"] == int(pids[0]), "the idempotence run must not restart the training"
-    assert marker["nnodes"] == 1 and marker["n_gpus_per_node"] == 8
+    assert marker["nnodes"] == 1 and marker["n_gpus_per_node"] == 16
     argv = " ".join(marker["argv"])
     assert "actor_rollout_ref.model.use_remove_padding=True" in argv
     assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in argv
@@ -38,6 +39,16 @@ def test_the_trainer_is_verls_ppo_trainer_with_the_grpo_estimator(host):
     assert marker["reward_manager"] == "naive"
     assert not [arg for arg in marker["argv"] if "overlong" in arg or "reward_manager" in arg]
     assert marker["experiment_name"].startswith("GRPO-")
+
+
+def test_the_training_runs_with_canns_environment(host):
+    """start_verl.sh sourced the image's CANN scripts (verl's layout), and the training process carries them."""
+    node = host.backend.get_hostname()
+    out = in_verl(node, "cat /sim/logs/start_verl.out").stdout
+    assert "CANN environment: sourced /usr/local/Ascend/ascend-toolkit/set_env.sh /usr/local/Ascend/nnal/atb/set_env.sh" in out
+    pid = training_pids(node)[0]
+    env = in_verl(node, "tr '\\0' '\\n' < /proc/%s/environ" % pid).stdout.splitlines()
+    assert "ASCEND_TOOLKIT_HOME=/usr/local/Ascend/ascend-toolkit/latest" in env and "VERL_SIM_ATB=sourced" in env
 
 
 def test_swanlab_was_installed_and_logs_offline(host):

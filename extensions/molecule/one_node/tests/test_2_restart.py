@@ -3,6 +3,7 @@ exits cleanly, and a new one starts.
 
 Runs after test_1_deployed (pytest takes the files in name order): it restarts the training."""
 import json
+import os
 
 from sim_scenario import hosts, in_verl, playbook, tail, training_pids
 
@@ -40,6 +41,10 @@ def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
     assert KEY not in proc.stdout + proc.stderr, "the SwanLab key is in the -vvv output"
     assert "verl_swanlab_api_key is set but verl_swanlab_mode is offline" in proc.output
     assert "Algorithm: GRPO" in proc.output and "Resume: auto, from the newest checkpoint in %s" % CKPTS in proc.output, tail(proc)
+    # verl_image is empty: the summary names the image chosen for the A3 chip, and why.
+    image = os.environ["VERL_SIM_VERL_LOCAL_IMAGE"]
+    assert "Image: %s (chosen for Atlas A3 / Ascend910_93 (npu-smi: Ascend910); set verl_image to override)" % image in proc.output
+    assert "Ascend910 (A3: one device per chip) detected: 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15" in proc.output
     after = training_pids(head)
     assert len(after) == 1 and after != before
     stopped = json.loads(in_verl(head, "cat %s/stand_in_stopped.json" % CKPTS).stdout)

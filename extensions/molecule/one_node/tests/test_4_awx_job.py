@@ -25,7 +25,7 @@ KEY = SETTINGS["verl_swanlab_api_key"]
 
 
 def answers(template, **more):
-    """The survey filled in for this cluster (its paths, batch, image, algorithm, mask, SwanLab offline), as AWX sends it,
+    """The survey filled in for this cluster (its paths, batch, NPUs, TP, image, algorithm, mask, SwanLab offline), as AWX sends it,
     plus, for deploy and render, the key the SwanLab credential injects."""
     filled = {}
     if template in ("deploy", "render"):
@@ -33,7 +33,9 @@ def answers(template, **more):
                                                         "verl_log_dir")}
         filled.update(mask=SETTINGS["mask"], verl_algorithm=SETTINGS["verl_algorithm"],
                       verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
-                      verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"])
+                      verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"],
+                      # The scenario's node is an Atlas A3: its 16 chips, and a TP that fits them.
+                      verl_npu_devices=SETTINGS["verl_npu_devices"], verl_train_tp=SETTINGS["verl_train_tp"])
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):
         # The SwanLab credential (attached to these templates) and the job template's own extra vars.

@@ -50,7 +50,9 @@ def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
 
 @pytest.mark.parametrize(("rule", "name", "value", "expected"), [
     ("url", "verl_swanlab_host", "http://h:8000/", "http://h:8000/"), ("url", "verl_swanlab_host", "h:8000", None),
-    ("image", "verl_image", " ubuntu:22.04 ", "ubuntu:22.04"), ("image", "verl_image", "", None),
+    ("image", "verl_image", " ubuntu:22.04 ", "ubuntu:22.04"), ("image", "verl_image", "", ""), ("image", "verl_image", "x/UP", None),
+    ("images", "verl_image_by_chip", {"a3": " r/v:a3 "}, {"a3": "r/v:a3"}), ("images", "verl_image_by_chip", {"950": "r/v:x"}, None),
+    ("images", "verl_image_by_chip", {"910b": ""}, None), ("images", "verl_image_by_chip", {"910b": ["x"]}, None),
     ("address", "verl_master_addr", "head.example", "head.example"), ("address", "verl_master_addr", "localhost", None),
     ("ipv4", "verl_node_ip", "10.0.0.2", "10.0.0.2"), ("ifname", "verl_socket_ifname", "enp1s0", "enp1s0"),
     ("requirement", "verl_swanlab_package", "swanlab==0.10.3", "swanlab==0.10.3"), ("requirement", "verl_swanlab_package", "-e x", None),
@@ -82,7 +84,7 @@ def test_mask_rule_decodes_and_names_the_short_variable():
 
 def test_check_settings_reports_every_problem_and_keeps_the_rest():
     errors = Errors()
-    values = lc.check_settings(settings(verl_train_steps="x", verl_image=""), MERGED, errors, {"mask": None})
+    values = lc.check_settings(settings(verl_train_steps="x", verl_image="x/UPPER"), MERGED, errors, {"mask": None})
     assert [e["variable"] for e in errors] == ["verl_train_steps", "verl_image"]
     assert values["verl_train_steps"] is None and values["verl_train_tp"] == 4 and "verl_swanlab_api_key" not in values
 

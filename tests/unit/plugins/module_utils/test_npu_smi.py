@@ -177,6 +177,12 @@ EXPECTED = {
         [(npu_id, 0, None, None, 'NA', 0, 0, 0, hbm, 98304)
          for npu_id, hbm in enumerate((4857, 4855, 4855, 4857, 4856, 4855, 4856, 4856))],
     ),
+    # 005 with its processes gone and its HBM at what an idle chip holds (the simulated A3 node replays it).
+    'synthetic_info_A3_Ascend910_16chips_idle.txt': info(
+        '25.2.0',
+        cards('Ascend910', (211.3, 210.6, 205.7, 209.9, 219.9, 214.0, 201.9, 205.5), (43, 45, 44, 43, 43, 47, 43, 44)),
+        [a3_chip(phy // 2, phy % 2, phy, hex_id, 3412, 0) for phy, (hex_id, _hbm) in enumerate(_005_A3)],
+    ),
     '019_error_dcmi_module_initialize_failed_-8005_container.txt': {'kind': 'error', 'code': -8005},
     'synthetic_error_dcmi_device_used_-8020.txt': {'kind': 'error', 'code': -8020},
     # Built from INDEX.md's description of the held-back 003: 310P3, single card with id 6, Power NA.

@@ -1,0 +1,94 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+#
+# What the deploy reads from the npu_info result (plugins/module_utils/_npu_smi.py parse_info): the chip
+# family of a host (Atlas A2 910B or Atlas A3), the device ids that verl_npu_devices and
+# ASCEND_RT_VISIBLE_DEVICES name, and the verl image that fits the chip (docs/ascend-images.md).
+from __future__ import annotations
+
+import re
+
+# The families verl publishes images for (docker/ascend/Dockerfile.ascend_<cann>_a2 and _a3 in verl's
+# repository; the quay.io/ascend/verl tags say 910b and a3), with the words the summary uses.
+FAMILIES = {
+    "910b": "Atlas A2 / 910B",
+    "a3": "Atlas A3 / Ascend910_93",
+}
+# npu-smi's Name column: 910B1..910B4, 910B4-1 (and 910B on some first-generation cards) on A2.
+A2_NAME = re.compile(r"910B", re.IGNORECASE)
+# A3 prints `Ascend910` (recent drivers) or the SoC name 910_93xx, with a `Chip Phy-ID` header.
+A3_NAME = re.compile(r"910_?93", re.IGNORECASE)
+
+
+def chip_family(info):
+    """{'family': '910b' | 'a3' | '', 'name': npu-smi's chip name(s)} of an npu_info result.
+
+    A3 is told by its Phy-ID column (two chips per card, each with its own /dev/davinciN) or its SoC
+    name; the 910B family by its name. Anything else (310, 310P, 950, a failed npu-smi) has no family.
+    """
+    npus = (info or {}).get("npus") or []
+    names = sorted({str(npu.get("name") or "") for npu in npus} - {""})
+    name = "/".join(names)
+    chips = [chip for npu in npus for chip in npu.get("chips") or []]
+    if (chips and all(chip.get("phy_id") is not None for chip in chips)) or any(A3_NAME.search(n) for n in names):
+        return {"family": "a3", "name": name}
+    if names and all(A2_NAME.search(n) for n in names):
+        return {"family": "910b", "name": name}
+    return {"family": "", "name": name}
+
+
+def device_view(info):
+    """The NPUs as verl_npu_devices names them: on A3 each chip is a device (its Phy-ID is the /dev/davinciN
+    number and the logical id ASCEND_RT_VISIBLE_DEVICES counts), elsewhere each card (its NPU id).
+
+    Returns {family, name, device_ids, unhealthy, busy: {device id: [pid, ...]}}, ids sorted.
+    """
+    family = chip_family(info)
+    npus = (info or {}).get("npus") or []
+    per_chip = family["family"] == "a3"
+    ids, unhealthy, by_chip = set(), set(), {}
+    for npu in npus:
+        chips = npu.get("chips") or []
+        own = [chip.get("phy_id") for chip in chips] if per_chip else [npu.get("npu_id")]
+        own = [device for device in own if device is not None]
+        ids.update(own)
+        if npu.get("health") != "OK":
+            unhealthy.update(own)
+        for chip in chips:
+            by_chip[(npu.get("npu_id"), chip.get("chip_id"))] = chip.get("phy_id") if per_chip else npu.get("npu_id")
+    busy = {}
+    for process in (info or {}).get("processes") or []:
+        if per_chip:
+            device = by_chip.get((process.get("npu_id"), process.get("chip_id")))
+        else:
+            device = process.get("npu_id")
+        if device is not None:
+            pids = busy.setdefault(device, [])
+            if process.get("pid") not in pids:
+                pids.append(process.get("pid"))
+    return {"family": family["family"], "name": family["name"], "device_ids": sorted(ids), "unhealthy": sorted(unhealthy),
+            "busy": {device: busy[device] for device in sorted(busy)}}
+
+
+def choose_image(stated, by_chip, chip):
+    """(image, why, problem) for a host: the stated verl_image, else verl_image_by_chip's image for the
+    detected chip family, else (nothing detected) its 910b image. `problem` is an error message (with the
+    fix) when the chip was detected but no image is known for it; `why` says where the image came from."""
+    by_chip = by_chip or {}
+    if stated:
+        return stated, "set by verl_image", None
+    family, name = (chip or {}).get("family") or "", (chip or {}).get("name") or ""
+    if family and by_chip.get(family):
+        why = "chosen for %s (npu-smi: %s); set verl_image to override" % (FAMILIES.get(family, family), name or "?")
+        return by_chip[family], why, None
+    if name or family:
+        known = ", ".join(sorted(by_chip)) or "none"
+        return None, None, ("verl_image is empty and this host's NPUs are %s, for which verl_image_by_chip has no image (it has: %s). "
+                            "Fix: set verl_image to a verl image built for this chip, or add it to verl_image_by_chip."
+                            % (name or family, known))
+    if by_chip.get("910b"):
+        return by_chip["910b"], "the 910b image: no NPU was read on this host; set verl_image to choose", None
+    return None, None, "verl_image and verl_image_by_chip are both empty. Fix: set verl_image to the verl image to run."

@@ -1,0 +1,73 @@
+"""The container stage's check that the training's Python loads the NPU stack (roles/container/files/
+npu_stack_check.sh), executed as the deploy runs it, against the simulated image's stand-ins: CANN's
+set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from launch_helpers import cann_stand_in
+
+REPO = Path(__file__).resolve().parent.parent
+CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
+
+
+@pytest.fixture()
+def container(tmp_path):
+    """A python3 whose torch_npu is the stand-in, and a /dev with 8 NPUs."""
+    site = tmp_path / "site" / "torch_npu"
+    site.mkdir(parents=True)
+    shutil.copy(REPO / "tests/sim/stand_in_torch_npu.py", site / "__init__.py")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ["davinci%d" % i for i in range(8)] + ["davinci_manager"]:
+        (dev / name).touch()
+    return {"PATH": "%s:/usr/bin:/bin" % bin_dir, "PYTHONPATH": str(tmp_path / "site"), "SIM_DEV_DIR": str(dev)}
+
+
+def check(env, want, scripts):
+    return subprocess.run(["bash", "-c", CHECK, "npu-stack-check", str(want), *scripts], env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_with_cann_sourced_torch_npu_loads_and_sees_the_npus(tmp_path, container):
+    proc = check(container, 8, [str(tmp_path / "none/set_env.sh"), *cann_stand_in(tmp_path / "Ascend")])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s)"
+
+
+def test_without_any_cann_script_or_environment_it_says_so(tmp_path, container):
+    missing = [str(tmp_path / "a/set_env.sh"), str(tmp_path / "b/set_env.sh")]
+    proc = check(container, 8, missing)
+    assert proc.returncode == 3
+    assert proc.stdout.strip() == ("no CANN environment: none of %s %s exists in the container and neither ASCEND_HOME_PATH nor "
+                                   "ASCEND_TOOLKIT_HOME is set" % tuple(missing))
+
+
+def test_a_cann_environment_that_does_not_load_torch_npu_is_reported(tmp_path, container):
+    """ASCEND_HOME_PATH set but the toolkit's libraries not on the path: the import fails, as it would for real."""
+    proc = check(dict(container, ASCEND_HOME_PATH="/opt/elsewhere"), 8, [str(tmp_path / "none/set_env.sh")])
+    assert proc.returncode == 4
+    assert proc.stdout.strip().startswith("python3 cannot load the NPU stack: `import torch_npu` failed: ImportError: libhccl.so")
+
+
+def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
+    proc = check(container, 16, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 5
+    assert proc.stdout.strip() == "torch_npu 2.7.1+verl-sim sees 8 NPU(s), fewer than the 16 this node trains on"
+
+
+def test_the_check_passes_shellcheck():
+    from test_shellcheck import SHELLCHECK  # pylint: disable=import-outside-toplevel
+
+    lint = subprocess.run([SHELLCHECK, "--severity=style", str(REPO / "roles/container/files/npu_stack_check.sh")], capture_output=True,
+                          text=True, check=False, env=dict(os.environ))
+    assert lint.returncode == 0, lint.stdout
