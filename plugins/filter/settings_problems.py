@@ -13,7 +13,7 @@ description:
     M(verl.deploy.launch_config) does, in the controller's own process.
   - Leaves out only what the hosts must tell (the head's detected address); adds the rule across hosts (the same number of
     NPUs on every node).
-  - The SwanLab key is never read into a result: only whether it is set. A too large value (a YAML alias bomb) is judged
+  - The SwanLab key is never read into a result, only whether it is set. A too large value (a YAML alias bomb) is judged
     without being expanded. A host whose settings cannot be templated yet (they refer to facts) is left to the check after
     the pre-check.
   - Returns the problems, one per distinct message with the hosts it applies to; an empty list when every setting is usable.
