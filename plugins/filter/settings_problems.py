@@ -94,7 +94,7 @@ def given(hostvars, host, spec):
     whether a key is set, the mask; deferred when something cannot be known before the pre-check."""
     view = hostvars[host]
     raw = _raw(view)
-    result = {"settings": {}, "unknown": [], "api_key_set": False, "deferred": False, "given": {}}
+    result = {"settings": {}, "unknown": [], "api_key_set": False, "mask": None, "deferred": False}
     for name in list(raw):
         if not isinstance(name, str) or not (name.startswith("verl_") or name == "mask"):
             continue
@@ -105,20 +105,28 @@ def given(hostvars, host, spec):
         result["deferred"] = result["deferred"] or not usable
         if name == KEY:
             result["api_key_set"] = usable and len(str(value or "")) > 0
+            continue
+        value = plain(value) if usable and not inputs.oversized(value) else value
+        if name == "mask":
+            result["mask"] = value
         else:
-            value = plain(value) if usable and not inputs.oversized(value) else value
-            result["settings" if name != "mask" else "given"][name] = value
-    result["mask"] = result.pop("given", {}).get("mask")
+            result["settings"][name] = value
     return result
 
 
-def _short_string(view, name):
-    """A plain short string of the head's (its address), else a description; a huge value is not expanded."""
+def head_addresses(view, head):
+    """The head's verl_node_ip and ansible_host as plain short strings (a huge value is described, not
+    expanded); both left out when one of them can only be known from the head's facts."""
+    found = {"name": head}
     raw = _raw(view)
-    if name not in raw:
-        return ""
-    value, usable = _value(view, raw, name) if not inputs.oversized(raw[name]) else (None, False)
-    return str(value) if usable and isinstance(value, str) and len(value) <= 253 else "(not a short string)"
+    for key, name in (("node_ip", "verl_node_ip"), ("ansible_host", "ansible_host")):
+        if name not in raw:
+            continue
+        value, usable = _value(view, raw, name)
+        if not usable:
+            return {"name": head}
+        found[key] = str(value) if isinstance(value, str) and len(value) <= 253 else "(not a short string)"
+    return found
 
 
 def plain(value):
@@ -137,9 +145,7 @@ def settings_problems(hostvars, head, spec, rules, workers=()):
     spec, rules = plain(spec), plain(rules)
     nodes = [head] + [w for w in dict.fromkeys(workers or ()) if w != head]
     hosts = {host: given(hostvars, host, spec) for host in nodes}
-    view = hostvars[head]
-    head_info = {"name": head, "node_ip": _short_string(view, "verl_node_ip"), "ansible_host": _short_string(view, "ansible_host")}
-    return check_inventory(hosts, spec, rules, head_info)
+    return check_inventory(hosts, spec, rules, head_addresses(hostvars[head], head))
 
 
 class FilterModule:
