@@ -66,9 +66,10 @@ def main():
             seconds, proc = median_seconds(cmd, args.repeat)
             contacted = "UNREACHABLE" in proc.stdout + proc.stderr
             named = "verl_train_tp=3" in proc.stdout
+            figures = (count, syntax, seconds, seconds / syntax, proc.returncode, named, contacted, args.repeat)
             print("%4d hosts: --syntax-check %.2f s; a bad verl_train_tp refused in %.2f s = %.1fx (exit %d, variable named: %s, "
-                  "a host contacted: %s; medians of %d)" % (count, syntax, seconds, seconds / syntax, proc.returncode, named,
-                                                           contacted, args.repeat))
+                  "a host contacted: %s; medians of %d)" % figures)
+
 
 if __name__ == "__main__":
     main()
