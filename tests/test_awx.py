@@ -113,7 +113,8 @@ def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm
     """ansible-runner gives the job a pseudo-terminal: the confirmation must not believe somebody is there."""
     answers = survey_answers("deploy", **PATHS, verl_swanlab_api_key=KEY, **awx_variables())
     assert answers["verl_confirm"] == "false"
-    job = run_job(tmp_path, "playbooks/deploy.yml", closed_ports_inventory(workers=2), answers, timeout=300)
+    # 4 nodes: the default batch sizes split over 32 NPUs (the settings are checked first, before any node).
+    job = run_job(tmp_path, "playbooks/deploy.yml", closed_ports_inventory(workers=3), answers, timeout=300)
     assert job.status == "failed" and job.rc != 0, job.describe()
     assert job.seconds < 30, "the job took %.1f s" % job.seconds
     assert "verl_confirm is not true and this is an AWX job" in " ".join(job.stdout.split()), job.describe()

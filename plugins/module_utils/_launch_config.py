@@ -379,8 +379,9 @@ def check_hosts(host, head, errors):
             errors.add("inventory_hostname", name, "The inventory host name %s (%s) %s." % (inputs.show(name), what, problem))
 
 
-def master_address(settings_value, head, errors):
-    """The Ray head's address: stated > the head's verl_node_ip > its ansible_host > its detected IPv4."""
+def master_address(settings_value, head, errors, static=False):
+    """The Ray head's address: stated > the head's verl_node_ip > its ansible_host > its detected IPv4
+    (before the pre-check, `static`, that last one is not known yet: no address is not yet an error)."""
     candidates = [
         ("verl_master_addr", settings_value),
         ("verl_node_ip of %s" % head.get("name"), head.get("node_ip")),
@@ -396,18 +397,20 @@ def master_address(settings_value, head, errors):
         errors.add("verl_master_addr", text, "The Ray head's address from %s is %s, which is not an IPv4 address or host name. "
                    "Fix: set verl_master_addr to the head's IPv4 address." % (source, inputs.show(text)))
         return None, source
+    if static:
+        return None, None
     errors.add("verl_master_addr", "", "The Ray head's address is unknown: verl_master_addr is empty and host %s has no verl_node_ip or "
                "ansible_host. Fix: set verl_master_addr (or verl_node_ip on the head) to the head's IPv4 address." % head.get("name"))
     return None, None
 
 
-def check_network(values, head, detected, errors):
+def check_network(values, head, detected, errors, static=False):
     """Addresses and interface, stated or detected; the Ray ports."""
     network = {}
     for name, key, rule in (("verl_node_ip", "node_ip", _rule_ipv4), ("verl_socket_ifname", "socket_ifname", _rule_ifname)):
         stated = values.get(name) or ""
         network[key] = stated or (rule(name, {}, str(detected.get(key) or ""), errors, {}) or "")
-    network["master_addr"], network["master_addr_source"] = master_address(values.get("verl_master_addr"), head, errors)
+    network["master_addr"], network["master_addr_source"] = master_address(values.get("verl_master_addr"), head, errors, static)
     port, dashboard = values.get("verl_ray_port"), values.get("verl_ray_dashboard_port")
     if port and port == dashboard:
         errors.add("verl_ray_dashboard_port", dashboard, "verl_ray_dashboard_port equals verl_ray_port (%d). Fix: give them "
@@ -574,7 +577,7 @@ def assemble(merged, values, context, network, swanlab, features):
 
 
 def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, nnodes=1, head=None, mask=None, detected=None,
-          unknown=()):
+          unknown=(), static=False):
     """Validate the settings of one host. Returns (config, errors, warnings).
 
     settings: {verl_name: raw value} of the settings in spec (never the API key); spec: the argument spec
@@ -583,7 +586,8 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     the cluster; head: {name, node_ip, ansible_host, default_ipv4} of the head host; mask: the `mask`
     extra var, when given; detected: what the pre-check found on this host ({node_ip, socket_ifname,
     npu_smi_path, models, datasets, chip: {family, name}}), used where the user stated nothing (stated > detected > default);
-    unknown: names of other verl_* variables (their values are never passed).
+    unknown: names of other verl_* variables (their values are never passed); static: before any host
+    was contacted (check_inventory), so what only a host's facts can give is not required yet.
     """
     detected = detected or {}
     head = head or {"name": host}
@@ -598,7 +602,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     check_mount_parents(values, errors)
     check_output_folder(values, host, errors)
     check_resume(values, errors)
-    network = check_network(values, head, detected, errors)
+    network = check_network(values, head, detected, errors, static)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
     check_parallelism_of(values, features, nnodes, errors)
@@ -622,6 +626,52 @@ def check_image(values, detected, errors):
         errors.add("verl_image", values["verl_image"], problem)
         return {}
     return {"image": image, "image_source": why, "chip": {"family": chip.get("family") or "", "name": chip.get("name") or ""}}
+
+
+def check_inventory(hosts, spec, rules, head):
+    """Every host's settings, checked on the controller before any host is contacted (the settings need
+    no host: they come from the inventory and the extra vars). The same checks as build(), without what
+    only the hosts can tell (their detected address), plus the one rule across hosts: the same number of
+    NPUs on every node.
+
+    hosts: {name: {"settings", "unknown", "api_key_set", "mask", "deferred"}} of every node, the head among
+    them (a host whose settings cannot be known yet, `deferred`, is left to the check after the pre-check);
+    head: {name, node_ip, ansible_host} of the head. Returns the problems, one per distinct message,
+    each {"variable", "value", "msg", "hosts": [the hosts it was found on, in order], "text": one line for a
+    message, "- <the hosts in words>: <msg>"}.
+    """
+    problems = {}
+    npus = {}
+    devices = {"verl_npu_devices": table(spec, rules)["verl_npu_devices"]}
+    for host, given in hosts.items():
+        if given.get("deferred"):
+            continue
+        listed = check_settings(given.get("settings") or {}, devices, inputs.Errors(), {})["verl_npu_devices"]
+        if listed:
+            npus[host] = len(listed)
+        _config, errors, _warnings = build(
+            settings=given.get("settings") or {}, spec=spec, rules=rules, api_key_set=bool(given.get("api_key_set")), host=host,
+            is_head=host == head.get("name"), nnodes=len(hosts), head=head, mask=given.get("mask"),
+            unknown=given.get("unknown") or (), static=True)
+        for error in errors:
+            problems.setdefault(error["msg"], dict(error, hosts=[]))["hosts"].append(host)
+    if len(set(npus.values())) > 1:
+        by_count = {}
+        for host, count in npus.items():
+            by_count.setdefault(count, []).append(host)
+        problems["npus"] = {"variable": "verl_npu_devices", "value": inputs.short(sorted(by_count)), "hosts": list(npus), "msg": (
+            "Every node must train on the same number of NPUs (trainer.n_gpus_per_node is one number), but verl_npu_devices gives "
+            "%s. Fix: give each host a verl_npu_devices list of the same length." % "; ".join(
+                "%d NPUs on %s" % (count, _some(names)) for count, names in by_count.items()))}
+    for problem in problems.values():
+        problem["text"] = "- %s: %s" % ("every node" if len(problem["hosts"]) == len(hosts) > 1 else _some(problem["hosts"]),
+                                        problem["msg"])
+    return list(problems.values())
+
+
+def _some(names, limit=8):
+    """Host names for a message: the first few, then how many more."""
+    return ", ".join(names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
 
 
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
