@@ -10,7 +10,7 @@ short_description: One container out of what verl.deploy.node_facts read, shaped
 version_added: 0.2.0
 description:
   - Takes C(docker.containers) of M(verl.deploy.node_facts) and a container name; returns C(exists) and C(container)
-    with the keys the deploy reads (C(Id), C(Name), C(Image), C(State.Status), C(State.Running), C(Config.Labels),
+    with the keys the deploy reads (C(Id), C(Name), C(Image), C(State.Status), C(State.Running), C(Config.Labels), C(Config.Image),
     C(HostConfig.Devices), C(HostConfig.Privileged)), as M(community.docker.docker_container_info) names them.
 author:
   - verl-deploy maintainers (!UNKNOWN)

@@ -188,7 +188,7 @@ def container_info(containers, name):
             return {'exists': True, 'container': {
                 'Id': entry.get('Id'), 'Name': '/' + name, 'Image': entry.get('Image'),
                 'State': {'Status': state, 'Running': state in ('running', 'restarting', 'paused')},
-                'Config': {'Labels': entry.get('Labels') or {}},
+                'Config': {'Labels': entry.get('Labels') or {}, 'Image': entry.get('Image')},
                 'HostConfig': entry.get('HostConfig') or {},
             }}
     return {'exists': False, 'container': None}

@@ -122,6 +122,8 @@ def test_container_info_like_docker_container_info():
     found = nf.container_info(CONTAINERS, "verl")
     assert found["exists"] and found["container"]["State"] == {"Status": "running", "Running": True}
     assert found["container"]["Config"]["Labels"] == {"verl-deploy": "managed"} and found["container"]["Name"] == "/verl"
+    # The image the container was created from, where docker_container_info has it (the container stage names it).
+    assert found["container"]["Config"]["Image"] == found["container"]["Image"] == CONTAINERS[0]["Image"]
     assert nf.container_info(CONTAINERS, "old")["container"]["State"]["Running"] is False
     assert nf.container_info(CONTAINERS, "absent") == {"exists": False, "container": None}
 
