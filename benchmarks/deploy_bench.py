@@ -4,7 +4,8 @@
 
 For each cluster size: a fresh simulated cluster (tests/sim/simcluster.py, prefix verl-bench), the
 simulated storage (tests/sim/prepare.yml), then playbooks/deploy.yml three times: the first deploy, the
-unchanged re-run and the restart (verl_restart=true). Once: the fail-fast time of a bad setting (with
+unchanged re-run and the restart (verl_restart=true); then, on fresh nodes that hold the image already, the
+first deploy without the pull ("preloaded"). Once: the fail-fast time of a bad setting (with
 the cluster's inventory and with an inventory of hosts that do not answer) against the playbook's own
 --syntax-check. Each run: wall time, time per play (stage), tasks per node, changed per node.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -44,12 +46,31 @@ def ansible_playbook(repo, playbook, inventory, extra, log, times, forks=None):
                DEPLOY_BENCH_TIMES=str(times), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     if times.exists():
         times.unlink()
+    busy_before, children_before = machine_busy_seconds(), controller_seconds()
     start = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.run(argv, cwd=repo, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, check=False)
     seconds = time.perf_counter() - start
     data = json.loads(times.read_text()) if times.exists() else {"plays": [], "hosts": {}, "changed": {}}
+    # Where the CPU went: ansible-playbook and everything it ran on this machine (its forks, the docker
+    # clients of its connections), and the rest of the machine's busy time (the simulated nodes' own work:
+    # the pull, Ray, the trainer; and anything else running).
+    controller = controller_seconds() - children_before
+    data["cpu"] = {"controller": round(controller, 1), "other": round(max(0.0, machine_busy_seconds() - busy_before - controller), 1)}
     return proc.returncode, seconds, data
+
+
+def machine_busy_seconds():
+    """CPU seconds this machine's cores were busy since boot (/proc/stat: all but idle and iowait)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def controller_seconds():
+    """CPU seconds of this process's finished children and their descendants (ansible-playbook and its forks)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(name, nodes, rc, seconds, data, log):
@@ -63,6 +84,7 @@ def summary(name, nodes, rc, seconds, data, log):
         "controller_tasks": data["hosts"].get("localhost", {}).get("ran", 0),
         "stages": [(play["name"], play["seconds"]) for play in data["plays"]],
         "slowest_tasks": data.get("slowest_tasks", []),
+        "cpu": data.get("cpu", {}),
         "log": str(log),
     }
 
@@ -72,6 +94,11 @@ def show(item):
     print("%-9s %2s node(s): %6.1f s  rc %d  changed %3d  tasks/node %s%s (skipped <= %d)  controller tasks %d" % (
         item["run"], item["nodes"], item["seconds"], item["rc"], item["changed"], tasks["max"],
         "" if tasks["min"] == tasks["max"] else " (min %d)" % tasks["min"], item["skipped_per_node"], item["controller_tasks"]))
+    if item.get("cpu"):
+        print("      CPU: controller (ansible-playbook and its forks) %.1f s, the rest of the machine (the nodes' own work) %.1f s;"
+              " busy %.1f s of %.1f s on %d cores" % (item["cpu"]["controller"], item["cpu"]["other"],
+                                                    item["cpu"]["controller"] + item["cpu"]["other"], item["seconds"] * os.cpu_count(),
+                                                    os.cpu_count()))
     for name, seconds in item["stages"]:
         print("      %6.1f s  %s" % (seconds or 0.0, name[:90]))
     if item["slowest_tasks"]:
@@ -108,7 +135,30 @@ def cluster_runs(args, repo, work, nodes, results):
         if rc and name == "first":
             print("      the first deploy failed; the end of %s:\n%s" % (log, "\n".join(log.read_text().splitlines()[-25:])))
             break
+    if "preloaded" in args.runs:
+        preloaded_run(args, repo, work, nodes, results)
     return inventory
+
+
+def preloaded_run(args, repo, work, nodes, results):
+    """A first deploy onto fresh nodes that hold the image already (pre-loaded, as docs/scaling.md advises at scale):
+    the deploy's own cost, without the registry's. The pull into every node happens before the clock starts."""
+    simcluster.down(prefix=PREFIX, verbose=False)
+    data = simcluster.up(nodes=nodes, prefix=PREFIX, registry_port=0, verbose=False)
+    inventory = write_inventory(work / ("n%d-preloaded" % nodes), repo, PREFIX)
+    times = work / "times.json"
+    ansible_playbook(repo, "tests/sim/prepare.yml", inventory, [], work / ("n%d-preloaded-prepare.log" % nodes), times, args.forks)
+    begin = time.perf_counter()
+    pulls = [subprocess.Popen(["docker", "exec", simcluster.node_name(PREFIX, index), "docker", "pull", "-q", data["verl_image"]],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for index in range(1, nodes + 1)]
+    codes = [pull.wait(timeout=1800) for pull in pulls]
+    print("image pre-loaded into %d node(s) in %.1f s (exit codes %s; not counted)" % (nodes, time.perf_counter() - begin, codes))
+    base = ["-e", "mask=0000000", "-e", "verl_image=%s" % data["verl_image"], "-e", "verl_confirm=true"]
+    log = work / ("n%d-preloaded.log" % nodes)
+    rc, seconds, data_run = ansible_playbook(repo, "playbooks/deploy.yml", inventory, base, log, times, args.forks)
+    item = summary("preloaded", nodes, rc, seconds, data_run, log)
+    results.append(item)
+    show(item)
 
 
 def failfast_runs(args, repo, work, inventory, results):
@@ -144,6 +194,11 @@ def ratios(results):
     for nodes in sorted(first):
         if nodes != min(first):
             print("  first deploy %d nodes / %d node(s): %.2fx" % (nodes, min(first), first[nodes] / first[min(first)]))
+    preloaded = {r["nodes"]: r["seconds"] for r in results if r["run"] == "preloaded" and r["rc"] == 0}
+    for nodes in sorted(preloaded):
+        if nodes != min(preloaded):
+            print("  first deploy, image pre-loaded, %d nodes / %d node(s): %.2fx" % (
+                nodes, min(preloaded), preloaded[nodes] / preloaded[min(preloaded)]))
     for r in results:
         if r["run"] == "rerun" and r["nodes"] in first:
             print("  re-run / first deploy, %d node(s): %.2fx, changed %d" % (r["nodes"], r["seconds"] / first[r["nodes"]], r["changed"]))
@@ -158,7 +213,8 @@ def ratios(results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="1,2,4,8", help="cluster sizes, comma separated")
-    parser.add_argument("--runs", default="first,rerun,restart,failfast", help="which runs (first, rerun, restart, failfast)")
+    parser.add_argument("--runs", default="first,rerun,restart,preloaded,failfast",
+                        help="which runs (first, rerun, restart, preloaded: a first deploy onto nodes holding the image, failfast)")
     parser.add_argument("--repo", type=Path, default=REPO, help="the checkout whose playbooks run (default: this one)")
     parser.add_argument("--forks", type=int, default=None, help="ansible-playbook --forks (default: the checkout's ansible.cfg)")
     parser.add_argument("--work", type=Path, default=None, help="folder for logs and inventories (default: a new temporary one)")

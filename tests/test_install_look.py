@@ -1,11 +1,14 @@
-"""install.yml's one look: what it expects in the container is exactly what the template tasks write.
+"""install.yml's files: what it installs and what its look expects are exactly what the template tasks write.
 
-An unchanged re-run skips the render and the copies only when the checksums it computes on the controller
-(_training_wanted) equal those of the files Ansible's template module writes; a playbook renders both and
-compares (no host is contacted: the default inventory is this machine, the scripts go to a temporary folder).
+install.yml renders the files once on the controller (_training_rendered_b64) and sends that text to the host;
+its look skips the install only when the container's checksums equal _training_wanted. Both must be the files
+Ansible's template module writes (what playbooks/render.yml renders and the script tests check); a playbook
+renders them both ways and compares (no host is contacted: the default inventory is this machine, the
+scripts go to a temporary folder).
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -29,11 +32,14 @@ PLAY = """- hosts: ray_head
         name: verl.deploy.training
         tasks_from: render
         public: true
-    - name: Render verl_control.sh and the launch record as install_copy.yml does
+    - name: Render verl_control.sh and the launch record with the template and copy modules
       ansible.builtin.include_tasks: "{{ playbook_dir }}/copy.yml"
-    - name: What the look expects
+    - name: What install.yml sends, as install.yml keeps it
+      ansible.builtin.set_fact:
+        __training_files: "{{ _training_rendered_b64 }}"
+    - name: What install.yml sends and what its look expects
       ansible.builtin.copy:
-        content: "{{ _training_wanted | to_json }}"
+        content: "{{ {'wanted': _training_wanted, 'files': __training_files} | to_json }}"
         dest: "{{ verl_output_dir }}/wanted.json"
         mode: "0644"
 """
@@ -64,10 +70,13 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
                                                    ANSIBLE_CALLBACK_RESULT_FORMAT="json"),
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
-    wanted = json.loads((out / "wanted.json").read_text())
+    sent = json.loads((out / "wanted.json").read_text())
+    wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
     assert names == ["start_verl.sh", "run_training.sh", "verl_control.sh", "launch.json"]
     for entry in wanted:
         mode, digest, name = entry.split()
         assert mode == ("644" if name == "launch.json" else "755")
-        assert digest == hashlib.sha256((out / "localhost" / name).read_bytes()).hexdigest(), name
+        written = (out / "localhost" / name).read_bytes()
+        assert digest == hashlib.sha256(written).hexdigest(), name
+        assert base64.b64decode(sent["files"][name]) == written, name

@@ -15,6 +15,7 @@ from launch_helpers import cann_stand_in
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
+FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 
 
 @pytest.fixture()
@@ -26,11 +27,19 @@ def container(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").symlink_to(sys.executable)
+    replay(bin_dir, "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", 0)
     dev = tmp_path / "dev"
     dev.mkdir()
     for name in ["davinci%d" % i for i in range(8)] + ["davinci_manager"]:
         (dev / name).touch()
     return {"PATH": "%s:/usr/bin:/bin" % bin_dir, "PYTHONPATH": str(tmp_path / "site"), "SIM_DEV_DIR": str(dev)}
+
+
+def replay(bin_dir, capture, code):
+    """npu-smi as the simulated nodes have it: it prints a real capture and exits with CODE."""
+    smi = bin_dir / "npu-smi"
+    smi.write_text("#!/bin/sh\ncat %s\nexit %d\n" % (FIXTURES / capture, code))
+    smi.chmod(0o755)
 
 
 def check(env, want, scripts):
@@ -63,6 +72,24 @@ def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
     proc = check(container, 16, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 5
     assert proc.stdout.strip() == "torch_npu 2.7.1+verl-sim sees 8 NPU(s), fewer than the 16 this node trains on"
+
+
+def test_an_npu_smi_that_fails_in_the_container_is_reported_first(tmp_path, container):
+    """The -8005 a container without the devices (or with its NPUs held elsewhere) gets, before CANN is looked at."""
+    replay(Path(container["PATH"].split(":")[0]), "019_error_dcmi_module_initialize_failed_-8005_container.txt", 1)
+    proc = check(container, 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 6, proc.stdout + proc.stderr
+    line = proc.stdout.strip().splitlines()[-1]
+    assert line.startswith("npu-smi info failed in the container: ") and "-8005" in line, line
+
+
+def test_an_image_without_python3_is_reported(tmp_path, container):
+    bin_dir = Path(container["PATH"].split(":")[0])
+    (bin_dir / "python3").unlink()
+    for tool in ("bash", "cat", "tail", "tr"):  # a PATH with the shell's tools and npu-smi, no python3
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    proc = check(dict(container, PATH=str(bin_dir)), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert (proc.returncode, proc.stdout.strip()) == (7, "the image has no python3"), proc.stdout + proc.stderr
 
 
 def test_the_check_passes_shellcheck():

@@ -1,12 +1,22 @@
 # shellcheck shell=bash
 # Run by the container stage inside the training container (docker exec):
 #   bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
-# Sources CANN's environment as start_verl.sh does (each existing script, -u off), then asks the
-# training's python3 to load torch_npu and count the NPUs. Exit codes: 3 no CANN environment,
-# 4 torch_npu does not load, 5 fewer NPUs than the node trains on. The last line says what was found.
+# First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
+# sources CANN's environment as start_verl.sh does (each existing script, -u off) and asks the training's
+# python3 to load torch_npu and count the NPUs. Exit codes: 6 npu-smi info fails, 7 no python3,
+# 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on. The last line
+# says what was found.
 set -o pipefail
 want="$1"
 shift
+if ! smi="$(npu-smi info 2>&1)"; then
+    echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"
+    exit 6
+fi
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "the image has no python3"
+    exit 7
+fi
 found=""
 for script in "$@"; do
     [ -f "${script}" ] || continue
