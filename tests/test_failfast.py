@@ -103,6 +103,19 @@ def test_good_settings_go_on_to_the_nodes_and_name_those_that_do_not_answer(tmp_
     assert "3 node(s) did not answer, so nothing was changed on any node: worker" in proc.stdout, proc.stdout
 
 
+def test_a_node_that_answers_but_cannot_be_read_is_named_with_what_failed(tmp_path, closed_port):
+    """The pre-check's read is the first contact: a node whose read fails is not reported as one that did not answer."""
+    inventory = unreachable_inventory(tmp_path, closed_port, host_vars={
+        "head1": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+        "worker1": {"ansible_connection": "local", "ansible_python_interpreter": str(tmp_path / "no-python3")}})
+    proc = run("deploy.yml", inventory, "-e", "mask=1010000")
+    assert proc.returncode != 0
+    text = " ".join(proc.stdout.split())
+    assert "2 node(s) did not answer, so nothing was changed on any node: worker2 (ansible_host=127.0.0.1" in text, text
+    assert "The pre-check could not read 1 node(s), so nothing was changed on any node: worker1: " in text, text
+    assert "worker1 (ansible_host" not in text
+
+
 @pytest.mark.parametrize("tags", ["verl_swanlb", "verl_ray,precheck"])
 def test_a_tag_that_names_no_stage_is_refused_before_any_node(tmp_path, closed_port, tags):
     proc = run("deploy.yml", unreachable_inventory(tmp_path, closed_port), "--tags", tags)
