@@ -693,3 +693,72 @@ def identity(settings, spec, rules=None, unknown=(), host=None):
         check_hosts(host, {"name": host}, errors)
     values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
     return {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}, list(errors), warnings
+
+
+# The arguments of verl.deploy.launch_config, for the module (plugins/modules/launch_config.py, which documents them)
+# and for its action plugin (plugins/action/launch_config.py, which runs the same checks on the controller without
+# starting a module process): one definition.
+ARGUMENT_SPEC = {
+    "scope": {"type": "str", "default": "launch", "choices": ["launch", "identity"]},
+    "settings": {"type": "dict", "required": True},
+    "spec": {"type": "dict", "required": True},
+    "rules": {"type": "dict", "required": True},
+    "swanlab_api_key_set": {"type": "bool", "default": False},
+    "unknown": {"type": "list", "elements": "str", "default": []},
+    "mask": {"type": "raw"},
+    "host": {"type": "str", "required": True},
+    "is_head": {"type": "bool", "required": True},
+    "nnodes": {"type": "int", "required": True},
+    "detected": {
+        "type": "dict",
+        "default": {},
+        "options": {
+            "node_ip": {"type": "str"},
+            "socket_ifname": {"type": "str"},
+            "npu_smi_path": {"type": "str"},
+            "models": {"type": "list", "elements": "str"},
+            "datasets": {"type": "list", "elements": "str"},
+            "chip": {"type": "dict", "options": {"family": {"type": "str"}, "name": {"type": "str"}}},
+        },
+    },
+    "head": {
+        "type": "dict",
+        "required": True,
+        "options": {
+            "name": {"type": "str", "required": True},
+            "node_ip": {"type": "str"},
+            "ansible_host": {"type": "str"},
+            "default_ipv4": {"type": "str"},
+        },
+    },
+}
+
+
+def evaluate(params):
+    """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
+
+    result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}."""
+    mask_values = set()
+    settings = params["settings"]
+    if "verl_swanlab_api_key" in settings:
+        leaked = settings["verl_swanlab_api_key"]
+        if leaked:
+            mask_values.add(str(leaked))
+        return ({"failed": True, "msg": "settings must not hold verl_swanlab_api_key: it never comes to this module "
+                 "(give swanlab_api_key_set)."}, [], mask_values)
+    env = settings.get("verl_extra_env")
+    for name, value in (env.items() if isinstance(env, dict) else ()):
+        if str(name).upper().startswith("SWANLAB_API_KEY") and value:
+            mask_values.add(str(value))
+    if params["scope"] == "identity":
+        config, errors, warnings = identity(settings, params["spec"], params["rules"], unknown=params["unknown"], host=params["host"])
+    else:
+        config, errors, warnings = build(settings=settings, spec=params["spec"], rules=params["rules"],
+                                         api_key_set=params["swanlab_api_key_set"], host=params["host"], is_head=params["is_head"],
+                                         nnodes=params["nnodes"], head=params["head"], mask=params["mask"], detected=params["detected"],
+                                         unknown=params["unknown"])
+    if errors:
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(errors))]
+        lines.extend("- " + error["msg"] for error in errors)
+        return {"failed": True, "msg": "\n".join(lines), "errors": errors}, warnings, mask_values
+    return {"changed": False, "config": config}, warnings, mask_values

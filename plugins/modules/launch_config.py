@@ -196,82 +196,20 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build, identity
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "scope": {"type": "str", "default": "launch", "choices": ["launch", "identity"]},
-            "settings": {"type": "dict", "required": True},
-            "spec": {"type": "dict", "required": True},
-            "rules": {"type": "dict", "required": True},
-            "swanlab_api_key_set": {"type": "bool", "default": False},
-            "unknown": {"type": "list", "elements": "str", "default": []},
-            "mask": {"type": "raw"},
-            "host": {"type": "str", "required": True},
-            "is_head": {"type": "bool", "required": True},
-            "nnodes": {"type": "int", "required": True},
-            "detected": {
-                "type": "dict",
-                "default": {},
-                "options": {
-                    "node_ip": {"type": "str"},
-                    "socket_ifname": {"type": "str"},
-                    "npu_smi_path": {"type": "str"},
-                    "models": {"type": "list", "elements": "str"},
-                    "datasets": {"type": "list", "elements": "str"},
-                    "chip": {"type": "dict", "options": {"family": {"type": "str"}, "name": {"type": "str"}}},
-                },
-            },
-            "head": {
-                "type": "dict",
-                "required": True,
-                "options": {
-                    "name": {"type": "str", "required": True},
-                    "node_ip": {"type": "str"},
-                    "ansible_host": {"type": "str"},
-                    "default_ipv4": {"type": "str"},
-                },
-            },
-        },
-        supports_check_mode=True,
-    )
-    params = module.params
-    if "verl_swanlab_api_key" in params["settings"]:
-        # Mask it in this failure's output (which echoes the arguments), then refuse.
-        leaked = params["settings"]["verl_swanlab_api_key"]
-        if leaked:
-            module.no_log_values.add(str(leaked))
-        module.fail_json(msg="settings must not hold verl_swanlab_api_key: it never comes to this module (give swanlab_api_key_set).")
-    env = params["settings"].get("verl_extra_env")
-    for name, value in (env.items() if isinstance(env, dict) else ()):
-        if str(name).upper().startswith("SWANLAB_API_KEY") and value:
-            module.no_log_values.add(str(value))
-    if params["scope"] == "identity":
-        config, errors, warnings = identity(params["settings"], params["spec"], params["rules"], unknown=params["unknown"],
-                                            host=params["host"])
-    else:
-        config, errors, warnings = build(
-            settings=params["settings"],
-            spec=params["spec"],
-            rules=params["rules"],
-            api_key_set=params["swanlab_api_key_set"],
-            host=params["host"],
-            is_head=params["is_head"],
-            nnodes=params["nnodes"],
-            head=params["head"],
-            mask=params["mask"],
-            detected=params["detected"],
-            unknown=params["unknown"],
-        )
+    # The deploy runs this through its action plugin (plugins/action/launch_config.py: the same evaluate(), on
+    # the controller, without a module process); the module runs where the action plugin is not used.
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    result, warnings, mask_values = evaluate(module.params)
+    module.no_log_values.update(mask_values)
     for warning in warnings:
         module.warn(warning)
-    if errors:
-        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(errors))]
-        lines.extend("- " + error["msg"] for error in errors)
-        module.fail_json(msg="\n".join(lines), errors=errors)
-    module.exit_json(changed=False, config=config)
+    if result.pop("failed", False):
+        module.fail_json(**result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":
