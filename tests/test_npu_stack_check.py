@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from launch_helpers import cann_stand_in
 
@@ -90,6 +91,30 @@ def test_an_image_without_python3_is_reported(tmp_path, container):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     proc = check(dict(container, PATH=str(bin_dir)), 8, cann_stand_in(tmp_path / "Ascend"))
     assert (proc.returncode, proc.stdout.strip()) == (7, "the image has no python3"), proc.stdout + proc.stderr
+
+
+def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp_path, container):
+    """The container stage's check also looks at the launch files in verl_workdir; the launch-scripts stage uses those
+    lines instead of its own look (roles/training/vars/main.yml, _training_look), so both must print the same."""
+    workdir = tmp_path / "verl"
+    workdir.mkdir()
+    for name, mode in [("start_verl.sh", 0o755), ("verl_control.sh", 0o700), ("launch.json", 0o644)]:
+        (workdir / name).write_text("content of %s\n" % name)
+        (workdir / name).chmod(mode)
+    (workdir / "setup.py").write_text("not a launch file\n")
+    proc = check(dict(container, VERL_LOOK_DIR=str(workdir)), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    looked = [line[len("look: "):] for line in proc.stdout.splitlines() if line.startswith("look: ")]
+    training_vars = yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text())
+    own = subprocess.run(["sh", "-c", training_vars["_training_look"], "look", str(workdir), "start_verl.sh", "run_training.sh",
+                          "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
+    assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
+    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s)"
+
+
+def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
+    proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent")), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 0 and "look: " not in proc.stdout, proc.stdout
 
 
 def test_the_check_passes_shellcheck():
