@@ -95,10 +95,10 @@ def show(item):
         item["run"], item["nodes"], item["seconds"], item["rc"], item["changed"], tasks["max"],
         "" if tasks["min"] == tasks["max"] else " (min %d)" % tasks["min"], item["skipped_per_node"], item["controller_tasks"]))
     if item.get("cpu"):
-        print("      CPU: controller (ansible-playbook and its forks) %.1f s, the rest of the machine (the nodes' own work) %.1f s;"
-              " busy %.1f s of %.1f s on %d cores" % (item["cpu"]["controller"], item["cpu"]["other"],
-                                                    item["cpu"]["controller"] + item["cpu"]["other"], item["seconds"] * os.cpu_count(),
-                                                    os.cpu_count()))
+        cpu, cores = item["cpu"], os.cpu_count()
+        line = ("      CPU: controller (ansible-playbook and its forks) %.1f s, the rest of the machine (the nodes' own work) %.1f s;"
+                " busy %.1f s of %.1f s on %d cores")
+        print(line % (cpu["controller"], cpu["other"], cpu["controller"] + cpu["other"], item["seconds"] * cores, cores))
     for name, seconds in item["stages"]:
         print("      %6.1f s  %s" % (seconds or 0.0, name[:90]))
     if item["slowest_tasks"]:
