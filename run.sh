@@ -174,7 +174,9 @@ demo)
     confirm=()
     # With a terminal you are asked to confirm; without one (CI) the confirmation is given here.
     [ -t 0 ] || confirm=(-e verl_confirm=true)
-    ansible-playbook -i inventories/sim/hosts.yml playbooks/deploy.yml -e mask=0000000 -e verl_image="${image}" "${confirm[@]}" "$@"
+    # The stand-in trainer, as verl, exits after its last step: 2000 steps of about 2 s keep the demo training for an hour.
+    ansible-playbook -i inventories/sim/hosts.yml playbooks/deploy.yml -e mask=0000000 -e verl_image="${image}" \
+        -e verl_train_steps=2000 "${confirm[@]}" "$@"
     echo "Look: ansible-playbook -i inventories/sim/hosts.yml playbooks/status.yml"
     echo "      docker exec verl-sim-node1 docker exec verl bash -c 'tail -f /sim/logs/verl_qwen3_8b_*.log'"
     echo "Stop: ansible-playbook -i inventories/sim/hosts.yml playbooks/stop.yml; remove the cluster: ./run.sh sim-down"

@@ -4,6 +4,7 @@ set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,7 +52,7 @@ def check(env, want, scripts):
 def test_with_cann_sourced_torch_npu_loads_and_sees_the_npus(tmp_path, container):
     proc = check(container, 8, [str(tmp_path / "none/set_env.sh"), *cann_stand_in(tmp_path / "Ascend")])
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s)"
+    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 
 def test_without_any_cann_script_or_environment_it_says_so(tmp_path, container):
@@ -72,7 +73,35 @@ def test_a_cann_environment_that_does_not_load_torch_npu_is_reported(tmp_path, c
 def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
     proc = check(container, 16, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 5
-    assert proc.stdout.strip() == "torch_npu 2.7.1+verl-sim sees 8 NPU(s), fewer than the 16 this node trains on"
+    assert proc.stdout.strip() == ("torch_npu 2.7.1+verl-sim sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set), fewer than the 16 "
+                                   "this node trains on")
+
+
+def _four_of_eight(container):
+    """The container of verl_npu_devices=4,5,6,7: only /dev/davinci4..7."""
+    dev = Path(container["SIM_DEV_DIR"])
+    for number in range(4):
+        (dev / ("davinci%d" % number)).unlink()
+    return container
+
+
+def test_the_logical_ids_start_verl_exports_are_accepted(tmp_path, container):
+    proc = check(dict(_four_of_eight(container), ASCEND_RT_VISIBLE_DEVICES="0,1,2,3"), 4, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("sees 4 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=0,1,2,3")
+
+
+@pytest.mark.parametrize("visible, reason", [
+    ("4,5,6,7", "set ASCEND_RT_VISIBLE_DEVICES:4,5,6,7 error, input data rang[0-4)"),
+    ("0,2,1,3", "it must be configured in ascending order"),
+])
+def test_host_ids_or_an_unsorted_list_are_refused_with_the_runtimes_words(tmp_path, container, visible, reason):
+    """What users of other tools hit at the first NPU call (EE1001), here in the container stage, before Ray."""
+    proc = check(dict(_four_of_eight(container), ASCEND_RT_VISIBLE_DEVICES=visible), 4, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 8, proc.stdout + proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("torch_npu 2.7.1+verl-sim refuses ASCEND_RT_VISIBLE_DEVICES=%s (what start_verl.sh exports)" % visible)
+    assert "EE1001" in last and reason in last
 
 
 def test_an_npu_smi_that_fails_in_the_container_is_reported_first(tmp_path, container):
@@ -109,7 +138,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     own = subprocess.run(["sh", "-c", training_vars["_training_look"], "look", str(workdir), "start_verl.sh", "run_training.sh",
                           "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
     assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
-    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s)"
+    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 
 def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
@@ -123,3 +152,12 @@ def test_the_check_passes_shellcheck():
     lint = subprocess.run([SHELLCHECK, "--severity=style", str(REPO / "roles/container/files/npu_stack_check.sh")], capture_output=True,
                           text=True, check=False, env=dict(os.environ))
     assert lint.returncode == 0, lint.stdout
+
+
+def test_a_container_without_this_deploys_npu_devices_is_refused_before_python_runs(tmp_path, container):
+    """A reused container keeps the devices it was created with: with others the logical ids would name other NPUs."""
+    proc = check(dict(container, VERL_CONTAINER_NPUS="4,5,6,7"), 4, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 8, proc.stdout + proc.stderr
+    have = ",".join(sorted((name[len("davinci"):] for name in os.listdir("/dev") if re.fullmatch(r"davinci\d+", name)), key=int))
+    assert proc.stdout.strip().splitlines()[-1] == (
+        "the container has the NPU devices %s (/dev/davinciN), but this deploy gives it 4,5,6,7" % (have or "none"))

@@ -94,7 +94,7 @@ def test_busy_npus_holders_and_missing_paths(tmp_path):
     text = " ".join(out.split())
     assert rc != 0
     assert "verl_npu_devices=0,1,5 names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)" in text, text[-3000:]
-    assert "NPU(s) 1 already run processes (412122)" in text
+    assert "NPU(s) 1 already run processes of something other than this deployment's container verl: pid 412122 (vllm" in text
     assert "running container(s) vllm hold NPU device(s) this deploy needs" in text
     assert "verl_model_path=/no/model is not an existing directory on this host" in text, "a path not read before is read now"
 

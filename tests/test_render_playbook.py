@@ -88,7 +88,9 @@ def test_multi_node_inventory_renders_every_host_without_touching_it(tmp_path):
         assert "MASTER_ADDR=10.10.0.1" in text
         assert "export NNODES=3" in text and "export NPU_PER_NODE=8" in text
     assert "SOCKET_IFNAME=enp1s0" in worker1
-    assert "export ASCEND_RT_VISIBLE_DEVICES=8,9,10,11,12,13,14,15" in worker2 and "CURRENT_IP=10.10.0.3" in worker2
+    # NPUs 8-15 of the host are the container's 0-7: the Ascend runtime there speaks those logical ids.
+    assert "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" in worker2 and "CURRENT_IP=10.10.0.3" in worker2
+    assert "# --- NPUs of this node: 8,9,10,11,12,13,14,15 on the host" in worker2
     # The training command is the same on every node.
     scripts = {(out / h / "run_training.sh").read_text().split("\n", 3)[3] for h in ("head1", "worker1", "worker2")}
     assert len(scripts) == 1

@@ -73,6 +73,19 @@ def device_view(info):
             "busy": {device: busy[device] for device in sorted(busy)}}
 
 
+def logical_ids(devices, container_devices=None):
+    """The ids the Ascend runtime in the container gives `devices` (host /dev/davinciN numbers).
+
+    The runtime numbers the devices a process can open 0..N-1 in ascending N, and ASCEND_RT_VISIBLE_DEVICES,
+    set_device() and Ray's NPU ids speak those logical ids (CANN's environment-variable reference,
+    ASCEND_RT_VISIBLE_DEVICES). A container created with --device for `devices` only has just those
+    (container_devices None); a privileged one has every device of the host (container_devices: the host's,
+    as npu-smi lists them). Returns the logical ids in ascending order; a device the container lacks is left out.
+    """
+    present = sorted(set(container_devices if container_devices is not None else devices))
+    return [present.index(device) for device in sorted(set(devices)) if device in present]
+
+
 def choose_image(stated, by_chip, chip):
     """(image, why, problem) for a host: the stated verl_image, else verl_image_by_chip's image for the
     detected chip family, else (nothing detected) its 910b image. `problem` is an error message (with the

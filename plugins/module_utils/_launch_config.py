@@ -17,7 +17,7 @@ import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
-from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image
+from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
@@ -245,12 +245,14 @@ def _rule_devices(name, entry, value, errors, context):
                        "commas, e.g. %s=0,1,2,3." % (name, inputs.show(value), inputs.show(item), entry.get("max", 1023), name))
             return None
         devices.append(int(text))
-    duplicates = sorted(set(d for d in devices if devices.count(d) > 1))
-    if duplicates:
-        errors.add(name, value, "%s=%s names NPU %s more than once. Fix: list each NPU id once." % (
-            name, inputs.show(value), ", ".join(str(d) for d in duplicates)))
-        return None
-    return devices
+    # The Ascend runtime takes only ascending device lists, each device once (CANN: ASCEND_RT_VISIBLE_DEVICES):
+    # the NPUs are used in that order, and the summary says so when the order given was another.
+    normalised = sorted(set(devices))
+    if normalised != devices:
+        context["npu_devices_note"] = (
+            "verl_npu_devices=%s is used as %s: the Ascend runtime takes each NPU once, in ascending order."
+            % (inputs.show(",".join(str(d) for d in devices)), ",".join(str(d) for d in normalised)))
+    return normalised
 
 
 def _rule_mask(name, entry, value, errors, context):
@@ -544,6 +546,15 @@ def check_output_folder(values, host, errors):
                    "scripts, e.g. verl_output_dir=/tmp/verl_scripts." % (inputs.show(output_dir), real, problem.split(". Fix")[0]))
 
 
+def _container_devices(privileged, devices, detected):
+    """The host's NPU device numbers a new container gets: those of verl_npu_devices, or with
+    verl_container_privileged every one npu-smi listed (unknown before the pre-check: 0 to the highest given)."""
+    if not privileged:
+        return None
+    listed = detected.get("device_ids")
+    return list(listed) if listed else list(range(max(devices) + 1))
+
+
 def assemble(merged, values, context, network, swanlab, features):
     """The launch configuration: every setting under its output name, then what is computed."""
     config = {}
@@ -553,6 +564,7 @@ def assemble(merged, values, context, network, swanlab, features):
         value = values[name]
         config[entry.get("output") or name[len("verl_"):]] = inputs.format_float(value) if entry["type"] == "float" else value
     devices, nnodes = values["verl_npu_devices"], context["nnodes"]
+    in_container = _container_devices(values["verl_container_privileged"], devices, context["detected"]) or devices
     npu_smi_path = values["verl_npu_smi_path"] or (context["detected"].get("npu_smi_path") or "")
     config.update(network)
     config.update({
@@ -561,6 +573,11 @@ def assemble(merged, values, context, network, swanlab, features):
         "is_head": bool(context["is_head"]),
         "nnodes": nnodes,
         "npu_devices_csv": ",".join(str(d) for d in devices),
+        # The NPU devices a new container gets, and what ASCEND_RT_VISIBLE_DEVICES says inside it: the runtime's
+        # logical ids of these NPUs among them.
+        "container_npus_csv": ",".join(str(d) for d in in_container),
+        "visible_devices_csv": ",".join(str(i) for i in logical_ids(devices, in_container)),
+        "npu_devices_note": context.get("npu_devices_note") or "",
         "npu_per_node": len(devices),
         "world_size": len(devices) * nnodes,
         "data_parallel_size": len(devices) * nnodes // (values["verl_train_tp"] * values["verl_train_pp"]),
@@ -719,6 +736,7 @@ ARGUMENT_SPEC = {
             "models": {"type": "list", "elements": "str"},
             "datasets": {"type": "list", "elements": "str"},
             "chip": {"type": "dict", "options": {"family": {"type": "str"}, "name": {"type": "str"}}},
+            "device_ids": {"type": "list", "elements": "int"},
         },
     },
     "head": {

@@ -21,8 +21,8 @@ import re
 
 __all__ = (
     'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
-    'device_holders', 'summarize_containers', 'container_info', 'image_present', 'holding_containers', 'find_paths',
-    'path_state',
+    'read_text', 'container_of', 'annotate_processes', 'device_holders', 'summarize_containers', 'container_info',
+    'image_present', 'holding_containers', 'find_paths', 'path_state',
 )
 
 _CONTAINER_ID = re.compile(r'(?:docker[-/]|/docker/|containerd[-/]|libpod-)([0-9a-f]{64})')
@@ -140,22 +140,60 @@ def listening_ports(*tables):
     return sorted(ports)
 
 
-def device_holders(processes):
+def read_text(path):
+    """A file's text, or None when it cannot be read (a /proc entry of a process that is gone or not visible)."""
+    try:
+        with open(path, encoding='utf-8', errors='replace') as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def container_of(cgroup, host_cgroup=''):
+    """The container a process runs in, from the text of its /proc/<pid>/cgroup: the innermost 64-hex
+    Docker/containerd/Podman id of its cgroup path, or None for a process of the host itself.
+
+    host_cgroup is the text of /proc/1/cgroup: a host that itself runs in a container (a Kubernetes pod, a
+    Docker-in-Docker node) has its own id in every path, and that id is not a container of this host.
+    """
+    ids = _CONTAINER_ID.findall(cgroup or '')
+    if not ids:
+        return None
+    innermost = ids[-1]
+    return None if innermost in set(_CONTAINER_ID.findall(host_cgroup or '')) else innermost
+
+
+def annotate_processes(processes, read, host_cgroup=''):
+    """npu-smi's process rows, each with what this host shows of its pid (npu-smi prints host pids):
+    'seen' (the pid exists here), 'comm' (its name in /proc) and 'container_id' (container_of()).
+
+    read(path) returns a file's text, or None when it cannot be read (the process is gone or not visible).
+    """
+    annotated = []
+    for process in processes or []:
+        pid = process.get('pid')
+        cgroup = read('/proc/%s/cgroup' % pid) if isinstance(pid, int) else None
+        comm = read('/proc/%s/comm' % pid) if cgroup is not None else None
+        annotated.append(dict(process, seen=cgroup is not None, comm=(comm or '').strip(),
+                              container_id=container_of(cgroup, host_cgroup) if cgroup is not None else None))
+    return annotated
+
+
+def device_holders(processes, host_cgroup=''):
     """Processes that hold /dev/davinciN open.
 
     processes: [{'pid': int, 'name': str, 'fds': [link targets], 'cgroup': text of /proc/<pid>/cgroup}].
     Returns [{'device', 'pid', 'name', 'container_id'}] sorted by device and pid; container_id is the
-    64-hex Docker/containerd id from the cgroup (None for a process outside containers).
+    container_of() the process (None for a process of the host).
     """
     holders = []
     for proc in processes:
         devices = sorted({fd for fd in proc.get('fds') or [] if _DAVINCI.match(fd)})
         if not devices:
             continue
-        match = _CONTAINER_ID.search(proc.get('cgroup') or '')
+        container = container_of(proc.get('cgroup'), host_cgroup)
         for device in devices:
-            holders.append({'device': device, 'pid': proc['pid'], 'name': proc.get('name') or '',
-                            'container_id': match.group(1) if match else None})
+            holders.append({'device': device, 'pid': proc['pid'], 'name': proc.get('name') or '', 'container_id': container})
     return sorted(holders, key=lambda h: (int(h['device'][len('/dev/davinci'):]), h['pid']))
 
 

@@ -116,6 +116,12 @@ options:
           name:
             description: The chip name(s) npu-smi printed.
             type: str
+      device_ids:
+        description:
+          - The host's NPU device numbers (C(/dev/davinciN)) as npu-smi lists them; with C(verl_container_privileged=true) the
+            container has all of them, and C(ASCEND_RT_VISIBLE_DEVICES) numbers O(settings) C(verl_npu_devices) among them.
+        type: list
+        elements: int
   head:
     description:
       - Addresses known for the head host, used when O(settings) has no C(verl_master_addr).

@@ -126,6 +126,14 @@ npu:
       description: Why npu-smi could not be read.
       returned: when RV(npu.failed)
       type: str
+    processes:
+      description:
+        - npu-smi's process rows, each with what this host shows of its pid (npu-smi prints host pids, also of processes in
+          containers) - C(seen) (the pid exists here), C(comm) (its name in C(/proc)) and C(container_id) (the innermost
+          container id of its cgroup, V(null) for a process of the host itself).
+      returned: when not RV(npu.failed)
+      type: list
+      elements: dict
     boards:
       description: Parsed C(npu-smi info -t board -i <id>) per NPU, as M(verl.deploy.npu_info) returns them.
       returned: with O(npu_board=true)
@@ -266,6 +274,8 @@ def read_npu(module):
         facts = parse_info(checked_output(argv, rc, out, err))
     except NpuSmiError as exc:
         return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
+    # npu-smi prints host pids: what each process is here (the training's container, another, the host).
+    facts['processes'] = nf.annotate_processes(facts['processes'], nf.read_text, _read('/proc/1/cgroup'))
     facts.update(failed=False, npu_smi_path=npu_smi)
     if module.params['npu_board']:
         facts['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
@@ -290,7 +300,7 @@ def read_holders():
         if any(fd.startswith('/dev/davinci') for fd in fds):
             processes.append({'pid': int(pid), 'name': _read('/proc/%s/comm' % pid).strip(), 'fds': fds,
                               'cgroup': _read('/proc/%s/cgroup' % pid)})
-    return nf.device_holders(processes)
+    return nf.device_holders(processes, _read('/proc/1/cgroup'))
 
 
 class _UnixConnection(http.client.HTTPConnection):

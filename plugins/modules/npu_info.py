@@ -190,6 +190,21 @@ processes:
       returned: success
       type: int
       sample: 56630
+    seen:
+      description: Whether this host shows the pid (npu-smi prints host pids; V(false) when it runs in a container, or the process ended).
+      returned: success
+      type: bool
+      sample: true
+    comm:
+      description: The process's name in C(/proc/<pid>/comm) (npu-smi often prints none for processes in containers).
+      returned: success
+      type: str
+      sample: ray::WorkerDict
+    container_id:
+      description: The innermost container id of the process's cgroup; V(null) for a process of the host itself.
+      returned: success
+      type: str
+      sample: 3f0c9d1e2b4a5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d
 npu_ids:
   description: Sorted NPU ids.
   returned: success
@@ -251,6 +266,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, read_text
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError,
     checked_output,
@@ -302,6 +318,8 @@ def main():
     npu_smi = find_npu_smi(module)
     # Reading is harmless, so check mode runs npu-smi too.
     facts = read_info(module, npu_smi)
+    # npu-smi prints host pids: what each process is here (a container's, or the host's).
+    facts['processes'] = annotate_processes(facts['processes'], read_text, read_text('/proc/1/cgroup') or '')
     result = dict(changed=False, ansible_facts=dict(verl_npu=facts), npu_smi_path=npu_smi, **facts)
     if module.params['board']:
         result['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])

@@ -17,8 +17,16 @@ What it does, in the real trainer's order:
    actor (verl/utils/config.py; main_dapo does not call it) must hold.
 3. ray.init(address="auto") joins the running Ray cluster; it needs at least
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
-   ValueError "Total available GPUs X is less than total desired GPUs Y". It then holds them
-   (a placement group of one {"NPU": n_gpus_per_node} bundle per node), as verl's resource pool does.
+   ValueError "Total available GPUs X is less than total desired GPUs Y". Then, as verl's resource
+   pool and worker group do (verl/single_controller/ray/base.py: one STRICT_PACK placement group of
+   n_gpus_per_node one-NPU bundles per node; a Ray actor per bundle with resources {"NPU": 1}), it
+   places one worker per NPU on every node. Ray gives each worker one NPU id in
+   ASCEND_RT_VISIBLE_DEVICES (its accelerator manager does so for NPU resources); the worker calls
+   torch_npu.npu.set_device(LOCAL_RANK=0), as verl's Megatron workers do, through the simulated Ascend
+   runtime (tests/sim/stand_in_torch_npu.py), and keeps the device for the training's life, so that
+   every node's npu-smi lists the training's processes. A bad device id fails the worker's creation
+   with the runtime's EE1001 and the training with Ray's error, as verl does. (Deviation: the bundles
+   ask no CPU, since the simulated nodes have 2 cores; verl's ask one per NPU.)
 4. With "swanlab" in trainer.logger, does what verl/utils/tracking.py does: reads SWANLAB_API_KEY,
    SWANLAB_LOG_DIR and SWANLAB_MODE, logs in when a key is set, swanlab.init(...), logs each step and
    finishes on stop (offline/local modes write LOG_DIR/run-*; a missing swanlab fails like verl).
@@ -27,10 +35,14 @@ What it does, in the real trainer's order:
    resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
    Like verl, it saves a checkpoint (global_step_N/ and that tracker file) every trainer.save_freq steps.
 6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the entry
-   point and config it ran as, the advantage estimator, the step it resumed from), prints one
-   `step:N - ...` line every SIM_TRAINER_STEP_SECONDS (default 2) up to trainer.total_training_steps,
-   then a heartbeat every SIM_TRAINER_HEARTBEAT_SECONDS (default 10) until SIGTERM or SIGINT, on which
-   it releases Ray, writes stand_in_stopped.json and exits 0.
+   point and config it ran as, the advantage estimator, the step it resumed from, each worker's node,
+   pid and device), then runs a step every SIM_TRAINER_STEP_SECONDS (default 2), each a call on every
+   worker, and prints one `step:N - ...` line per step. Like verl's fit loop it returns after
+   trainer.total_training_steps (printing "Final validation metrics"), releases Ray, writes
+   stand_in_stopped.json and exits 0 (with no total it runs until stopped: verl would count the
+   steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
+   cluster, its raylet was stopped -- fails the step with Ray's RayActorError and the training exits
+   non-zero, as verl's worker group does. SIGTERM or SIGINT stop it cleanly (exit 0).
 """
 from __future__ import annotations
 
@@ -49,7 +61,8 @@ STARTED = "stand_in_started.json"
 TRACKER = "latest_checkpointed_iteration.txt"  # verl's name for the last saved step
 STOPPED = "stand_in_stopped.json"
 STEP_SECONDS = float(os.environ.get("SIM_TRAINER_STEP_SECONDS", "2"))
-HEARTBEAT_SECONDS = float(os.environ.get("SIM_TRAINER_HEARTBEAT_SECONDS", "10"))
+# What each worker keeps on its NPU once loaded (a placeholder figure: weights, optimizer shards, KV cache).
+WORKER_HBM_MB = int(os.environ.get("SIM_TRAINER_WORKER_HBM_MB", "24000"))
 # verl waits for its placement group without a bound; 60 s was too short on a 2-core machine busy
 # with other work (a training that gave up here looked like a deploy bug). Still bounded, for tests.
 PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300"))
@@ -187,13 +200,12 @@ def run(config):
     if available < wanted:
         # verl/trainer/ppo/ray_trainer.py ResourcePoolManager._check_resource_available()
         raise ValueError("Total available GPUs %s is less than total desired GPUs %s" % (available, wanted))
-    from ray.util.placement_group import placement_group, remove_placement_group
+    from ray.util.placement_group import remove_placement_group
 
-    group = placement_group([{"NPU": float(per_node)}] * nnodes, strategy="SPREAD" if nnodes > 1 else "PACK")
-    try:
-        ray.get(group.ready(), timeout=PLACEMENT_TIMEOUT)
-    except Exception as exc:
-        raise ValueError("Could not reserve %d x %d NPUs in Ray within %s s: %s" % (nnodes, per_node, PLACEMENT_TIMEOUT, exc))
+    groups, workers = _worker_group(ray, nnodes, per_node)
+    placed = ray.get([worker.ready.remote() for worker in workers])
+    say("worker group: %d worker(s), one per NPU: %s" % (len(placed), ", ".join(
+        "%s davinci%s" % (info["hostname"], info["device"]) for info in placed)))
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, _on_signal)
@@ -226,6 +238,7 @@ def run(config):
         "ray_nodes": sum(1 for node in ray.nodes() if node.get("Alive")),
         "started_at": time.time(),
         "resumed_from_step": resumed_from,
+        "workers": placed,
     }
     tracker = _swanlab(trainer, resolved)
     started["swanlab"] = {"mode": os.environ.get("SWANLAB_MODE"), "log_dir": os.environ.get("SWANLAB_LOG_DIR"),
@@ -236,7 +249,7 @@ def run(config):
 
     step = resumed_from
     while not _STOP and (steps is None or step < steps):
-        if _sleep(STEP_SECONDS):
+        if _sleep(STEP_SECONDS) or not _step_all(ray, workers, step + 1):
             break
         step += 1
         print(_step_line(step, steps or 1000), flush=True)
@@ -244,21 +257,70 @@ def run(config):
             _save_checkpoint(local_dir, step)
         if tracker is not None:
             tracker.log({"training/global_step": step}, step=step)
-    if not _STOP:
-        say("finished %d step(s); staying up until SIGTERM/SIGINT" % step)
-    while not _STOP:
-        if _sleep(HEARTBEAT_SECONDS):
-            break
-        say("heartbeat: %d step(s) done, waiting for SIGTERM/SIGINT" % step)
-
-    signum = _STOP[0]
-    say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
+    signum = _STOP[0] if _STOP else None
+    if signum is None:
+        # verl's fit loop on its last step: the final validation metrics, then it returns.
+        say("finished: %d of %s step(s)" % (step, steps))
+        print("Final validation metrics: {'val-core/openai/gsm8k/reward/mean@1': 0.71}", flush=True)
+    else:
+        say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
     if tracker is not None:
         tracker.finish()
-    remove_placement_group(group)
+    for group in groups:
+        remove_placement_group(group)
     ray.shutdown()
-    _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name, "steps": step,
-                                                   "stopped_at": time.time()})
+    _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name if signum else None,
+                                                   "finished": signum is None, "steps": step, "stopped_at": time.time()})
+
+
+def _worker_group(ray, nnodes, per_node):
+    """verl's resource pool and worker group, as Ray sees them: a placement group per node, a worker per NPU."""
+    from ray.util.placement_group import placement_group
+    from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+    groups = [placement_group([{"NPU": 1.0}] * per_node, strategy="STRICT_PACK") for _node in range(nnodes)]
+    try:
+        ray.get([group.ready() for group in groups], timeout=PLACEMENT_TIMEOUT)
+    except Exception as exc:
+        raise ValueError("Could not reserve %d x %d NPUs in Ray within %s s: %s" % (nnodes, per_node, PLACEMENT_TIMEOUT, exc))
+    worker_class = ray.remote(num_cpus=0, resources={"NPU": 1})(NpuWorker)
+    workers = []
+    for index, group in enumerate(groups):
+        for local in range(per_node):
+            strategy = PlacementGroupSchedulingStrategy(placement_group=group, placement_group_bundle_index=local)
+            workers.append(worker_class.options(scheduling_strategy=strategy).remote(index * per_node + local))
+    return groups, workers
+
+
+def _step_all(ray, workers, step):
+    """One step on every worker; False when a stop signal came first. A dead worker raises Ray's error."""
+    pending = [worker.step.remote(step) for worker in workers]
+    while pending:
+        done, pending = ray.wait(pending, num_returns=len(pending), timeout=1.0)
+        ray.get(done)  # raises RayActorError (ActorDiedError) for a worker whose node or raylet is gone
+        if _STOP:
+            return False
+    return True
+
+
+class NpuWorker:
+    """One rank of verl's worker group: it binds its NPU as verl's Megatron worker does and keeps it."""
+
+    def __init__(self, rank):
+        import torch_npu  # in the worker, with the environment of the node's raylet (CANN sourced by start_verl.sh)
+
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch_npu.npu.set_device(local_rank)  # raises the runtime's EE1001 / 107001 for a bad device id
+        torch_npu.npu._sim_hold_memory(WORKER_HBM_MB)  # pylint: disable=protected-access
+        self.info = {"rank": rank, "hostname": socket.gethostname(), "pid": os.getpid(),
+                     "visible_devices": os.environ.get("ASCEND_RT_VISIBLE_DEVICES"),
+                     "device": torch_npu.npu._sim_physical_device()}  # pylint: disable=protected-access
+
+    def ready(self):
+        return self.info
+
+    def step(self, step):
+        return step
 
 
 @hydra.main(config_path="config", config_name=DEFAULT_CONFIG, version_base=None)

@@ -1,11 +1,14 @@
 """Smoke test of the simulated Ascend cluster itself (tests/sim/simcluster.py): real parts only.
 
 One module-scoped cluster of 2 nodes (built if needed, brought up, and removed at the end):
-each node's own Docker engine answers; npu-smi replays its capture byte for byte and can be
-switched at run time; the Ascend device and driver paths exist; the verl image is pulled from the
-cluster's registry by each node's engine; Ray spans both nodes through Docker's DNS (16 NPU);
-and the stand-in trainer, started by the rendered run_training.sh, composes the overrides against
-verl 0.7.0's schema, runs, and exits 0 on SIGTERM, while a bad override or too few NPUs fail it.
+each node's own Docker engine answers; npu-smi shows its capture's chips with the node's own
+processes (a pinned capture is replayed byte for byte, and can be switched at run time); the Ascend
+device and driver paths exist; the verl image is pulled from the cluster's registry by each node's
+engine; a process in a container that opens an NPU shows on the node's npu-smi with its host pid;
+Ray spans both nodes through Docker's DNS (16 NPU); and the stand-in trainer, started by the
+rendered run_training.sh, composes the overrides against verl 0.7.0's schema, places a worker on
+every NPU of both nodes (npu-smi lists them), exits 0 after its last step or on SIGTERM, fails
+when a node's Ray goes, and a bad override or too few NPUs fail it.
 
 Needs a running Docker engine (and debootstrap for the first build): see simcluster.py. Set
 VERL_DEPLOY_SKIP_SIM=1 to skip on purpose. Timings go to tests/output/sim/smoke-timings.json.
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from launch_helpers import launch_ok, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -41,6 +45,8 @@ FIXTURE2 = "011_info_910B2_8cards_v24.1.0_procs_mindie.txt"  # its paste starts 
 ERROR_FIXTURE = "019_error_dcmi_module_initialize_failed_-8005_container.txt"
 FIXTURES = simcluster.FIXTURES
 RAY_PORT = 6379
+CANN = ("source /usr/local/Ascend/ascend-toolkit/set_env.sh && source /usr/local/Ascend/nnal/atb/set_env.sh "
+        "&& export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7")
 TIMINGS = {}
 WORK = "/tmp/sim-smoke"
 
@@ -130,8 +136,10 @@ def verl_containers(cluster):
         output = pull.communicate(timeout=300)[0]
         assert pull.returncode == 0, "docker pull %s in %s failed:\n%s" % (image, node, output)
     _timed("pull (2 nodes in parallel)", begin)
+    devices = [arg for number in range(8) for arg in ("--device", "/dev/davinci%d" % number)] + [
+        "--device", "/dev/davinci_manager", "--device", "/dev/devmm_svm", "--device", "/dev/hisi_hdc"]
     for node in (NODE1, NODE2):
-        on_node(node, "docker", "run", "-d", "--name", "verl", "--network", "host", "--shm-size", "1g", "--init", image)
+        on_node(node, "docker", "run", "-d", "--name", "verl", "--network", "host", "--shm-size", "1g", "--init", *devices, image)
         in_verl(node, "mkdir", "-p", WORK)
     return image
 
@@ -140,9 +148,10 @@ def verl_containers(cluster):
 def ray_cluster(verl_containers):
     """Ray head in node1's verl container, node2's joins it by the node's host name: 16 NPU in all."""
     begin = time.monotonic()
-    common = ["--num-cpus=1", "--object-store-memory=100000000", '--resources={"NPU": 8}', "--disable-usage-stats"]
-    in_verl(NODE1, "ray", "start", "--head", "--port=%d" % RAY_PORT, *common, timeout=120)
-    in_verl(NODE2, "ray", "start", "--address=%s:%d" % (NODE1, RAY_PORT), *common, timeout=120)
+    # As start_verl.sh does: CANN's environment first (the workers inherit it from the raylet), logical device ids.
+    common = "--num-cpus=1 --object-store-memory=100000000 --resources='{\"NPU\": 8}' --disable-usage-stats"
+    in_verl(NODE1, "bash", "-c", "%s && ray start --head --port=%d %s" % (CANN, RAY_PORT, common), timeout=120)
+    in_verl(NODE2, "bash", "-c", "%s && ray start --address=%s:%d %s" % (CANN, NODE1, RAY_PORT, common), timeout=120)
 
     def npus():
         proc = in_verl(NODE1, "ray", "status", check=False, timeout=60)
@@ -178,15 +187,34 @@ def test_up_again_with_the_same_arguments_changes_nothing(cluster):
     assert re.fullmatch(r"registry:5000/verl/verl-sim:[0-9a-f]{12}", again["verl_image"])
 
 
-def test_npu_smi_replays_the_capture_byte_for_byte(cluster):
-    one = on_node(NODE1, "npu-smi", "info", text=False)
-    assert one.stdout == (FIXTURES / FIXTURE1).read_bytes()
-    two = on_node(NODE2, "npu-smi", "info", text=False)
-    first, rest = (FIXTURES / FIXTURE2).read_bytes().split(b"\n", 1)
-    assert first.startswith(b"[root@") and first.endswith(b"npu-smi info"), first  # the prompt line that must go
-    assert two.stdout == rest
+def _capture(name):
+    """The capture as npu-smi prints it: without a pasted prompt line."""
+    first, rest = (FIXTURES / name).read_bytes().split(b"\n", 1)
+    return rest if first.startswith(b"[root@") else first + b"\n" + rest
+
+
+def test_npu_smi_shows_the_captures_chips_and_the_nodes_own_processes(cluster):
+    one = on_node(NODE1, "npu-smi", "info", text=False).stdout
+    capture = (FIXTURES / FIXTURE1).read_bytes()
+    assert one.startswith(capture) and one.count(b"No running processes found in NPU") == 8, one.decode()
+    # Capture 011's MindIE processes ran on the machine it was taken on, not on this node.
+    two = on_node(NODE2, "npu-smi", "info").stdout
+    captured = _capture(FIXTURE2).decode().splitlines()
+    assert [line for line in two.splitlines() if "910B2" in line] == [line for line in captured if "910B2" in line], two
+    assert two.splitlines()[:6] == captured[:6], two
+    assert "mindie" not in two and two.count("No running processes found in NPU") == 8, two
+    # Its chips showed 60 GB of HBM in use for those processes; here they are idle.
+    assert {npu["chips"][0]["hbm_used_mb"] for npu in parse_info(two)["npus"]} == {3412}, two
     # The same command through the other path the collection may use.
-    assert on_node(NODE1, "/usr/local/sbin/npu-smi", "info", text=False).stdout == one.stdout
+    assert on_node(NODE1, "/usr/local/sbin/npu-smi", "info", text=False).stdout == one
+
+
+def test_a_pinned_capture_is_replayed_byte_for_byte(cluster):
+    try:
+        on_node(NODE1, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % FIXTURE2)
+        assert on_node(NODE1, "npu-smi", "info", text=False).stdout == _capture(FIXTURE2)
+    finally:
+        on_node(NODE1, "rm", "-f", "/etc/sim-npu-smi/fixture")
 
 
 def test_npu_smi_board_info(cluster):
@@ -207,9 +235,9 @@ def test_npu_smi_capture_can_be_switched_at_run_time(cluster):
         assert on_node(NODE2, "npu-smi", "info", check=False).returncode == 0  # the other node is untouched
     finally:
         on_node(NODE1, "rm", "-f", "/etc/sim-npu-smi/fixture")
-    assert on_node(NODE1, "npu-smi", "info", text=False).stdout == (FIXTURES / FIXTURE1).read_bytes()
+    assert on_node(NODE1, "npu-smi", "info", text=False).stdout.startswith((FIXTURES / FIXTURE1).read_bytes())
     log = on_node(NODE1, "cat", "/var/log/sim-npu-smi.log").stdout
-    assert "fixture=%s rc=1" % ERROR_FIXTURE in log and "fixture=%s rc=0" % FIXTURE1 in log
+    assert "fixture=%s rc=1" % ERROR_FIXTURE in log and "fixture=%s (live) rc=0" % FIXTURE1 in log
 
 
 def test_ascend_device_and_driver_paths_exist(cluster):
@@ -249,7 +277,7 @@ def test_a_container_with_the_ascend_mounts_sees_the_npus(verl_containers):
               "-v", "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi:ro", "-v", "/usr/local/dcmi:/usr/local/dcmi:ro",
               "-v", "/etc/ascend_install.info:/etc/ascend_install.info:ro"]
     command = ["docker", "run", "--rm"] + mounts + [verl_containers, "bash", "-c", "test -c /dev/davinci0 && npu-smi info"]
-    assert on_node(NODE1, *command, text=False).stdout == (FIXTURES / FIXTURE1).read_bytes()
+    assert on_node(NODE1, *command, text=False).stdout.startswith((FIXTURES / FIXTURE1).read_bytes())
     try:
         on_node(NODE1, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % ERROR_FIXTURE)
         failed = on_node(NODE1, *command, check=False)
@@ -278,18 +306,37 @@ def _script(tmp_path, name, **settings):
     return "%s/%s" % (WORK, name)
 
 
-def test_stand_in_trainer_runs_and_stops_cleanly_on_sigterm(ray_cluster, tmp_path):
-    ckpts = "%s/ckpt-ok" % WORK
-    script = _script(tmp_path, "run_training_ok.sh", nnodes=2, verl_train_steps=3, verl_ckpts_dir=ckpts,
-                     verl_log_dir="%s/logs" % WORK, verl_experiment_name="sim-smoke")
-    out, rc = "%s/ok.out" % WORK, "%s/ok.rc" % WORK
-    begin = time.monotonic()
+def _npu_processes(node):
+    """{npu id: [pid, ...]} of the node's npu-smi process table, read by the collection's own parser."""
+    facts = parse_info(on_node(node, "npu-smi", "info").stdout)
+    table = {}
+    for process in facts["processes"]:
+        table.setdefault(process["npu_id"], []).append(process["pid"])
+    return table
+
+
+def _exit_code(rc_file):
+    """The trainer's exit code, once its wrapper wrote it ('' before)."""
+    return in_verl(NODE1, "cat", rc_file, check=False).stdout.strip()
+
+
+def _start_trainer(script, name):
+    out, rc = "%s/%s.out" % (WORK, name), "%s/%s.rc" % (WORK, name)
     in_verl(NODE1, "bash", "-c", "nohup bash -c 'bash %s > %s 2>&1; echo $? > %s' >/dev/null 2>&1 &" % (script, out, rc))
+    return out, rc
+
+
+def test_stand_in_trainer_holds_every_npu_and_stops_cleanly_on_sigterm(ray_cluster, tmp_path):
+    ckpts = "%s/ckpt-ok" % WORK
+    script = _script(tmp_path, "run_training_ok.sh", nnodes=2, verl_train_steps=1000, verl_ckpts_dir=ckpts,
+                     verl_log_dir="%s/logs" % WORK, verl_experiment_name="sim-smoke")
+    begin = time.monotonic()
+    out, rc = _start_trainer(script, "ok")
     marker = "%s/stand_in_started.json" % ckpts
     pid = None
     try:
         text = wait_for("the stand-in's marker %s" % marker,
-                        lambda: in_verl(NODE1, "cat", marker, check=False).stdout, timeout=90)
+                        lambda: in_verl(NODE1, "cat", marker, check=False).stdout, timeout=180)
         started = json.loads(text)
         pid = started["pid"]
         TIMINGS["trainer started"] = round(time.monotonic() - begin, 1)
@@ -298,6 +345,13 @@ def test_stand_in_trainer_runs_and_stops_cleanly_on_sigterm(ray_cluster, tmp_pat
         assert started["logger"] == ["console"] and started["experiment_name"] == "sim-smoke"
         assert started["device"] == "npu" and started["cwd"] == "/verl"
         assert started["argv"][:2] == ["--config-path=config", "--config-name=dapo_megatron_trainer"]
+        # One worker per NPU on each node, each with the one id Ray handed it, bound to its own device.
+        placed = sorted((worker["hostname"], worker["device"], worker["visible_devices"]) for worker in started["workers"])
+        assert placed == sorted((node, device, str(device)) for node in (NODE1, NODE2) for device in range(8)), placed
+        # Every node's npu-smi lists the training's workers, by the pids the host sees.
+        for node in (NODE1, NODE2):
+            table = _npu_processes(node)
+            assert sorted(table) == list(range(8)) and all(len(pids) == 1 for pids in table.values()), (node, table)
         log = wait_for("step:3 in the trainer output", lambda: _matching(r"^step:3 - ", in_verl(NODE1, "cat", out, check=False).stdout),
                        timeout=60)
         assert re.search(r"^step:1 - .*training/global_step:1", log, re.MULTILINE), log
@@ -320,13 +374,26 @@ def test_stand_in_trainer_runs_and_stops_cleanly_on_sigterm(ray_cluster, tmp_pat
     code = wait_for("the trainer's exit status after SIGTERM", exit_status, timeout=60)
     log = in_verl(NODE1, "cat", out).stdout
     assert code == "0", log
-    assert "got SIGTERM after 3 step(s)" in log
+    assert re.search(r"got SIGTERM after [3-9]\d* step\(s\)", log), log
     stopped = json.loads(in_verl(NODE1, "cat", "%s/stand_in_stopped.json" % ckpts).stdout)
-    assert stopped["signal"] == "SIGTERM" and stopped["steps"] == 3
+    assert stopped["signal"] == "SIGTERM" and stopped["steps"] >= 3 and stopped["finished"] is False
     released = wait_for("the NPUs released", lambda: _matching(r"^ 0\.0/16\.0 NPU$", in_verl(NODE1, "ray", "status", check=False).stdout),
                         timeout=30)
     assert "reserved" not in released
+    wait_for("the workers gone from npu-smi", lambda: not _npu_processes(NODE1) and not _npu_processes(NODE2), timeout=30)
     assert in_verl(NODE1, "ls", "%s/logs" % WORK).stdout.startswith("verl_qwen3_8b_sim-smoke_")
+
+
+def test_stand_in_trainer_exits_0_after_its_last_step_as_verl_does(ray_cluster, tmp_path):
+    ckpts = "%s/ckpt-done" % WORK
+    script = _script(tmp_path, "run_training_done.sh", nnodes=2, verl_train_steps=2, verl_ckpts_dir=ckpts, verl_log_dir="%s/logs" % WORK)
+    out, rc = _start_trainer(script, "done")
+    code = wait_for("the trainer's own exit after 2 steps", lambda: _exit_code(rc), timeout=180)
+    log = in_verl(NODE1, "cat", out).stdout
+    assert code == "0", log
+    assert re.search(r"^step:2 - ", log, re.MULTILINE) and "Final validation metrics" in log, log
+    stopped = json.loads(in_verl(NODE1, "cat", "%s/stand_in_stopped.json" % ckpts).stdout)
+    assert stopped["finished"] is True and stopped["signal"] is None and stopped["steps"] == 2
 
 
 def test_stand_in_trainer_fails_on_a_bad_override(ray_cluster, tmp_path):
@@ -345,3 +412,33 @@ def test_stand_in_trainer_fails_when_ray_has_too_few_npus(ray_cluster, tmp_path)
     proc = in_verl(NODE1, "bash", script, check=False, timeout=120)
     assert proc.returncode != 0
     assert re.search(r"Total available GPUs [0-9.]+ is less than total desired GPUs 24", proc.stdout + proc.stderr), proc.stdout
+
+
+def test_a_container_process_that_opens_an_npu_shows_on_the_nodes_npu_smi(verl_containers):
+    """The host's npu-smi lists a process of any container by its host pid: the pre-check's view of a foreign holder."""
+    hold = ("%s && unset ASCEND_RT_VISIBLE_DEVICES && exec python3 -c 'import time, torch_npu; torch_npu.npu.set_device(0); "
+            "torch_npu.npu._sim_hold_memory(1000); time.sleep(300)'" % CANN.split(" && export", maxsplit=1)[0])
+    container = on_node(NODE1, "docker", "run", "-d", "--device", "/dev/davinci3", verl_containers, "bash", "-c", hold).stdout.strip()
+    try:
+        table = wait_for("npu-smi listing the holder of NPU 3", lambda: _npu_processes(NODE1).get(3), timeout=60)
+        host_pid = int(on_node(NODE1, "docker", "inspect", "-f", "{{.State.Pid}}", container).stdout)
+        assert table == [host_pid]
+        facts = parse_info(on_node(NODE1, "npu-smi", "info").stdout)
+        assert [p["memory_mb"] for p in facts["processes"] if p["npu_id"] == 3] == [141 + 1000]
+        assert {npu["npu_id"]: npu["chips"][0]["hbm_used_mb"] for npu in facts["npus"]}[3] >= 1141
+    finally:
+        on_node(NODE1, "docker", "rm", "-f", container, check=False)
+
+
+def test_stand_in_trainer_fails_when_a_nodes_ray_goes(ray_cluster, tmp_path):
+    """verl's worker group dies with a lost node: the training exits non-zero with Ray's error (last: node2's Ray is stopped)."""
+    ckpts = "%s/ckpt-lost" % WORK
+    script = _script(tmp_path, "run_training_lost.sh", nnodes=2, verl_train_steps=1000, verl_ckpts_dir=ckpts,
+                     verl_log_dir="%s/logs" % WORK)
+    out, rc = _start_trainer(script, "lost")
+    wait_for("the stand-in's marker", lambda: in_verl(NODE1, "cat", "%s/stand_in_started.json" % ckpts, check=False).stdout, timeout=180)
+    in_verl(NODE2, "ray", "stop", "--force", check=False, timeout=120)
+    code = wait_for("the trainer's exit after node2's Ray stopped", lambda: _exit_code(rc), timeout=120)
+    log = in_verl(NODE1, "cat", out).stdout
+    assert code not in ("", "0"), log
+    assert re.search(r"Ray(Actor|Task)Error|ActorDiedError|ActorUnavailableError", log), log[-3000:]

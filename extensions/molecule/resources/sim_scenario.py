@@ -63,6 +63,18 @@ def training_pids(node):
     return in_verl(node, "pgrep -f -- '%s' || true" % TRAINING).stdout.split()
 
 
+def npu_processes(node):
+    """{npu id: [pid, ...]} of the node's own `npu-smi info` process table (host pids), as the collection parses it."""
+    if str(REPO / ".collections") not in sys.path:
+        sys.path.insert(0, str(REPO / ".collections"))  # this checkout as ansible_collections.verl.deploy (./run.sh setup)
+    from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info  # pylint: disable=import-outside-toplevel
+
+    table = {}
+    for process in parse_info(on_node(node, "npu-smi", "info").stdout)["processes"]:
+        table.setdefault(process["npu_id"], []).append(process["pid"])
+    return table
+
+
 def ray_view(node):
     """{'nodes': alive Ray nodes, 'npu': cluster NPU total} as Ray itself reports them, asked from `node`."""
     script = ("import json, ray; ray.init(address='auto', log_to_driver=False); "

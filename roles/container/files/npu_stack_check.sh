@@ -3,8 +3,11 @@
 #   [VERL_LOOK_DIR=DIR] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
 # First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
 # sources CANN's environment as start_verl.sh does (each existing script, -u off) and asks the training's
-# python3 to load torch_npu and count the NPUs. Exit codes: 6 npu-smi info fails, 7 no python3,
-# 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on. The last line
+# python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
+# (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
+# the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
+# python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
+# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES. The last line
 # says what was found.
 set -o pipefail
 want="$1"
@@ -25,6 +28,16 @@ if ! smi="$(npu-smi info 2>&1)"; then
     echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"
     exit 6
 fi
+# With VERL_CONTAINER_NPUS (the /dev/davinciN numbers this deploy gives the container), the container must have
+# exactly those: an existing container is reused as it was created, and with other devices the runtime's logical
+# ids (ASCEND_RT_VISIBLE_DEVICES) would name other NPUs than verl_npu_devices.
+if [ -n "${VERL_CONTAINER_NPUS:-}" ]; then
+    have="$(find /dev -maxdepth 1 -name 'davinci[0-9]*' -printf '%f\n' 2>/dev/null | sed 's/^davinci//' | sort -n | paste -sd, -)"
+    if [ "${have}" != "${VERL_CONTAINER_NPUS}" ]; then
+        echo "the container has the NPU devices ${have:-none} (/dev/davinciN), but this deploy gives it ${VERL_CONTAINER_NPUS}"
+        exit 8
+    fi
+fi
 if ! command -v python3 >/dev/null 2>&1; then
     echo "the image has no python3"
     exit 7
@@ -43,14 +56,26 @@ fi
 python3 - "${want}" <<'PYTHON'
 import sys
 
+import os
+
 try:
     import torch_npu
-    count = torch_npu.npu.device_count()
 except Exception as exc:  # an ImportError, or the OSError of a library that does not load
     print("python3 cannot load the NPU stack: `import torch_npu` failed: %s: %s" % (type(exc).__name__, str(exc)[:300]))
     sys.exit(4)
+version = getattr(torch_npu, "__version__", "?")
+visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "(not set)")
+try:
+    count = torch_npu.npu.device_count()
+except Exception as exc:  # the runtime's EE1001 for a device list it does not accept
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    reason = next((line for line in lines if "EE1001" in line or "Reason" in line), lines[-1] if lines else type(exc).__name__)
+    print("torch_npu %s refuses ASCEND_RT_VISIBLE_DEVICES=%s (what start_verl.sh exports) at its first device call: %s"
+          % (version, visible, reason[:300]))
+    sys.exit(8)
 if count < int(sys.argv[1]):
-    print("torch_npu %s sees %d NPU(s), fewer than the %s this node trains on" % (getattr(torch_npu, "__version__", "?"), count, sys.argv[1]))
+    print("torch_npu %s sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s, fewer than the %s this node trains on"
+          % (version, count, visible, sys.argv[1]))
     sys.exit(5)
-print("torch_npu %s loads and sees %d NPU(s)" % (getattr(torch_npu, "__version__", "?"), count))
+print("torch_npu %s loads and sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s" % (version, count, visible))
 PYTHON

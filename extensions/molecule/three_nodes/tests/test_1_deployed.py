@@ -2,7 +2,7 @@
 import json
 import re
 
-from sim_scenario import hosts, in_verl, nodes, ray_view, training_pids
+from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, ray_view, training_pids
 
 testinfra_hosts = hosts("ray_head") + hosts("ray_workers")
 
@@ -28,6 +28,21 @@ def test_training_runs_on_the_head_only_and_was_not_restarted():
     assert started["nnodes"] == 3 and started["n_gpus_per_node"] == 8 and started["cluster_npus"] == 24.0
     for worker in hosts("ray_workers"):
         assert training_pids(worker) == [], "training must run on the head only, but it runs on %s" % worker
+
+
+def test_the_trainings_workers_hold_every_npu_of_every_node_and_npu_smi_shows_them():
+    """As on real nodes: one worker per NPU on each node, and each node's npu-smi lists them by host pid."""
+    head = hosts("ray_head")[0]
+    started = json.loads(in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_started.json").stdout)
+    placed = sorted((worker["hostname"], worker["device"]) for worker in started["workers"])
+    assert placed == sorted((node, device) for node in nodes() for device in range(8)), placed
+    for node in nodes():
+        table = npu_processes(node)
+        assert sorted(table) == list(range(8)) and all(len(pids) == 1 for pids in table.values()), (node, table)
+        # Host pids: each is a process of the node's verl container.
+        container = on_node(node, "docker", "inspect", "-f", "{{.Id}}", "verl").stdout.strip()
+        for pids in table.values():
+            assert container in on_node(node, "cat", "/proc/%d/cgroup" % pids[0]).stdout
 
 
 def test_the_training_log_grows():

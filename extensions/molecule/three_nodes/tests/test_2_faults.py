@@ -7,7 +7,7 @@ other in file order (pytest runs them so), sharing this scenario's cluster.
 import json
 import time
 
-from sim_scenario import hosts, in_verl, on_node, playbook, ray_view, recap, sh, tail, training_pids
+from sim_scenario import hosts, in_verl, npu_processes, on_node, playbook, ray_view, recap, sh, tail, training_pids
 
 HEAD = hosts("ray_head")[0]
 WORKERS = hosts("ray_workers")
@@ -27,11 +27,13 @@ def until(check, seconds=90, what="the condition"):
 
 
 def assert_healed(proc):
+    """As after a first deploy -- with the training's workers holding the NPUs all along, as on real nodes."""
     assert proc.returncode == 0, tail(proc)
     assert ray_view(HEAD) == {"nodes": 3, "npu": 24.0}, tail(proc)
     assert len(training_pids(HEAD)) == 1, tail(proc)
     for worker in WORKERS:
         assert training_pids(worker) == []
+    assert len(started()["workers"]) == 24
 
 
 def test_a_crashed_training_is_reported_then_started_again_and_resumes():
@@ -68,7 +70,13 @@ def test_a_workers_ray_killed_and_another_worker_node_restarted_heal_in_one_run(
     assert_healed(proc)
     counts = recap(proc.stdout)
     assert counts[WORKERS[0]]["changed"] >= 1 and counts[WORKERS[1]]["changed"] >= 2, tail(proc)  # rejoined; started + rejoined
-    assert training_pids(HEAD) == pid, "the head's Ray kept running: its training must be left alone"
+    # verl's worker group had a worker on every NPU of both nodes, and those went with their Ray: the training
+    # cannot go on (Ray's ActorDiedError), so the same run starts it again, and it resumes from its checkpoints.
+    assert training_pids(HEAD) != pid, tail(proc)
+    assert "went with their Ray, which this run started again" in proc.output, tail(proc)
+    assert started()["resumed_from_step"] >= 2
+    for node in [HEAD] + WORKERS:
+        assert sorted(npu_processes(node)) == list(range(8)), node
 
 
 def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():

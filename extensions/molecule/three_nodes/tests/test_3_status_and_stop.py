@@ -13,6 +13,8 @@ def test_status_reports_every_node():
     for node in nodes():
         assert node in proc.stdout
     assert proc.output.count("ray: in the cluster of") == 3, tail(proc)
+    # Every node's NPUs are held by the training's workers, and status says whose they are.
+    assert proc.output.count("NPUs in use: 0-7 by the training (pids ") == 3, tail(proc)
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.npu_devices import FilterModule
-from ansible_collections.verl.deploy.plugins.module_utils._chips import chip_family, choose_image, device_view
+from ansible_collections.verl.deploy.plugins.module_utils._chips import chip_family, choose_image, device_view, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from launch_helpers import DEFAULTS, RULES, SPEC, settings
@@ -118,3 +118,28 @@ def test_the_launch_configuration_carries_the_chosen_image_and_why():
 def test_a_chip_without_an_image_stops_the_settings_check():
     config, errors, _warnings = _build({"family": "", "name": "310P3"})
     assert config is None and [e["variable"] for e in errors] == ["verl_image"]
+
+
+@pytest.mark.parametrize("devices, container, logical", [
+    ([0, 1, 2, 3, 4, 5, 6, 7], None, [0, 1, 2, 3, 4, 5, 6, 7]),
+    ([4, 5, 6, 7], None, [0, 1, 2, 3]),                      # --device /dev/davinci4..7: the container's 0..3
+    ([1, 3, 5, 7], None, [0, 1, 2, 3]),
+    ([4, 5, 6, 7], list(range(8)), [4, 5, 6, 7]),            # privileged: every device of the host
+    ([8, 9], list(range(16)), [8, 9]),                       # A3 chips by Phy-ID
+    ([2, 6], [0, 2, 4, 6], [1, 3]),                          # a host that lists only some device numbers
+    ([5], [0, 1], []),                                       # not a device of the container
+])
+def test_logical_ids_as_the_runtime_in_the_container_numbers_them(devices, container, logical):
+    assert logical_ids(devices, container) == logical
+
+
+@pytest.mark.parametrize("privileged, detected, visible", [
+    (False, None, "0,1,2,3"), (True, list(range(8)), "4,5,6,7"), (True, None, "4,5,6,7"), (True, [0, 4, 5, 6, 7], "1,2,3,4")])
+def test_the_launch_configuration_says_what_ascend_rt_visible_devices_is_in_the_container(privileged, detected, visible):
+    config, errors, _warnings = build(
+        settings(verl_npu_devices="7,6,5,4", verl_container_privileged=privileged, verl_train_tp=2, verl_train_pp=2, verl_gen_tp=2),
+        SPEC, RULES, host="node1", head={"name": "node1", "ansible_host": "10.0.0.1"},
+        detected={"device_ids": detected} if detected else {})
+    assert not errors, errors
+    assert config["npu_devices_csv"] == "4,5,6,7" and config["visible_devices_csv"] == visible
+    assert "is used as 4,5,6,7" in config["npu_devices_note"]

@@ -72,8 +72,17 @@ def test_devices_rule_reads_lists_strings_and_numbers():
     entry = MERGED["verl_npu_devices"]
     assert lc._rule_devices("verl_npu_devices", entry, "0, 1,2", Errors(), {}) == [0, 1, 2]
     assert lc._rule_devices("verl_npu_devices", entry, 3, Errors(), {}) == [3]
-    errors = Errors()
-    assert lc._rule_devices("verl_npu_devices", entry, [0, 0], errors, {}) is None and "more than once" in errors[0]["msg"]
+    context = {}
+    assert lc._rule_devices("verl_npu_devices", entry, "4,5,6,7", Errors(), context) == [4, 5, 6, 7] and "npu_devices_note" not in context
+
+
+@pytest.mark.parametrize("given, used", [("0,2,4,6,1,3,5,7", list(range(8))), ([3, 1, 1], [1, 3]), ("7,6", [6, 7])])
+def test_devices_are_used_each_once_in_ascending_order_and_the_summary_says_so(given, used):
+    """The Ascend runtime refuses an unsorted ASCEND_RT_VISIBLE_DEVICES ("it must be configured in ascending order")."""
+    context, errors = {}, Errors()
+    assert lc._rule_devices("verl_npu_devices", MERGED["verl_npu_devices"], given, errors, context) == used and not list(errors)
+    assert context["npu_devices_note"].endswith("is used as %s: the Ascend runtime takes each NPU once, in ascending order."
+                                                % ",".join(map(str, used)))
 
 
 def test_mask_rule_decodes_and_names_the_short_variable():

@@ -160,3 +160,31 @@ def test_path_state_follows_links(tmp_path):
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
     assert nf.path_state(str(tmp_path / "link")) == {"exists": True, "isdir": True, "isreg": False}
     assert nf.path_state(str(tmp_path / "dangling"))["exists"] is False
+
+
+OUTER, INNER = "a" * 64, "b" * 64
+
+
+@pytest.mark.parametrize("cgroup, host, container", [
+    ("12:pids:/docker/%s\n11:memory:/docker/%s\n" % (INNER, INNER), "12:pids:/\n", INNER),              # cgroup v1, cgroupfs
+    ("0::/system.slice/docker-%s.scope\n" % INNER, "0::/init.scope\n", INNER),                          # cgroup v2, systemd
+    ("0::/kubepods/burstable/pod1/cri-containerd-%s.scope\n" % INNER, "0::/\n", INNER),                   # containerd
+    ("0::/machine.slice/libpod-%s.scope\n" % INNER, "0::/\n", INNER),                                     # podman
+    ("0::/system.slice/sshd.service\n", "0::/init.scope\n", None),                                        # a host process
+    # A host that itself is a container (a Docker-in-Docker node, a pod): its own id is not a container of it.
+    ("12:pids:/docker/%s/docker/%s\n" % (OUTER, INNER), "12:pids:/docker/%s\n" % OUTER, INNER),
+    ("12:pids:/docker/%s\n" % OUTER, "12:pids:/docker/%s\n" % OUTER, None),
+    ("", "", None),
+])
+def test_the_container_of_a_process_is_the_innermost_id_of_its_cgroup(cgroup, host, container):
+    assert nf.container_of(cgroup, host) == container
+
+
+def test_npu_smi_processes_are_annotated_with_what_this_host_shows_of_their_pid():
+    files = {"/proc/10/cgroup": "12:pids:/docker/%s\n" % INNER, "/proc/10/comm": "ray::WorkerDict\n", "/proc/7/cgroup": "0::/user.slice\n",
+             "/proc/7/comm": "python3\n"}
+    processes = [{"npu_id": 0, "pid": 10, "name": ""}, {"npu_id": 1, "pid": 7, "name": "vllm"}, {"npu_id": 2, "pid": 99, "name": ""}]
+    annotated = nf.annotate_processes(processes, files.get, "12:pids:/\n")
+    assert [(p["pid"], p["seen"], p["comm"], p["container_id"]) for p in annotated] == [
+        (10, True, "ray::WorkerDict", INNER), (7, True, "python3", None), (99, False, "", None)]
+    assert annotated[1]["name"] == "vllm", "npu-smi's own columns are kept"

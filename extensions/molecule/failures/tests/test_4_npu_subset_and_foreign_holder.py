@@ -1,0 +1,59 @@
+"""The Ascend device rules, on nodes that follow them: every node trains on its NPUs 4-7 only (the runtime in
+the container numbers them 0-3, and Ray hands those on to the workers), and a process of another container
+that holds one of them is refused by name, the training left alone. Runs after test_3 (name order), whose
+containers were created with NPUs 0-7."""
+import json
+
+from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, tail, training_pids
+
+HEAD = hosts("ray_head")[0]
+# 3 nodes x 4 NPUs: TP 4 x PP 3 is one data-parallel rank, a multiple of the NPUs per node.
+SUBSET = ["-e", "verl_npu_devices=4,5,6,7", "-e", "verl_train_tp=4", "-e", "verl_train_pp=3", "-e", "verl_gen_tp=4",
+          "-e", "verl_train_steps=100000"]
+STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+
+
+def test_a_container_created_with_other_npus_is_refused_before_ray():
+    proc = playbook("deploy.yml", *SUBSET)
+    assert proc.returncode != 0, tail(proc)
+    assert "the container has the NPU devices 0,1,2,3,4,5,6,7 (/dev/davinciN), but this deploy gives it 4,5,6,7" in proc.output, tail(proc)
+    assert "docker rm" in proc.output, tail(proc)
+    assert training_pids(HEAD) == []
+
+
+def test_every_node_trains_on_npus_4_to_7():
+    for node in nodes():
+        on_node(node, "docker", "rm", "-f", "verl")  # as the refusal says: the deploy creates it with these NPUs
+    proc = playbook("deploy.yml", *SUBSET)
+    assert proc.returncode == 0, tail(proc)
+    assert ray_view(HEAD) == {"nodes": 3, "npu": 12.0}, tail(proc)
+    assert "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3" in in_verl(HEAD, "cat /verl/start_verl.sh").stdout
+    started = json.loads(in_verl(HEAD, "cat %s" % STARTED).stdout)
+    placed = sorted((worker["hostname"], worker["device"]) for worker in started["workers"])
+    assert placed == sorted((node, device) for node in nodes() for device in (4, 5, 6, 7)), placed
+    assert {worker["visible_devices"] for worker in started["workers"]} == {"0", "1", "2", "3"}
+    for node in nodes():
+        assert sorted(npu_processes(node)) == [4, 5, 6, 7], node
+
+
+def test_a_process_of_another_container_on_one_of_them_is_refused_by_name():
+    worker = hosts("ray_workers")[0]
+    pid = training_pids(HEAD)
+    image = on_node(worker, "docker", "inspect", "-f", "{{.Config.Image}}", "verl").stdout.strip()
+    hold = ("source /usr/local/Ascend/ascend-toolkit/set_env.sh && exec python3 -c "
+            "'import time, torch_npu; torch_npu.npu.set_device(0); time.sleep(900)'")
+    intruder = on_node(worker, "docker", "run", "-d", "--name", "intruder", "--device", "/dev/davinci5", image,
+                       "bash", "-c", hold).stdout.strip()
+    try:
+        for _second in range(30):
+            if len(npu_processes(worker).get(5, [])) == 2:
+                break
+            sh("sleep", "1")
+        holder = on_node(worker, "docker", "inspect", "-f", "{{.State.Pid}}", "intruder").stdout.strip()
+        proc = playbook("deploy.yml", *SUBSET)
+    finally:
+        on_node(worker, "docker", "rm", "-f", "intruder", check=False)
+    assert proc.returncode != 0, tail(proc)
+    assert ("%s: NPU(s) 5 already run processes of something other than this deployment's container verl: pid %s (python3, "
+            "container intruder %s)" % (worker, holder, intruder[:12])) in proc.output, tail(proc)
+    assert training_pids(HEAD) == pid, "the refusal must leave the training alone"

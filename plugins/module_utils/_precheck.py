@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+"""The pre-check's rules: one rule, one function, its message beside it.
+
+Each rule reads what the pre-check read on a host (verl.deploy.node_facts: npu-smi, Docker, /proc, the
+network, the paths) and the host's launch configuration, and returns '' when the host is fine, else a
+sentence naming the variable, the value and the fix. report() runs them all, so one report names every
+problem of a host at once (the filter verl.deploy.precheck_report; roles/precheck/tasks/checks.yml shows it).
+Adding a check: a function here, its entry in PROBLEMS or WARNINGS, a unit test, a troubleshooting entry.
+No Ansible imports.
+"""
+from __future__ import annotations
+
+from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
+
+
+def _ids(numbers):
+    return ", ".join(str(number) for number in numbers)
+
+
+def _own_container_id(checked):
+    return ((checked.get("container") or {}).get("container") or {}).get("Id") or ""
+
+
+def _container_names(checked):
+    """{container id: name} of the host's containers, as the pre-check listed them."""
+    names = {}
+    for entry in (checked.get("docker") or {}).get("containers") or []:
+        listed = [name.lstrip("/") for name in entry.get("Names") or []]
+        if entry.get("Id"):
+            names[entry["Id"]] = listed[0] if listed else entry["Id"][:12]
+    return names
+
+
+def holders(npu, own_container_id, devices=None):
+    """The processes npu-smi lists (on `devices`, or on any NPU), each with whose it is: {'device', 'pid', 'name',
+    'owner', 'container_id'} where owner is 'training' (the deploy's own container), 'container' (another one),
+    'host' (no container) or 'unknown' (npu-smi lists a pid this host does not show)."""
+    if (npu or {}).get("failed"):
+        return []
+    view = device_view(npu)
+    by_pid = {process.get("pid"): process for process in npu.get("processes") or []}
+    found = []
+    for device, pids in view["busy"].items():
+        if devices is not None and device not in devices:
+            continue
+        for pid in pids:
+            process = by_pid.get(pid) or {}
+            container = process.get("container_id")
+            if not process.get("seen", True):
+                owner = "unknown"
+            elif container and container == own_container_id:
+                owner = "training"
+            elif container:
+                owner = "container"
+            else:
+                owner = "host"
+            found.append({"device": device, "pid": pid, "name": process.get("comm") or process.get("name") or "",
+                          "owner": owner, "container_id": container})
+    return found
+
+
+def npu_holders(checked):
+    """holders() on this deploy's NPUs."""
+    launch = checked.get("launch") or {}
+    return holders(checked.get("npu") or {}, _own_container_id(checked), set(launch.get("npu_devices") or []))
+
+
+def _ranges(numbers):
+    """[0, 1, 2, 3, 5] -> '0-3,5'."""
+    out, run = [], []
+    for number in sorted(set(numbers)):
+        if run and number == run[-1] + 1:
+            run.append(number)
+            continue
+        if run:
+            out.append("%d-%d" % (run[0], run[-1]) if len(run) > 1 else "%d" % run[0])
+        run = [number]
+    if run:
+        out.append("%d-%d" % (run[0], run[-1]) if len(run) > 1 else "%d" % run[0])
+    return ",".join(out)
+
+
+def npu_usage(npu, own_container_id, containers=None):
+    """The status line's words for what holds this host's NPUs: 'none', '0-7 by the training (pids ...)', and
+    for anything else its NPUs, pid, name and container. containers: Docker's list, to name a container."""
+    if (npu or {}).get("failed"):
+        return "?"
+    found = holders(npu, own_container_id)
+    if not found:
+        return "none"
+    names = _container_names({"docker": {"containers": containers or []}})
+    parts = []
+    own = [holder for holder in found if holder["owner"] == "training"]
+    if own:
+        pids = sorted({holder["pid"] for holder in own})
+        shown = ", ".join(str(pid) for pid in pids)
+        parts.append("%s by the training (pid%s %s)" % (_ranges(h["device"] for h in own), "s" if len(pids) > 1 else "", shown))
+    others = {}
+    for holder in found:
+        if holder["owner"] != "training":
+            others.setdefault(_holder_text(holder, names), []).append(holder["device"])
+    parts += ["%s by %s" % (_ranges(devices), who) for who, devices in others.items()]
+    return "; ".join(parts)
+
+
+def _holder_text(holder, names):
+    what = "pid %s (%s" % (holder["pid"], holder["name"] or "no name")
+    if holder["owner"] == "container":
+        container = holder["container_id"]
+        return what + ", container %s)" % (("%s %s" % (names[container], container[:12])) if container in names else container[:12])
+    if holder["owner"] == "host":
+        return what + ", on the host, in no container)"
+    return what + ", a pid this host does not show)"
+
+
+# --------------------------------------------------------------------------- problems
+
+def npu_smi_failed(checked):
+    npu = checked.get("npu") or {}
+    if not npu.get("failed"):
+        return ""
+    return "npu-smi failed: %s Fix: check the Ascend driver on the host (npu-smi info), or set verl_npu_smi_path." % (npu.get("msg") or "")
+
+
+def npus_missing_unhealthy_or_held(checked):
+    """verl_npu_devices that npu-smi does not list, that are not healthy, or that another container or the host
+    holds. The deploy's own training container holding them is fine: that is the training, on a re-run."""
+    npu, launch = checked.get("npu") or {}, checked.get("launch") or {}
+    if npu.get("failed"):
+        return ""
+    view = device_view(npu)
+    wanted = launch.get("npu_devices") or []
+    missing = [device for device in wanted if device not in view["device_ids"]]
+    unhealthy = [device for device in view["unhealthy"] if device in wanted]
+    others = [holder for holder in npu_holders(checked) if holder["owner"] != "training"]
+    text = ""
+    if missing:
+        text += "verl_npu_devices=%s names NPU(s) %s that npu-smi does not list (it lists %s%s). " % (
+            launch.get("npu_devices_csv"), _ids(missing), _ids(view["device_ids"]),
+            ": the chips of Atlas A3, two per card" if view["family"] == "a3" else "")
+    if unhealthy:
+        text += "NPU(s) %s are not healthy. " % _ids(unhealthy)
+    if others:
+        names = _container_names(checked)
+        devices = sorted({holder["device"] for holder in others})
+        shown = []
+        for holder in others:
+            line = _holder_text(holder, names)
+            if line not in shown:
+                shown.append(line)
+        text += "NPU(s) %s already run processes of something other than this deployment's container %s: %s. " % (
+            _ids(devices), launch.get("container_name"), "; ".join(shown))
+    if text:
+        text += "Fix: give verl_npu_devices for this host that lists only free, healthy NPUs, or stop what uses them."
+    return text
+
+
+def docker_unanswered(checked):
+    docker = checked.get("docker") or {}
+    if docker.get("can_talk_to_docker"):
+        return ""
+    return ("the Docker engine does not answer (%s). Fix: start Docker (systemctl start docker) and make sure the deploy user "
+            "may use it." % (docker.get("msg") or "no reply"))
+
+
+def containers_holding_the_npus(checked):
+    """Running containers (other than the training's) that were given these NPUs' devices, or are privileged."""
+    launch = checked.get("launch") or {}
+    devices = ((launch.get("container") or {}).get("devices") or [])[:-3]
+    wanted, own = set(devices), launch.get("container_name")
+    holders = []
+    for entry in (checked.get("docker") or {}).get("containers") or []:
+        names = [name.lstrip("/") for name in entry.get("Names") or []]
+        host_config = entry.get("HostConfig") or {}
+        if entry.get("State") != "running" or own in names:
+            continue
+        mapped = {device.get("PathOnHost") for device in host_config.get("Devices") or []}
+        if host_config.get("Privileged") or mapped & wanted:
+            holders.append((names or [entry.get("Id", "")[:12]])[0])
+    if not holders:
+        return ""
+    return ("running container(s) %s hold NPU device(s) this deploy needs (%s). Fix: stop them, or choose other NPUs with "
+            "verl_npu_devices." % (", ".join(holders), ", ".join((launch.get("container") or {}).get("devices") or [])))
+
+
+def paths_missing(checked):
+    paths = checked.get("paths") or {}
+    state = paths.get("state") or {}
+    bad = []
+    for check in paths.get("checks") or []:
+        found = state.get(check.get("path")) or {}
+        if not found.get("isdir" if check.get("kind") == "directory" else "isreg"):
+            bad.append(check)
+    if not bad:
+        return ""
+    text = "".join("%s=%s is not an existing %s on this host. " % (c["variable"], c["path"], c["kind"]) for c in bad)
+    text += "Fix: give the path as it is on every node (shared storage), or copy the data there"
+    if any(c["variable"] == "verl_resume_from_path" for c in bad):
+        text += ("; the checkpoint to resume from is a global_step_<N> folder on the Ray head (verl_resume_mode=resume_path), or use "
+                 "verl_resume_mode=auto")
+    return text + "."
+
+
+def no_route_to_the_head(checked):
+    route, launch = checked.get("route") or {}, checked.get("launch") or {}
+    if route.get("ok"):
+        return ""
+    return ("no route to the head %s (verl_master_addr): %s. Fix: check the network, or set verl_master_addr to an address this "
+            "host reaches." % (launch.get("master_addr"), route.get("msg") or "no matching route"))
+
+
+def socket_ifname_unknown(checked):
+    launch = checked.get("launch") or {}
+    interfaces = ((checked.get("facts") or {}).get("network") or {}).get("interfaces") or []
+    ifname = launch.get("socket_ifname")
+    if not ifname or ifname in interfaces:
+        return ""
+    return ("verl_socket_ifname=%s is not an interface of this host (%s). Fix: give one of them, or leave it empty to use the one "
+            "that reaches the head." % (ifname, ", ".join(interfaces)))
+
+
+def ray_ports_taken(checked):
+    """The head's Ray ports in use while the training container does not run (then something else holds them)."""
+    launch = checked.get("launch") or {}
+    container = checked.get("container") or {}
+    running = container.get("exists") and ((container.get("container") or {}).get("State") or {}).get("Running")
+    if not launch.get("is_head") or running:
+        return ""
+    listening = (checked.get("facts") or {}).get("listening_ports") or []
+    taken = [port for port in (launch.get("ray_port"), launch.get("dashboard_port")) if port in listening]
+    if not taken:
+        return ""
+    return ("port(s) %s on %s are in use, but the training container is not running. Fix: free them, or choose verl_ray_port / "
+            "verl_ray_dashboard_port." % (_ids(taken), launch.get("master_addr")))
+
+
+# --------------------------------------------------------------------------- warnings
+
+def devices_open_outside(checked):
+    """Processes outside the training container that hold its NPU devices open (npu-smi may not list them yet)."""
+    launch = checked.get("launch") or {}
+    devices = set((launch.get("container") or {}).get("devices") or [])
+    own = _own_container_id(checked)
+    procs = [h for h in (checked.get("facts") or {}).get("device_holders") or []
+             if h.get("device") in devices and h.get("container_id") != own]
+    if not procs:
+        return ""
+    text = "".join("%s is open in pid %s (%s%s); " % (h["device"], h["pid"], h.get("name") or "",
+                                                      ", container " + h["container_id"][:12] if h.get("container_id") else "")
+                   for h in procs)
+    return text + "the training may fail with dcmi error -8020. Fix: stop them, or choose other NPUs with verl_npu_devices."
+
+
+def small_shm(checked):
+    shm = (checked.get("facts") or {}).get("shm") or {}
+    size = shm.get("size_kb")
+    if size is None or size >= 1048576:
+        return ""
+    return ("/dev/shm has only %d MiB; Ray's object store may fall back to /tmp or fail with a bus error. Fix: enlarge /dev/shm "
+            "(mount -o remount,size=64G /dev/shm)." % (size // 1024))
+
+
+PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
+            no_route_to_the_head, socket_ifname_unknown, ray_ports_taken)
+WARNINGS = (devices_open_outside, small_shm)
+
+
+def in_use_by_training(checked):
+    """{'devices': [...], 'pids': [...]} that the deploy's own training container holds (for the reports)."""
+    own = [holder for holder in npu_holders(checked) if holder["owner"] == "training"]
+    return {"devices": sorted({holder["device"] for holder in own}), "pids": sorted({holder["pid"] for holder in own})}
+
+
+def report(checked):
+    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training()} of one host.
+
+    checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
+    container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
+    'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
+    'route': the route to the head ({ok, msg, src})}.
+    """
+    return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
+            "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],
+            "training_npus": in_use_by_training(checked)}

@@ -1,0 +1,137 @@
+"""The pre-check's rules (plugins/module_utils/_precheck.py), each on what node_facts would read: real npu-smi
+captures, their pids mapped to containers as the host's /proc shows them."""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.filter.precheck_report import FilterModule
+from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu-smi"
+OWN, OTHER = "a" * 64, "b" * 64
+LAUNCH = {"container_name": "verl", "master_addr": "10.0.0.1", "is_head": True, "npu_devices": list(range(8)),
+          "npu_devices_csv": "0,1,2,3,4,5,6,7", "ray_port": 6379, "dashboard_port": 8265, "socket_ifname": "",
+          "container": {"devices": ["/dev/davinci%d" % d for d in range(8)] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"]}}
+DOCKER = {"can_talk_to_docker": True, "containers": [
+    {"Id": OWN, "Names": ["/verl"], "State": "running", "HostConfig": {"Devices": [], "Privileged": False}},
+    {"Id": OTHER, "Names": ["/vllm-serve"], "State": "exited", "HostConfig": {"Devices": [], "Privileged": False}}]}
+
+
+def npu(capture, owners):
+    """The capture parsed, each pid annotated as /proc would show it: owners {pid: container id, None (host) or 'gone'}."""
+    facts = parse_info((FIXTURES / capture).read_text())
+    files = {}
+    for pid, owner in owners.items():
+        if owner != "gone":
+            files["/proc/%d/cgroup" % pid] = "12:pids:/docker/%s\n" % owner if owner else "0::/user.slice\n"
+            files["/proc/%d/comm" % pid] = "ray::WorkerDict\n" if owner == OWN else "python3\n"
+    facts["processes"] = annotate_processes(facts["processes"], files.get, "0::/\n")
+    facts["failed"] = False
+    return facts
+
+
+def checked(npu_facts, **changes):
+    base = {"launch": copy.deepcopy(LAUNCH), "npu": npu_facts, "docker": copy.deepcopy(DOCKER),
+            "container": {"exists": True, "container": {"Id": OWN, "State": {"Running": True}}},
+            "facts": {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {"size_kb": 2 ** 22}},
+            "paths": {"checks": [], "state": {}}, "route": {"ok": True}}
+    base.update(changes)
+    return base
+
+
+BUSY = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  # pids on NPUs 0, 1, 4, 5, 6, 7
+PIDS = (1271095, 1271097, 1976542, 1976544, 1976548, 1976558)
+
+
+def test_the_deploys_own_training_holding_its_npus_is_no_problem():
+    """A re-run while the training runs: npu-smi lists the training's own workers on every NPU."""
+    report = pc.report(checked(npu(BUSY, dict.fromkeys(PIDS, OWN))))
+    assert report["problems"] == []
+    assert report["training_npus"] == {"devices": [0, 1, 4, 5, 6, 7], "pids": sorted(PIDS)}
+
+
+def test_another_containers_process_is_refused_by_pid_name_and_container():
+    owners = dict.fromkeys(PIDS, OWN)
+    owners[1976542] = OTHER
+    text = pc.npus_missing_unhealthy_or_held(checked(npu(BUSY, owners)))
+    assert text.startswith("NPU(s) 4 already run processes of something other than this deployment's container verl: "
+                           "pid 1976542 (python3, container vllm-serve %s)." % OTHER[:12]), text
+    assert "Fix: give verl_npu_devices for this host that lists only free, healthy NPUs, or stop what uses them." in text
+
+
+def test_a_host_process_and_a_pid_the_host_does_not_show_are_refused():
+    owners = dict.fromkeys(PIDS, OWN)
+    owners.update({1271095: None, 1271097: "gone"})
+    text = pc.npus_missing_unhealthy_or_held(checked(npu(BUSY, owners)))
+    assert "NPU(s) 0, 1 already run processes" in text
+    assert "pid 1271095 (python3, on the host, in no container)" in text
+    assert "pid 1271097 (no name, a pid this host does not show)" in text
+
+
+def test_no_training_container_means_every_holder_is_foreign():
+    """The first deploy: npu-smi's processes (the capture's vLLM and MindIE workers) are someone else's."""
+    facts = npu("011_info_910B2_8cards_v24.1.0_procs_mindie.txt", {})
+    text = pc.npus_missing_unhealthy_or_held(checked(facts, container={"exists": False, "container": None}))
+    assert text.startswith("NPU(s) 0, 1, 2, 3, 4, 5, 6, 7 already run processes") and "412122" in text, text
+
+
+def test_processes_on_npus_the_deploy_does_not_use_are_not_its_business():
+    launch = dict(LAUNCH, npu_devices=[2, 3], npu_devices_csv="2,3")
+    assert pc.npus_missing_unhealthy_or_held(checked(npu(BUSY, dict.fromkeys(PIDS, OTHER)), launch=launch)) == ""
+
+
+def test_a3_chips_are_matched_by_phy_id():
+    facts = npu("005_info_A3_Ascend910_16chips_v25.2.0_busy_procs_emptyname.txt", {})
+    pids = {p["pid"] for p in facts["processes"]}
+    facts = npu("005_info_A3_Ascend910_16chips_v25.2.0_busy_procs_emptyname.txt", dict.fromkeys(pids, OWN))
+    launch = dict(LAUNCH, npu_devices=list(range(16)), npu_devices_csv=",".join(map(str, range(16))))
+    report = pc.report(checked(facts, launch=launch))
+    assert report["problems"] == [] and report["training_npus"]["devices"] == sorted(report["training_npus"]["devices"])
+
+
+@pytest.mark.parametrize("rule, change, words", [
+    (pc.npu_smi_failed, {"npu": {"failed": True, "msg": "dcmi module initialize failed. ret is -8005"}},
+     "npu-smi failed: dcmi module initialize failed. ret is -8005 Fix: check the Ascend driver"),
+    (pc.docker_unanswered, {"docker": {"can_talk_to_docker": False, "msg": "no socket"}}, "the Docker engine does not answer (no socket)"),
+    (pc.no_route_to_the_head, {"route": {"ok": False, "msg": ""}}, "no route to the head 10.0.0.1 (verl_master_addr): no matching route"),
+    (pc.socket_ifname_unknown, {"launch": dict(LAUNCH, socket_ifname="ib9")}, "verl_socket_ifname=ib9 is not an interface of this host (eth0)"),
+    (pc.ray_ports_taken, {"container": {"exists": False}, "facts": {"listening_ports": [6379]}}, "port(s) 6379 on 10.0.0.1 are in use"),
+    (pc.paths_missing, {"paths": {"checks": [{"variable": "verl_model_path", "path": "/m", "kind": "directory"}],
+                                  "state": {"/m": {"exists": True, "isdir": False, "isreg": True}}}},
+     "verl_model_path=/m is not an existing directory on this host."),
+    (pc.small_shm, {"facts": {"shm": {"size_kb": 65536}}}, "/dev/shm has only 64 MiB"),
+    (pc.devices_open_outside, {"facts": {"device_holders": [{"device": "/dev/davinci0", "pid": 77, "name": "python3", "container_id": None}]}},
+     "/dev/davinci0 is open in pid 77 (python3); the training may fail with dcmi error -8020."),
+])
+def test_each_rule_names_what_is_wrong_and_is_silent_when_it_is_fine(rule, change, words):
+    fine = checked(npu(BUSY, dict.fromkeys(PIDS, OWN)))
+    assert rule(fine) == ""
+    assert words in rule(dict(fine, **change))
+
+
+def test_a_container_given_the_npus_is_refused_but_the_training_container_is_not():
+    docker = copy.deepcopy(DOCKER)
+    docker["containers"][1].update(State="running", HostConfig={"Devices": [{"PathOnHost": "/dev/davinci3"}], "Privileged": False})
+    text = pc.containers_holding_the_npus(checked(npu(BUSY, {}), docker=docker))
+    assert text.startswith("running container(s) vllm-serve hold NPU device(s) this deploy needs"), text
+    assert pc.containers_holding_the_npus(checked(npu(BUSY, {}))) == ""
+
+
+def test_the_filter_is_the_report():
+    assert FilterModule().filters()["precheck_report"](checked(npu(BUSY, dict.fromkeys(PIDS, OWN))))["problems"] == []
+    assert FilterModule().filters()["precheck_report"](None)["problems"]  # nothing read: npu-smi, Docker and the route are named
+
+
+def test_the_status_line_says_what_holds_the_npus():
+    assert pc.npu_usage(npu(BUSY, dict.fromkeys(PIDS, OWN)), OWN) == "0-1,4-7 by the training (pids %s)" % ", ".join(map(str, sorted(PIDS)))
+    owners = dict.fromkeys(PIDS, OWN)
+    owners[1976558] = OTHER
+    assert pc.npu_usage(npu(BUSY, owners), OWN, DOCKER["containers"]).endswith(
+        "; 7 by pid 1976558 (python3, container vllm-serve %s)" % OTHER[:12])
+    assert pc.npu_usage(npu("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", {}), OWN) == "none"
+    assert pc.npu_usage({"failed": True}, OWN) == "?"
