@@ -16,7 +16,7 @@ from launch_helpers import DEFAULTS, REPO, RULES, SPEC, launch_ok, settings
 
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 A3 = parse_info((FIXTURES / "synthetic_info_A3_Ascend910_16chips_idle.txt").read_text())
-A2 = parse_info((FIXTURES / "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt").read_text())
+A2 = parse_info((FIXTURES / "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt").read_text())
 HEAD = {"name": "node1", "ansible_host": "10.0.0.1"}
 
 
@@ -65,7 +65,10 @@ def test_an_a3_cluster_is_told_which_image_was_chosen_and_its_16_npus():
 def test_a_stated_image_is_said_to_be_stated():
     lines = summary({"node1": (config("node1", A3, verl_image="registry.local/verl:mine", verl_npu_devices=list(range(16)),
                                       verl_train_tp=8), A3)})
-    assert "Image: registry.local/verl:mine (set by verl_image)" in lines
+    assert "Image: registry.local/verl:mine (set by verl_image; its tag names no chip: it must be built for Atlas A3 / Ascend910_93)" in lines
+    lines = summary({"node1": (config("node1", A3, verl_image="registry.local/verl:verl-8.3.rc1-a3-v0.7.0", verl_npu_devices=list(range(16)),
+                                      verl_train_tp=8), A3)})
+    assert "Image: registry.local/verl:verl-8.3.rc1-a3-v0.7.0 (set by verl_image)" in lines
 
 
 def test_nodes_with_different_chips_each_get_their_image_named_with_their_nodes():
@@ -73,7 +76,7 @@ def test_nodes_with_different_chips_each_get_their_image_named_with_their_nodes(
                      "node2": (config("node2", A3, verl_train_batch_size=16), A3)})
     images = [line for line in lines if line.startswith("Image: ")]
     assert images == [
-        "Image: %s (chosen for Atlas A2 / 910B (npu-smi: 910B); set verl_image to override) on node1 " % DEFAULTS["verl_image_by_chip"]["910b"],
+        "Image: %s (chosen for Atlas A2 / 910B (npu-smi: 910B3); set verl_image to override) on node1 " % DEFAULTS["verl_image_by_chip"]["910b"],
         "Image: %s (chosen for Atlas A3 / Ascend910_93 (npu-smi: Ascend910); set verl_image to override) on node2 "
         % DEFAULTS["verl_image_by_chip"]["a3"],
     ]

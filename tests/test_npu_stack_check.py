@@ -29,7 +29,7 @@ def container(tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3").symlink_to(sys.executable)
-    replay(bin_dir, "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", 0)
+    replay(bin_dir, "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt", 0)
     dev = tmp_path / "dev"
     dev.mkdir()
     for name in ["davinci%d" % i for i in range(8)] + ["davinci_manager"]:

@@ -17,8 +17,12 @@ FAMILIES = {
     "910b": "Atlas A2 / 910B",
     "a3": "Atlas A3 / Ascend910_93",
 }
-# npu-smi's Name column: 910B1..910B4, 910B4-1 (and 910B on some first-generation cards) on A2.
-A2_NAME = re.compile(r"910B", re.IGNORECASE)
+# npu-smi's Name column on Atlas A2: 910B1..910B4 and their variants (910B4-1, 910B2C). A plain `910B` (or 910A,
+# 910ProA/ProB, 910PremiumA) is a first-generation Ascend 910 (soc 104, 32 GB HBM), which neither verl's images nor
+# vllm-ascend support ("Can not support soc_version: 104").
+A2_NAME = re.compile(r"^910B[1-4]", re.IGNORECASE)
+FIRST_GENERATION_NAME = re.compile(r"^910(A|B|Pro[AB]|PremiumA)?$", re.IGNORECASE)
+FIRST_GENERATION = "910"
 # A3 prints `Ascend910` (recent drivers) or the SoC name 910_93xx, with a `Chip Phy-ID` header.
 A3_NAME = re.compile(r"910_?93", re.IGNORECASE)
 
@@ -27,7 +31,8 @@ def chip_family(info):
     """{'family': '910b' | 'a3' | '', 'name': npu-smi's chip name(s)} of an npu_info result.
 
     A3 is told by its Phy-ID column (two chips per card, each with its own /dev/davinciN) or its SoC
-    name; the 910B family by its name. Anything else (310, 310P, 950, a failed npu-smi) has no family.
+    name; the 910B family (Atlas A2) by its name, 910B1..910B4; a first-generation Ascend 910 (a plain
+    `910B`, 910A, 910ProB) is family '910'. Anything else (310, 310P, 950, a failed npu-smi) has no family.
     """
     npus = (info or {}).get("npus") or []
     names = sorted({str(npu.get("name") or "") for npu in npus} - {""})
@@ -37,6 +42,8 @@ def chip_family(info):
         return {"family": "a3", "name": name}
     if names and all(A2_NAME.search(n) for n in names):
         return {"family": "910b", "name": name}
+    if names and all(FIRST_GENERATION_NAME.search(n) for n in names):
+        return {"family": FIRST_GENERATION, "name": name}
     return {"family": "", "name": name}
 
 
@@ -86,14 +93,40 @@ def logical_ids(devices, container_devices=None):
     return [present.index(device) for device in sorted(set(devices)) if device in present]
 
 
+# The chip in a verl image's tag, as verl publishes them (quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-...,
+# ...-a3-...; a2 is the 910b family's other name).
+IMAGE_CHIP = re.compile(r"(?:^|[-_.])(910b|a2|a3)(?=$|[-_.])", re.IGNORECASE)
+
+
+def image_family(ref):
+    """The chip family an image reference's tag names ('910b', 'a3'), or '' (an untagged or custom image)."""
+    tag = ref.rsplit("/", 1)[-1].partition("@")[0]
+    tag = tag.rsplit(":", 1)[1] if ":" in tag else ""
+    found = {match.lower() for match in IMAGE_CHIP.findall(tag)}
+    found = {"910b" if item == "a2" else item for item in found}
+    return found.pop() if len(found) == 1 else ""
+
+
 def choose_image(stated, by_chip, chip):
     """(image, why, problem) for a host: the stated verl_image, else verl_image_by_chip's image for the
     detected chip family, else (nothing detected) its 910b image. `problem` is an error message (with the
     fix) when the chip was detected but no image is known for it; `why` says where the image came from."""
     by_chip = by_chip or {}
-    if stated:
-        return stated, "set by verl_image", None
     family, name = (chip or {}).get("family") or "", (chip or {}).get("name") or ""
+    if family == FIRST_GENERATION:
+        return None, None, ("this host's NPUs are a first-generation Ascend 910 (npu-smi: %s; soc 104, 32 GB HBM), not Atlas A2 "
+                            "(910B1 to 910B4) or A3: verl's Ascend images and vllm-ascend do not run on it (\"Can not support "
+                            "soc_version: 104\"). Fix: deploy on Atlas A2 or A3 nodes; leave this host out of the inventory." % name)
+    if stated:
+        built_for = image_family(stated)
+        if family and built_for and built_for != family:
+            return None, None, ("verl_image=%s is built for %s (its tag says %s), but this host's NPUs are %s (%s). Fix: use the "
+                                "image for %s (verl_image_by_chip.%s: %s), or leave verl_image empty to choose it by chip."
+                                % (stated, FAMILIES[built_for], built_for, name, FAMILIES.get(family, family), FAMILIES.get(family, family),
+                                   family, by_chip.get(family) or "not set"))
+        if family and not built_for:
+            return stated, "set by verl_image; its tag names no chip: it must be built for %s" % FAMILIES.get(family, family), None
+        return stated, "set by verl_image", None
     if family and by_chip.get(family):
         why = "chosen for %s (npu-smi: %s); set verl_image to override" % (FAMILIES.get(family, family), name or "?")
         return by_chip[family], why, None

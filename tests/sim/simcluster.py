@@ -124,7 +124,7 @@ DEFAULT_PREFIX = "verl-sim"
 DEFAULT_REGISTRY_PORT = 5001
 REGISTRY_REPO = "verl/verl-sim"
 LABEL = "verl-sim"
-DEFAULT_FIXTURE = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+DEFAULT_FIXTURE = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  # Atlas A2, 8 x 910B3
 NODE_SHM = "1g"
 DIND_OPTIONS = ("--init", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined",
                 "--security-opt", "apparmor=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--shm-size", NODE_SHM)

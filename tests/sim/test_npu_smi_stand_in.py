@@ -22,7 +22,7 @@ _SPEC = importlib.util.spec_from_file_location("sim_npu_smi", HERE / "node" / "n
 npu_smi = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(npu_smi)
 
-A2 = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+A2 = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"  # the layout (its chip is a first-generation 910)
 A2_BUSY = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"
 A3 = "synthetic_info_A3_Ascend910_16chips_idle.txt"
 

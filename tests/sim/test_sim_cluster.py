@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)
 NODE2 = simcluster.node_name(PREFIX, 2)
-FIXTURE1 = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+FIXTURE1 = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  # the default: Atlas A2
 FIXTURE2 = "011_info_910B2_8cards_v24.1.0_procs_mindie.txt"  # its paste starts with a shell-prompt line
 ERROR_FIXTURE = "019_error_dcmi_module_initialize_failed_-8005_container.txt"
 FIXTURES = simcluster.FIXTURES
@@ -193,20 +193,23 @@ def _capture(name):
     return rest if first.startswith(b"[root@") else first + b"\n" + rest
 
 
+def _chips_of(text):
+    """The header and card rows of an npu-smi table (what the live table keeps of its capture)."""
+    lines = text.splitlines()
+    return lines[:6] + [line for line in lines if re.match(r"^\| \d+ +910B\d", line)]
+
+
 def test_npu_smi_shows_the_captures_chips_and_the_nodes_own_processes(cluster):
-    one = on_node(NODE1, "npu-smi", "info", text=False).stdout
-    capture = (FIXTURES / FIXTURE1).read_bytes()
-    assert one.startswith(capture) and one.count(b"No running processes found in NPU") == 8, one.decode()
-    # Capture 011's MindIE processes ran on the machine it was taken on, not on this node.
-    two = on_node(NODE2, "npu-smi", "info").stdout
-    captured = _capture(FIXTURE2).decode().splitlines()
-    assert [line for line in two.splitlines() if "910B2" in line] == [line for line in captured if "910B2" in line], two
-    assert two.splitlines()[:6] == captured[:6], two
-    assert "mindie" not in two and two.count("No running processes found in NPU") == 8, two
-    # Its chips showed 60 GB of HBM in use for those processes; here they are idle.
-    assert {npu["chips"][0]["hbm_used_mb"] for npu in parse_info(two)["npus"]} == {3412}, two
+    for node, fixture in ((NODE1, FIXTURE1), (NODE2, FIXTURE2)):
+        shown = on_node(node, "npu-smi", "info").stdout
+        assert _chips_of(shown) == _chips_of(_capture(fixture).decode()) and len(_chips_of(shown)) == 14, shown
+        # The captures' processes (MindIE workers on 011) ran on the machines they were taken on, not on this node:
+        # every chip shows as idle.
+        assert "mindie" not in shown and shown.count("No running processes found in NPU") == 8, shown
+        assert parse_info(shown)["processes"] == []
+        assert max(npu["chips"][0]["hbm_used_mb"] for npu in parse_info(shown)["npus"]) <= 3412, shown
     # The same command through the other path the collection may use.
-    assert on_node(NODE1, "/usr/local/sbin/npu-smi", "info", text=False).stdout == one
+    assert on_node(NODE1, "/usr/local/sbin/npu-smi", "info", text=False).stdout == on_node(NODE1, "npu-smi", "info", text=False).stdout
 
 
 def test_a_pinned_capture_is_replayed_byte_for_byte(cluster):
@@ -235,7 +238,7 @@ def test_npu_smi_capture_can_be_switched_at_run_time(cluster):
         assert on_node(NODE2, "npu-smi", "info", check=False).returncode == 0  # the other node is untouched
     finally:
         on_node(NODE1, "rm", "-f", "/etc/sim-npu-smi/fixture")
-    assert on_node(NODE1, "npu-smi", "info", text=False).stdout.startswith((FIXTURES / FIXTURE1).read_bytes())
+    assert _chips_of(on_node(NODE1, "npu-smi", "info").stdout) == _chips_of(_capture(FIXTURE1).decode())
     log = on_node(NODE1, "cat", "/var/log/sim-npu-smi.log").stdout
     assert "fixture=%s rc=1" % ERROR_FIXTURE in log and "fixture=%s (live) rc=0" % FIXTURE1 in log
 
@@ -244,7 +247,7 @@ def test_ascend_device_and_driver_paths_exist(cluster):
     checks = ["test -c /dev/davinci%d" % index for index in range(8)] + [
         "test ! -e /dev/davinci8",
         "test -c /dev/davinci_manager", "test -c /dev/devmm_svm", "test -c /dev/hisi_hdc",
-        "test -d /usr/local/Ascend/driver/lib64", "grep -qx Version=24.1.0 /usr/local/Ascend/driver/version.info",
+        "test -d /usr/local/Ascend/driver/lib64", "grep -qx Version=24.1.rc2 /usr/local/Ascend/driver/version.info",
         "test -d /usr/local/dcmi", "test -s /etc/ascend_install.info",
         "test -x /usr/local/bin/npu-smi", "test -x /usr/local/sbin/npu-smi",
     ]
@@ -277,7 +280,7 @@ def test_a_container_with_the_ascend_mounts_sees_the_npus(verl_containers):
               "-v", "/usr/local/sbin/npu-smi:/usr/local/sbin/npu-smi:ro", "-v", "/usr/local/dcmi:/usr/local/dcmi:ro",
               "-v", "/etc/ascend_install.info:/etc/ascend_install.info:ro"]
     command = ["docker", "run", "--rm"] + mounts + [verl_containers, "bash", "-c", "test -c /dev/davinci0 && npu-smi info"]
-    assert on_node(NODE1, *command, text=False).stdout.startswith((FIXTURES / FIXTURE1).read_bytes())
+    assert _chips_of(on_node(NODE1, *command).stdout) == _chips_of(_capture(FIXTURE1).decode())
     try:
         on_node(NODE1, "sh", "-c", "echo %s > /etc/sim-npu-smi/fixture" % ERROR_FIXTURE)
         failed = on_node(NODE1, *command, check=False)

@@ -27,7 +27,7 @@ Which capture gives the layout (the first that is set wins):
   1. /etc/sim-npu-smi/fixture    pinned: replayed byte for byte (a test writes it at run time)
   2. $SIM_NPU_FIXTURE            the node container's environment
   3. /etc/sim-npu-smi/default    written by sim-node-entrypoint from $SIM_NPU_FIXTURE at start
-  4. DEFAULT_FIXTURE             8 healthy NPUs
+  4. DEFAULT_FIXTURE             8 healthy Atlas A2 NPUs (910B3)
 The board capture (`info -t board -i N`) likewise: /etc/sim-npu-smi/board, $SIM_NPU_BOARD_FIXTURE,
 /etc/sim-npu-smi/board-default, DEFAULT_BOARD.
 
@@ -55,7 +55,7 @@ import time
 FIXTURE_DIRS = ("/opt/sim/npu-smi", "/usr/local/Ascend/driver/tools/sim-npu-smi/fixtures")
 # The node's /etc/sim-npu-smi is a link to the second folder, which containers see when the driver is mounted in.
 STATE_DIRS = ("/etc/sim-npu-smi", "/usr/local/Ascend/driver/tools/sim-npu-smi/state")
-DEFAULT_FIXTURE = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+DEFAULT_FIXTURE = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"
 DEFAULT_BOARD = "025_board_t-board_i0_IT21HMDC_Bin5_v25.5.1_indented.txt"
 LOG = "/var/log/sim-npu-smi.log"
 # Where the stand-in torch_npu accounts a process's HBM, inside that process's own root.

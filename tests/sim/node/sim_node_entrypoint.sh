@@ -4,7 +4,7 @@
 # tests/sim/simcluster.py installs this as /usr/local/bin/sim-node-entrypoint in the node image.
 # Environment (all optional):
 #   SIM_NPU_FIXTURE        capture replayed by npu-smi: a file name in /opt/sim/npu-smi/
-#                          (default: 8 idle healthy NPUs)
+#                          (default: 8 healthy Atlas A2 NPUs, 910B3)
 #   SIM_NPU_BOARD_FIXTURE  capture replayed by `npu-smi info -t board -i N`
 #   SIM_NPU_COUNT          create /dev/davinci0..N-1 instead of the device numbers of the capture
 #   SIM_DOCKER_BIP         the inner engine's docker0 address (default 10.96.0.1/24)
@@ -13,7 +13,7 @@ set -euo pipefail
 
 FIXTURES=/opt/sim/npu-smi
 STATE=/etc/sim-npu-smi
-DEFAULT_FIXTURE=001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt
+DEFAULT_FIXTURE=007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt
 DEFAULT_BOARD=025_board_t-board_i0_IT21HMDC_Bin5_v25.5.1_indented.txt
 
 say() { printf 'sim-node-entrypoint: %s\n' "$*" >&2; }

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.npu_devices import FilterModule
-from ansible_collections.verl.deploy.plugins.module_utils._chips import chip_family, choose_image, device_view, logical_ids
+from ansible_collections.verl.deploy.plugins.module_utils._chips import chip_family, choose_image, device_view, image_family, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from launch_helpers import DEFAULTS, RULES, SPEC, settings
@@ -25,7 +25,7 @@ def parsed(name):
 
 
 @pytest.mark.parametrize(("fixture", "family", "name"), [
-    ("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", "910b", "910B"),
+    ("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", "910", "910B"),  # first-generation 910, not Atlas A2
     ("007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt", "910b", "910B3"),
     ("011_info_910B2_8cards_v24.1.0_procs_mindie.txt", "910b", "910B2"),
     ("014_info_910B3_8cards_v26.1.0_widelayout_proc_container_col.txt", "910b", "910B3"),
@@ -78,7 +78,10 @@ def test_the_filter_reads_a_failed_result_as_no_devices():
 
 
 @pytest.mark.parametrize(("stated", "chip", "image", "why"), [
-    ("my/verl:1", {"family": "a3", "name": "Ascend910"}, "my/verl:1", "set by verl_image"),
+    ("my/verl:1", {"family": "a3", "name": "Ascend910"}, "my/verl:1",
+     "set by verl_image; its tag names no chip: it must be built for Atlas A3 / Ascend910_93"),
+    ("my/verl:verl-8.3.rc1-a3-ubuntu22.04", {"family": "a3", "name": "Ascend910"}, "my/verl:verl-8.3.rc1-a3-ubuntu22.04", "set by verl_image"),
+    ("my/verl:1", {}, "my/verl:1", "set by verl_image"),
     ("", {"family": "a3", "name": "Ascend910"}, IMAGES["a3"],
      "chosen for Atlas A3 / Ascend910_93 (npu-smi: Ascend910); set verl_image to override"),
     ("", {"family": "910b", "name": "910B3"}, IMAGES["910b"],
@@ -110,7 +113,7 @@ def test_the_launch_configuration_carries_the_chosen_image_and_why():
     assert config["image_source"].startswith("chosen for Atlas A3") and config["chip"] == {"family": "a3", "name": "Ascend910"}
     assert config["container"]["devices"][:16] == ["/dev/davinci%d" % d for d in range(16)]
     config, errors, _warnings = _build({"family": "a3", "name": "Ascend910"}, verl_image="registry:5000/verl:mine")
-    assert config["image"] == "registry:5000/verl:mine" and config["image_source"] == "set by verl_image"
+    assert config["image"] == "registry:5000/verl:mine" and config["image_source"].startswith("set by verl_image; its tag names no chip")
     config, errors, _warnings = _build({"family": "a3", "name": "Ascend910"}, verl_image_by_chip={"a3": "registry:5000/verl:a3"})
     assert config["image"] == "registry:5000/verl:a3"
 
@@ -143,3 +146,32 @@ def test_the_launch_configuration_says_what_ascend_rt_visible_devices_is_in_the_
     assert not errors, errors
     assert config["npu_devices_csv"] == "4,5,6,7" and config["visible_devices_csv"] == visible
     assert "is used as 4,5,6,7" in config["npu_devices_note"]
+
+
+@pytest.mark.parametrize("ref, family", [
+    ("quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0", "910b"),
+    ("quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0", "a3"),
+    ("registry:5000/verl:8.2.rc1_a2", "910b"),
+    ("registry:5000/a3/verl:latest", ""),          # the chip in the repository path is not the tag's
+    ("registry:5000/verl/verl-sim:0123456789ab", ""),
+    ("verl", ""),
+    ("my/verl:a3-910b-both", ""),                   # two chips: says nothing
+])
+def test_the_chip_an_image_tag_names(ref, family):
+    assert image_family(ref) == family
+
+
+def test_an_image_built_for_another_chip_is_refused():
+    image, _why, problem = choose_image("quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0", IMAGES,
+                                        {"family": "910b", "name": "910B3"})
+    assert image is None and problem.startswith(
+        "verl_image=quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0 is built for Atlas A3 / Ascend910_93 (its tag says a3), "
+        "but this host's NPUs are 910B3 (Atlas A2 / 910B)"), problem
+    assert "verl_image_by_chip.910b: %s" % IMAGES["910b"] in problem
+
+
+def test_a_first_generation_910_is_refused_with_the_reason_whatever_the_image():
+    for stated in ("", "my/verl:1"):
+        image, _why, problem = choose_image(stated, IMAGES, chip_family(parsed("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt")))
+        assert image is None and "first-generation Ascend 910 (npu-smi: 910B; soc 104" in problem
+        assert "Can not support soc_version: 104" in problem
