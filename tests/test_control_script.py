@@ -41,8 +41,9 @@ def control(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     config = launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
-    entry_points = {"dapo": {"module": module, "config": "dapo_megatron_trainer"}, "grpo": {"module": other, "config": "ppo_megatron_trainer"}}
-    folder = write_scripts(config, tmp_path / "verl", _training_entry_points=entry_points)
+    config.update(entry_point={"module": module, "config": "dapo_megatron_trainer", "file": module.replace(".", "/") + ".py"},
+                  training_modules=[module, other])
+    folder = write_scripts(config, tmp_path / "verl")
     (folder / "start_verl.sh").write_text(STAND_IN_START)
     (folder / "launch.json").write_text(json.dumps(launch_record(config)))
     env = dict(os.environ, MODULE=module, STEPS="3", STEP_SECONDS="0.3", HOLD="0", EXIT_CODE="0", RAY_TMPDIR=str(tmp_path / "ray-tmp"))

@@ -3,6 +3,7 @@ npu_stack_check.sh), executed as the deploy runs it, against the simulated image
 set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -161,3 +162,97 @@ def test_a_container_without_this_deploys_npu_devices_is_refused_before_python_r
     have = ",".join(sorted((name[len("davinci"):] for name in os.listdir("/dev") if re.fullmatch(r"davinci\d+", name)), key=int))
     assert proc.stdout.strip().splitlines()[-1] == (
         "the container has the NPU devices %s (/dev/davinciN), but this deploy gives it 4,5,6,7" % (have or "none"))
+
+
+# --------------------------------------------------------------------------- the image's stack
+
+sys.path.insert(0, str(REPO / "tests" / "sim"))
+import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.verl.deploy.plugins.filter.image_stack import image_stack  # noqa: E402
+from ansible_collections.verl.deploy.plugins.module_utils import _versions  # noqa: E402
+
+
+@pytest.fixture()
+def image(tmp_path, container):
+    """The simulated verl image's stack around the container: its packages in site-packages, its checkout in verl_workdir."""
+    site = tmp_path / "site"
+    for name, text in stand_in_packages.SITE.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+    workdir = tmp_path / "verl"
+    for name, text in {"verl/__init__.py": stand_in_packages.VERL_INIT, "verl/version/version": stand_in_packages.VERL_VERSION + "\n",
+                       "verl/trainer/__init__.py": "", "verl/trainer/main_ppo.py": "", "recipe/__init__.py": "",
+                       "recipe/dapo/__init__.py": "", "recipe/dapo/main_dapo.py": ""}.items():
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_text(text)
+    model = tmp_path / "Qwen3-8B"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
+    env = dict(container, VERL_LOOK_DIR=str(workdir), VERL_PROBE_MODULES=" ".join(_versions.MODULES),
+               VERL_PROBE_FORBIDDEN=" ".join(_versions.FORBIDDEN), VERL_ENTRY_FILE=_versions.entry_point("dapo")["file"],
+               VERL_MODEL_PATH=str(model))
+    return {"env": env, "site": site, "workdir": workdir, "model": model, "scripts": cann_stand_in(tmp_path / "Ascend")}
+
+
+def judged(image, algorithm="dapo"):
+    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point(algorithm)["file"]), 8, image["scripts"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return image_stack(proc.stdout, algorithm)
+
+
+def test_verls_own_image_passes_and_its_versions_are_said(image):
+    verdict = judged(image)
+    assert verdict["problems"] == []
+    assert verdict["notes"] == ["verl 0.7.0.dev; torch_npu 2.7.1+verl-sim, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1"]
+
+
+def test_another_verl_release_is_refused_naming_what_is_supported(image):
+    (image["workdir"] / "verl" / "version" / "version").write_text("0.9.0\n")
+    problems = judged(image)["problems"]
+    assert problems == ["the image has verl 0.9.0, but this collection renders its scripts for verl 0.7.0 (its Hydra keys and entry "
+                        "points differ between releases). Fix: use a verl 0.7.0 image (verl_image; empty chooses verl's image for the "
+                        "chip), or a verl.deploy release made for verl 0.9.0."]
+
+
+def test_an_empty_recipe_folder_is_refused_before_the_training_fails_on_it(image):
+    shutil.rmtree(image["workdir"] / "recipe")
+    (image["workdir"] / "recipe").mkdir()
+    problems = judged(image)["problems"]
+    assert len(problems) == 1 and "has no recipe/dapo/main_dapo.py, the DAPO entry point" in problems[0], problems
+    assert "No module named 'recipe.dapo'" in problems[0]
+    assert judged(image, "grpo")["problems"] == [], "GRPO's entry point is in verl/trainer"
+
+
+def test_a_missing_package_fails_the_packages_that_need_it(image):
+    shutil.rmtree(image["site"] / "vllm")
+    problems = judged(image)["problems"]
+    assert [problem.split(":")[0] for problem in problems] == ["vllm does not import", "vllm_ascend does not import"], problems
+    assert "ModuleNotFoundError: No module named 'vllm'" in problems[1]
+
+
+def test_a_cuda_transformer_engine_is_refused_and_breaks_mindspeed_as_it_does(image):
+    (image["site"] / "transformer_engine").mkdir()
+    (image["site"] / "transformer_engine" / "__init__.py").write_text(stand_in_packages.TRANSFORMER_ENGINE)
+    problems = judged(image)["problems"]
+    assert problems[0].startswith("mindspeed.megatron_adaptor does not import: CalledProcessError"), problems
+    assert problems[1].startswith("the image has transformer_engine (installed), which is for CUDA: on Ascend it breaks MindSpeed's import.")
+    assert "pip uninstall -y transformer-engine" in problems[1]
+
+
+def test_a_model_the_images_vllm_does_not_know_is_refused(image):
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["Glm4MoeForCausalLM"]}))
+    problems = judged(image)["problems"]
+    assert problems == ["the image's vLLM 0.11.0 does not know the model's architecture Glm4MoeForCausalLM: vLLM would stop with "
+                        "\"Model architectures ['Glm4MoeForCausalLM'] are not supported\". Fix: use a verl image whose vLLM supports it, "
+                        "or a model of an architecture it knows."]
+
+
+def test_companions_outside_the_known_combinations_are_a_note_not_a_refusal(image):
+    (image["site"] / "vllm" / "__init__.py").write_text(stand_in_packages.SITE["vllm/__init__.py"].replace('"0.11.0"', '"0.10.2"'))
+    verdict = judged(image)
+    assert verdict["problems"] == []
+    assert verdict["notes"][1].startswith("these versions are not a combination known to work with verl 0.7.0 on Ascend"), verdict
+
+
+def test_an_output_without_the_stack_line_is_a_problem():
+    assert image_stack("torch_npu 2.7.1 loads", "dapo")["problems"][0].startswith("the container check printed no stack= line")

@@ -17,6 +17,7 @@ import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
@@ -586,6 +587,11 @@ def assemble(merged, values, context, network, swanlab, features):
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
             "volumes": container_volumes(values, npu_smi_path),
         },
+        # Where this verl release has the algorithm's entry point, and every algorithm's (a training of either is
+        # found by them); what the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
+        "entry_point": versions.entry_point(values["verl_algorithm"]),
+        "training_modules": versions.entry_modules(),
+        "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN)},
         "feature_mask": features["mask"],
         "swanlab": swanlab,
         "features": features,

@@ -54,6 +54,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+if str(Path(__file__).resolve().parent) not in sys.path:  # imported from elsewhere: the stand-ins beside it
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 CACHE = REPO / ".cache" / "sim"
@@ -372,6 +376,7 @@ cp /w/swanlab/*.whl {wheelhouse}/
 cp -R /ctx/verl/. /verl/
 cp -R /ctx/ascend/. /usr/local/Ascend/
 cp -R /ctx/site/. "$(/opt/verl-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
+mkdir -p /opt/sim && cp -R /ctx/stand-ins /opt/sim/stand-ins
 chmod -R a+rX /verl /usr/local/Ascend {wheelhouse}
 rm -rf /root/.cache /tmp/*
 """
@@ -402,12 +407,18 @@ rm -rf /root/.cache /tmp/*
         files["verl/recipe/dapo/config/" + DAPO_OVERLAY.name] = DAPO_OVERLAY.read_bytes()
         files["verl/recipe/dapo/main_dapo.py"] = STAND_IN.read_bytes()
         # GRPO's entry point (verl_algorithm=grpo): the same stand-in, as verl's own module.
-        files["verl/verl/__init__.py"] = b""
+        files["verl/verl/__init__.py"] = stand_in_packages.VERL_INIT.encode()
+        files["verl/verl/version/version"] = (stand_in_packages.VERL_VERSION + "\n").encode()
         files["verl/verl/trainer/__init__.py"] = b""
         files["verl/verl/trainer/main_ppo.py"] = STAND_IN.read_bytes()
         for name, text in Recipes.SET_ENV.items():
             files[name] = text.encode()
         files["site/torch_npu/__init__.py"] = TORCH_NPU.read_bytes()
+        # The rest of the image's stack (vLLM, vllm-ascend, Megatron, MindSpeed, transformers, mbridge), and the
+        # CUDA-only package a test may install by mistake.
+        for name, text in stand_in_packages.SITE.items():
+            files["site/" + name] = text.encode()
+        files["stand-ins/transformer_engine/__init__.py"] = stand_in_packages.TRANSFORMER_ENGINE.encode()
         files["requirements.txt"] = Recipes.requirements().encode()
         files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         return files

@@ -7,8 +7,9 @@
 # (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
 # the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
 # python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
-# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES. The last line
-# says what was found.
+# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES. Then it reports
+# the image's stack in one stack= line (see the Python below), which the deploy judges. The last line says what was
+# found.
 set -o pipefail
 want="$1"
 shift
@@ -53,7 +54,8 @@ if [ -z "${found}" ] && [ -z "${ASCEND_HOME_PATH:-}${ASCEND_TOOLKIT_HOME:-}" ]; 
     echo "no CANN environment: none of $* exists in the container and neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set"
     exit 3
 fi
-python3 - "${want}" <<'PYTHON'
+# Bounded: a package whose import hangs (a lock on a shared file system) must not hold the deploy.
+timeout -k 10 600 python3 - "${want}" <<'PYTHON'
 import sys
 
 import os
@@ -77,5 +79,67 @@ if count < int(sys.argv[1]):
     print("torch_npu %s sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s, fewer than the %s this node trains on"
           % (version, count, visible, sys.argv[1]))
     sys.exit(5)
+
+# The image's stack, as the training will import it (python3 -m from verl_workdir): each module of
+# VERL_PROBE_MODULES imported in order with its version or its error, the CUDA-only packages of
+# VERL_PROBE_FORBIDDEN that are installed, the entry point's file, and whether the image's vLLM knows the
+# model's architecture. One stack= line (JSON) for the deploy to judge (plugins/module_utils/_versions.py).
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+
+
+def _version(name, module):
+    found = getattr(module, "__version__", None)
+    top = name.split(".")[0]
+    for dist in (top, top.replace("_", "-"), "megatron-core" if top == "megatron" else ""):
+        if found or not dist:
+            break
+        try:
+            found = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    if not found and top != name:
+        found = getattr(sys.modules.get(top), "__version__", None)
+    return str(found) if found else None
+
+
+def _first_line(exc):
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return "%s: %s" % (type(exc).__name__, lines[0][:300] if lines else "")
+
+
+workdir = os.environ.get("VERL_LOOK_DIR") or os.getcwd()
+sys.path.insert(0, workdir)
+stack = {"modules": {}, "forbidden": {}, "workdir": workdir, "entry_file": None, "model": None}
+for name in os.environ.get("VERL_PROBE_MODULES", "").split():
+    try:
+        stack["modules"][name] = {"version": _version(name, importlib.import_module(name))}
+    except BaseException as exc:  # ImportError, an undefined symbol (OSError), a package that exits on import
+        stack["modules"][name] = {"error": _first_line(exc)}
+for name in os.environ.get("VERL_PROBE_FORBIDDEN", "").split():
+    try:
+        present = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        present = False
+    if present:
+        try:
+            stack["forbidden"][name] = importlib.metadata.version(name.replace("_", "-"))
+        except importlib.metadata.PackageNotFoundError:
+            stack["forbidden"][name] = None
+entry = os.environ.get("VERL_ENTRY_FILE")
+if entry:
+    stack["entry_file"] = os.path.isfile(os.path.join(workdir, entry))
+model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
+if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
+    try:
+        with open(model_config) as handle:
+            architecture = (json.load(handle).get("architectures") or [""])[0]
+        from vllm import ModelRegistry
+        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs()}
+    except Exception as exc:  # an unreadable config.json, a registry that does not answer
+        stack["model"] = {"error": _first_line(exc)}
+print("stack=" + json.dumps(stack, sort_keys=True))
 print("torch_npu %s loads and sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s" % (version, count, visible))
 PYTHON

@@ -1,0 +1,38 @@
+"""The image's software, checked in the container stage before Ray, on nodes that train (after test_4): a CUDA-only
+transformer_engine in a worker's image and another verl release in the head's each stop the deploy naming the node, the
+package and the fix, and the running training is left alone."""
+from sim_scenario import hosts, in_verl, playbook, tail, training_pids
+
+from test_4_npu_subset_and_foreign_holder import SUBSET
+
+HEAD = hosts("ray_head")[0]
+SITE = "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')"
+
+
+def test_a_cuda_transformer_engine_in_a_workers_image_is_refused_by_name():
+    worker = hosts("ray_workers")[-1]
+    pid = training_pids(HEAD)
+    in_verl(worker, "cp -R /opt/sim/stand-ins/transformer_engine %s/" % SITE)
+    try:
+        proc = playbook("deploy.yml", *SUBSET)
+    finally:
+        in_verl(worker, "rm -rf %s/transformer_engine" % SITE)
+    assert proc.returncode != 0, tail(proc)
+    assert "%s: in container verl (image" % worker in proc.output, tail(proc)
+    assert "the image has transformer_engine 2.8.0, which is for CUDA: on Ascend it breaks MindSpeed's import" in proc.output, tail(proc)
+    assert "mindspeed.megatron_adaptor does not import: CalledProcessError" in proc.output, tail(proc)
+    assert training_pids(HEAD) == pid
+
+
+def test_another_verl_release_in_the_image_is_refused_before_ray():
+    pid = training_pids(HEAD)
+    in_verl(HEAD, "cp /verl/verl/version/version /tmp/version && echo 0.9.0 > /verl/verl/version/version")
+    try:
+        proc = playbook("deploy.yml", *SUBSET)
+    finally:
+        in_verl(HEAD, "cp /tmp/version /verl/verl/version/version")
+    assert proc.returncode != 0, tail(proc)
+    assert "the image has verl 0.9.0, but this collection renders its scripts for verl 0.7.0" in proc.output, tail(proc)
+    assert training_pids(HEAD) == pid
+    again = playbook("deploy.yml", *SUBSET)
+    assert again.returncode == 0 and "verl 0.7.0.dev; torch_npu" in again.output, tail(again)

@@ -1,0 +1,70 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: image_stack
+short_description: Judge a verl image's software from what the container stage's check printed
+version_added: 0.2.0
+description:
+  - Takes the output of the container stage's check (its C(stack=) line, JSON - each module the training imports with its
+    version or its import error, CUDA-only packages found, whether the entry point's file exists, the model's architecture
+    in the image's vLLM registry) and returns the problems (the deploy stops before Ray) and notes (shown).
+  - The verl releases this collection renders for, with where their entry points live and the companion versions known to
+    work, are one table (the collection's C(_versions) module utils); a verl outside it is a problem.
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+options:
+  _input:
+    description: The check's standard output.
+    type: str
+    required: true
+  algorithm:
+    description: The algorithm the deploy renders (V(dapo) or V(grpo)), whose entry point must be in the image.
+    type: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Stop if the image does not fit
+  ansible.builtin.assert:
+    that: (check.stdout | verl.deploy.image_stack('dapo')).problems | length == 0
+"""
+
+RETURN = r"""
+_value:
+  description: The verdict.
+  type: dict
+  contains:
+    problems:
+      description: One sentence per problem, each naming the package, the version or error, and the fix.
+      type: list
+      elements: str
+    notes:
+      description: The versions found, and a warning when they are not a combination known to work.
+      type: list
+      elements: str
+"""
+
+import json
+
+from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack
+
+
+def image_stack(output, algorithm):
+    lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
+    if not lines:
+        return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
+                             "deploy with this collection's own files."], "notes": []}
+    try:
+        stack = json.loads(lines[-1][len("stack="):])
+    except ValueError as exc:
+        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": []}
+    problems, notes = check_stack(stack, algorithm)
+    return {"problems": problems, "notes": notes}
+
+
+class FilterModule:
+    def filters(self):
+        return {"image_stack": image_stack}

@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+"""The verl releases this collection renders for: one table, and the rules that read an image against it.
+
+Each entry is a verl release series whose Hydra keys and entry points the rendered run_training.sh is written
+for, with where each algorithm's entry point lives in verl's tree, and the companion packages known to work with
+it on Ascend (from that release's own docker/ascend/Dockerfile.ascend_<cann>_a2/_a3 and
+docs/ascend_tutorial/ascend_quick_start.rst). The container stage reads the image in one call (its
+npu_stack_check.sh: each module imported, its version, transformer_engine, the entry point's file) and
+check_stack() turns that into problems (the deploy stops before Ray) and notes (shown).
+No Ansible imports.
+"""
+from __future__ import annotations
+
+import re
+
+# verl v0.7.0: Dockerfile.ascend_8.3.rc1_a2/_a3 (torch 2.7.1, vLLM v0.11.0, vllm-ascend v0.11.0rc1, MindSpeed
+# f2b0977e, Megatron-LM core_v0.12.1, mbridge) and Dockerfile.ascend_8.2.rc1_a2/_a3 (torch 2.5.1, vLLM and
+# vllm-ascend v0.9.1); the quick start names CANN 8.3.RC1, torch and torch_npu 2.7.1, transformers' latest release.
+RELEASES = (
+    {
+        "series": "0.7.0",
+        "entry_points": {
+            "dapo": {"module": "recipe.dapo.main_dapo", "config": "dapo_megatron_trainer"},
+            "grpo": {"module": "verl.trainer.main_ppo", "config": "ppo_megatron_trainer"},
+        },
+        "known_good": (
+            {"cann": "8.3.RC1", "torch_npu": "2.7.1", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "megatron.core": "0.12.1"},
+            {"cann": "8.2.RC1", "torch_npu": "2.5.1", "vllm": "0.9.1", "vllm_ascend": "0.9.1", "megatron.core": "0.12.1"},
+        ),
+    },
+)
+SUPPORTED = RELEASES[0]
+# What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
+# vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
+MODULES = ("verl", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
+# CUDA-only: in an NPU image it breaks MindSpeed's import ("import transformer_engine.common ... _load_cudnn").
+FORBIDDEN = ("transformer_engine",)
+_RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
+
+
+def release_of(version):
+    """'0.7.0.dev', '0.7.0+npu', '0.7.0rc1' -> '0.7.0'; '' when the version has no X.Y.Z."""
+    match = _RELEASE.match(str(version or "").strip())
+    return ".".join(match.groups()) if match else ""
+
+
+def release_for(version):
+    """The table entry for an installed verl version, or None."""
+    release = release_of(version)
+    return next((entry for entry in RELEASES if entry["series"] == release), None)
+
+
+def entry_point(algorithm, release=None):
+    """{'module', 'config', 'file'} of an algorithm's entry point (file: relative to verl_workdir, the checkout)."""
+    entry = dict((release or SUPPORTED)["entry_points"][algorithm])
+    entry["file"] = entry["module"].replace(".", "/") + ".py"
+    return entry
+
+
+def entry_modules(release=None):
+    """Every entry point module of a release (a training of any algorithm is found by them)."""
+    return [point["module"] for point in (release or SUPPORTED)["entry_points"].values()]
+
+
+def _short(text, limit=300):
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_stack(stack, algorithm):
+    """(problems, notes) of an image, from what its probe printed (the stack= line of npu_stack_check.sh).
+
+    stack: {'modules': {name: {'version', 'error'}}, 'forbidden': {name: version or None}, 'workdir', 'entry_file': bool,
+    'model': {'architecture', 'supported'} or None}.
+    A problem names the package, the version and what failed, with the fix; a note says what was found.
+    """
+    modules = stack.get("modules") or {}
+    problems, notes = [], []
+    verl = modules.get("verl") or {}
+    release = None
+    if verl.get("error"):
+        problems.append("verl does not import: %s. Fix: use a verl image (verl_image), or check the image's Python "
+                        "(the training runs python3 from verl_workdir)." % _short(verl["error"]))
+    else:
+        release = release_for(verl.get("version"))
+        if release is None:
+            problems.append("the image has verl %s, but this collection renders its scripts for verl %s (its Hydra keys and entry "
+                            "points differ between releases). Fix: use a verl %s image (verl_image; empty chooses verl's image for "
+                            "the chip), or a verl.deploy release made for verl %s."
+                            % (verl.get("version") or "(no version)", ", ".join(entry["series"] for entry in RELEASES),
+                               SUPPORTED["series"], release_of(verl.get("version")) or verl.get("version")))
+    for name in MODULES[1:]:
+        found = modules.get(name) or {}
+        if found.get("error"):
+            problems.append("%s does not import: %s. Fix: use an image whose verl, vLLM, vllm-ascend, Megatron and MindSpeed fit "
+                            "together (verl's own Ascend images; see the versions known to work in docs/ascend-images.md)."
+                            % (name, _short(found["error"])))
+    for name, version in sorted((stack.get("forbidden") or {}).items()):
+        problems.append("the image has %s %s, which is for CUDA: on Ascend it breaks MindSpeed's import. Fix: remove it from the "
+                        "image (pip uninstall -y %s), or use verl's Ascend image." % (name, version or "(installed)", name.replace("_", "-")))
+    model = stack.get("model") or {}
+    if model.get("supported") is False:
+        problems.append("the image's vLLM %s does not know the model's architecture %s: vLLM would stop with \"Model architectures "
+                        "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
+                        "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
+    if release is not None:
+        point = entry_point(algorithm, release)
+        if not stack.get("entry_file"):
+            problems.append("the image's verl checkout in %s has no %s, the %s entry point (python3 -m %s): the training would "
+                            "fail with \"No module named '%s'\". Fix: use a verl image with the full checkout (recipe/ included), "
+                            "or set verl_workdir to the checkout." % (stack.get("workdir"), point["file"], algorithm.upper(),
+                                                                     point["module"], point["module"].rsplit(".", 1)[0]))
+        versions = {name: (modules.get(name) or {}).get("version") for name in ("torch_npu", "vllm", "vllm_ascend", "megatron.core")}
+        # 2.7.1.post2 is torch_npu 2.7.1; 0.11.0rc1 is not vLLM-Ascend 0.11.0.
+        good = [combo for combo in release["known_good"] if all((versions[name] or "").startswith(combo[name]) for name in versions)]
+        shown = ", ".join("%s %s" % (name, versions[name] or "?") for name in ("verl",) + tuple(versions) if name != "verl")
+        notes.append("verl %s; %s" % (verl.get("version"), shown))
+        if not good and not problems:
+            notes.append("these versions are not a combination known to work with verl %s on Ascend (%s); if the training fails "
+                         "at import or at its first step, use verl's own image for the chip."
+                         % (release["series"], "; ".join(", ".join("%s %s" % item for item in sorted(combo.items()) if item[0] != "cann")
+                                                          for combo in release["known_good"])))
+    return problems, notes

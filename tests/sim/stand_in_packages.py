@@ -1,0 +1,92 @@
+"""Stand-ins for the Python packages of verl's Ascend image (tests/sim/simcluster.py installs them in the
+simulated verl image's /opt/verl-venv; tests/test_npu_stack_check.py uses them in a folder of its own).
+
+What the real image has (verl v0.7.0's docker/ascend/Dockerfile.ascend_8.3.rc1_a2 and _a3): torch and torch_npu
+2.7.1 (tests/sim/stand_in_torch_npu.py), vLLM v0.11.0 installed from source with VLLM_TARGET_DEVICE=empty,
+vllm-ascend v0.11.0rc1, MindSpeed at f2b0977e with Megatron-LM core_v0.12.1 on PYTHONPATH, mbridge, transformers,
+and verl itself as a checkout in /verl (its version in verl/version/version: "0.7.0.dev" at the v0.7.0 tag).
+What each stand-in copies of the real package, for the deploy's image check:
+- its version where the real one has it (__version__, or the file verl reads);
+- the imports between them that fail in real images: vllm_ascend imports vllm (a missing vLLM fails it with
+  ModuleNotFoundError); mindspeed.megatron_adaptor imports megatron.core and, in its patch_features(), a
+  transformer_engine that is installed -- the CUDA-only package then fails its import the way users report
+  (ms-swift#6968: "transformer_engine/common/__init__.py ... _load_cudnn ... CalledProcessError");
+- vLLM's ModelRegistry.get_supported_archs() with the architectures vLLM v0.11.0 registers for the model families
+  this collection is tested with (Qwen2/Qwen2.5, Qwen3, Qwen3-MoE, Llama), so an unknown one is refused as vLLM does.
+TRANSFORMER_ENGINE is not installed: a test that needs "a CUDA package installed by mistake" writes it into
+site-packages (it is in the image at /opt/sim/stand-ins/transformer_engine/).
+"""
+from __future__ import annotations
+
+VERL_VERSION = "0.7.0.dev"
+
+# {path below site-packages: source}
+SITE = {
+    "vllm/__init__.py": '''"""Stand-in for vLLM v0.11.0 (tests/sim/stand_in_packages.py)."""
+__version__ = "0.11.0"
+
+
+class _ModelRegistry:
+    # The architectures vLLM v0.11.0's model registry maps for the families the tests use.
+    _ARCHS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+
+    def get_supported_archs(self):
+        return list(self._ARCHS)
+
+
+ModelRegistry = _ModelRegistry()
+''',
+    "vllm_ascend/__init__.py": '''"""Stand-in for vllm-ascend v0.11.0rc1 (tests/sim/stand_in_packages.py): the platform plugin needs vLLM."""
+import vllm  # noqa: F401  (ModuleNotFoundError without it, as the real plugin)
+
+__version__ = "0.11.0rc1"
+''',
+    "megatron/__init__.py": "",
+    "megatron/core/__init__.py": '''"""Stand-in for Megatron-LM core_v0.12.1 (tests/sim/stand_in_packages.py)."""
+__version__ = "0.12.1"
+''',
+    "mindspeed/__init__.py": '''"""Stand-in for MindSpeed f2b0977e (tests/sim/stand_in_packages.py)."""
+''',
+    "mindspeed/megatron_adaptor.py": '''"""Stand-in for mindspeed.megatron_adaptor: patches Megatron, and imports transformer_engine when installed."""
+import importlib
+import importlib.util
+
+import megatron.core  # noqa: F401
+
+
+def patch_features():
+    if importlib.util.find_spec("transformer_engine") is not None:
+        importlib.import_module("transformer_engine")
+
+
+patch_features()
+''',
+    "transformers/__init__.py": '''"""Stand-in for transformers (tests/sim/stand_in_packages.py)."""
+__version__ = "4.57.1"
+''',
+    "mbridge/__init__.py": '''"""Stand-in for mbridge (tests/sim/stand_in_packages.py)."""
+__version__ = "0.15.1"
+''',
+}
+
+TRANSFORMER_ENGINE = '''"""Stand-in for NVIDIA's transformer_engine, installed by mistake in an NPU image (tests/sim/stand_in_packages.py):
+its import looks for cuDNN and fails, as users report it on Ascend (ms-swift#6968)."""
+import subprocess
+
+__version__ = "2.8.0"
+
+
+def _load_cudnn():
+    raise subprocess.CalledProcessError(1, ["sh", "-c", "ldconfig -p | grep 'libcudnn'"])
+
+
+_CUDNN_LIB_CTYPES = _load_cudnn()
+'''
+
+# The checkout's verl package as verl/__init__.py has it: the version read from verl/version/version.
+VERL_INIT = '''"""Stand-in for verl's package (tests/sim/stand_in_packages.py): the version as verl/__init__.py reads it."""
+import os
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "version/version")) as _f:
+    __version__ = _f.read().strip()
+'''

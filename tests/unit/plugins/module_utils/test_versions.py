@@ -1,0 +1,64 @@
+"""The table of verl releases (plugins/module_utils/_versions.py) and its rules, on stack reports as the image check prints them."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
+
+GOOD = {"modules": {"verl": {"version": "0.7.0"}, "torch_npu": {"version": "2.7.1.post1"}, "transformers": {"version": "4.57.1"},
+                    "vllm": {"version": "0.11.0"}, "vllm_ascend": {"version": "0.11.0rc1"}, "megatron.core": {"version": "0.12.1"},
+                    "mindspeed.megatron_adaptor": {"version": None}, "mbridge": {"version": "0.15.1"}},
+        "forbidden": {}, "workdir": "/verl", "entry_file": True, "model": {"architecture": "Qwen3ForCausalLM", "supported": True}}
+
+
+@pytest.mark.parametrize("version, release, supported", [
+    ("0.7.0", "0.7.0", True), ("0.7.0.dev", "0.7.0", True), ("0.7.0+ascend", "0.7.0", True), ("0.7.0rc1", "0.7.0", True),
+    ("0.7.1", "0.7.1", False), ("0.9.0.dev", "0.9.0", False), ("v0.7.0", "", False), ("", "", False), (None, "", False)])
+def test_the_release_of_a_version_and_whether_it_is_supported(version, release, supported):
+    assert versions.release_of(version) == release
+    assert (versions.release_for(version) is not None) is supported
+
+
+def test_entry_points_are_where_verl_0_7_0_has_them():
+    assert versions.entry_point("dapo") == {"module": "recipe.dapo.main_dapo", "config": "dapo_megatron_trainer",
+                                            "file": "recipe/dapo/main_dapo.py"}
+    assert versions.entry_point("grpo")["file"] == "verl/trainer/main_ppo.py"
+    assert versions.entry_modules() == ["recipe.dapo.main_dapo", "verl.trainer.main_ppo"]
+
+
+def test_a_good_stack_has_no_problem_and_says_its_versions():
+    problems, notes = versions.check_stack(GOOD, "dapo")
+    assert problems == [] and notes == ["verl 0.7.0; torch_npu 2.7.1.post1, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1"]
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"modules": dict(GOOD["modules"], verl={"error": "ModuleNotFoundError: No module named 'verl'"})}, "verl does not import"),
+    ({"modules": dict(GOOD["modules"], verl={"version": "0.8.1"})}, "the image has verl 0.8.1, but this collection renders"),
+    ({"modules": dict(GOOD["modules"], mbridge={"error": "ModuleNotFoundError: No module named 'mbridge'"})}, "mbridge does not import"),
+    ({"forbidden": {"transformer_engine": "2.8.0"}}, "the image has transformer_engine 2.8.0, which is for CUDA"),
+    ({"entry_file": False}, "has no recipe/dapo/main_dapo.py, the DAPO entry point"),
+    ({"model": {"architecture": "Qwen9ForCausalLM", "supported": False}}, "does not know the model's architecture Qwen9ForCausalLM"),
+])
+def test_each_problem_names_the_package_and_the_fix(change, words):
+    problems, _notes = versions.check_stack(dict(GOOD, **change), "dapo")
+    assert len(problems) == 1 and words in problems[0] and "Fix:" in problems[0], problems
+
+
+def test_the_8_2_rc1_stack_is_known_good_too():
+    stack = dict(GOOD, modules=dict(GOOD["modules"], torch_npu={"version": "2.5.1"}, vllm={"version": "0.9.1"},
+                                    vllm_ascend={"version": "0.9.1"}))
+    assert len(versions.check_stack(stack, "grpo")[1]) == 1
+
+
+def test_the_docs_table_is_the_table():
+    page = (versions.__file__.rsplit("/plugins/", 1)[0] + "/docs/ascend-images.md")
+    with open(page, encoding="utf-8") as handle:
+        rows = [line for line in handle if line.startswith("| %s " % versions.SUPPORTED["series"])]
+    assert len(rows) == len(versions.RELEASES)
+    for release, row in zip(versions.RELEASES, rows):
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        assert cells[:3] == [release["series"], "`%s`" % versions.entry_point("dapo", release)["file"],
+                             "`%s`" % versions.entry_point("grpo", release)["file"]]
+        assert cells[3] == "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])
+                                               for name in ("cann", "torch_npu", "vllm", "vllm_ascend", "megatron.core"))
+                                     for combo in release["known_good"])
