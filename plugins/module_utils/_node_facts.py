@@ -22,7 +22,7 @@ import re
 __all__ = (
     'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
     'read_text', 'container_of', 'annotate_processes', 'device_holders', 'summarize_containers', 'container_info',
-    'image_present', 'holding_containers', 'find_paths', 'path_state',
+    'image_present', 'holding_containers', 'find_paths', 'path_state', 'parse_hccn_value',
 )
 
 _CONTAINER_ID = re.compile(r'(?:docker[-/]|/docker/|containerd[-/]|libpod-)([0-9a-f]{64})')
@@ -301,3 +301,13 @@ def find_paths(roots, patterns, file_type='any', depth=None, limit=20):
 def path_state(path):
     """{'exists', 'isdir', 'isreg'} of a path; a symbolic link counts as what it points to (a dangling one does not exist)."""
     return {'exists': os.path.exists(path), 'isdir': os.path.isdir(path), 'isreg': os.path.isfile(path)}
+
+
+def parse_hccn_value(text, key):
+    """The value of `key: value` in hccn_tool's answer ('link status' -> 'UP', 'net health status' -> 'Success'),
+    or None when it printed no such line (an error, a device it does not know)."""
+    for line in (text or '').splitlines():
+        name, sep, value = line.partition(':')
+        if sep and name.strip().lower() == key:
+            return value.strip() or None
+    return None

@@ -238,6 +238,53 @@ def ray_ports_taken(checked):
             "verl_ray_dashboard_port." % (_ids(taken), launch.get("master_addr")))
 
 
+# HCCL listens on a range from HCCL_IF_BASE_PORT (default 60000) on every node: 16 ports up to CANN 8.2, 32 from
+# CANN 8.3 (CANN's environment-variable reference, HCCL_IF_BASE_PORT). A taken one fails the first collective with
+# "listen on ip[...] and specific port[...] fail", then a socket timeout.
+HCCL_BASE_PORT = 60000
+HCCL_PORTS = 32
+
+
+def hccl_ports_taken(checked):
+    """HCCL's ports in use on a node where the deployment's training does not hold the NPUs (then something else does)."""
+    launch = checked.get("launch") or {}
+    if in_use_by_training(checked)["devices"]:
+        return ""
+    base = str((launch.get("extra_env") or {}).get("HCCL_IF_BASE_PORT", HCCL_BASE_PORT))
+    if not base.isdigit():
+        return ""
+    listening = set((checked.get("facts") or {}).get("listening_ports") or [])
+    taken = [port for port in range(int(base), int(base) + HCCL_PORTS) if port in listening]
+    if not taken:
+        return ""
+    return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host, and the training is not running here: "
+            "HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's range "
+            "with verl_extra_env: {HCCL_IF_BASE_PORT: <a free base>}." % (_ids(taken), int(base), int(base) + HCCL_PORTS - 1, base))
+
+
+def npu_network_down(checked):
+    """On a multi-node run, the NPUs' own network (hccn_tool) of this deploy's devices: link UP, health Success."""
+    launch = checked.get("launch") or {}
+    devices = ((checked.get("facts") or {}).get("hccn") or {}).get("devices") or {}
+    if (launch.get("nnodes") or 1) < 2 or not devices:
+        return ""
+    bad = []
+    for device in launch.get("npu_devices") or []:
+        entry = devices.get(str(device))
+        if entry is None:
+            continue
+        if entry.get("link") != "UP":
+            bad.append("NPU %d link %s (hccn_tool -i %d -link -g)" % (device, entry.get("link") or "unknown: " + (entry.get("error") or ""), device))
+        elif entry.get("health") != "Success":
+            bad.append("NPU %d net health %s (hccn_tool -i %d -net_health -g)" % (
+                device, entry.get("health") or "unknown: " + (entry.get("error") or ""), device))
+    if not bad:
+        return ""
+    return ("the NPUs' own network is not up: %s; HCCL between the nodes would time out. Fix: check the NPU ports' cables and "
+            "switch, and their addresses (hccn_tool -i <id> -ip -g, /etc/hccn.conf), or leave those NPUs out of verl_npu_devices."
+            % "; ".join(bad))
+
+
 # --------------------------------------------------------------------------- warnings
 
 def devices_open_outside(checked):
@@ -265,7 +312,7 @@ def small_shm(checked):
 
 
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
-            no_route_to_the_head, socket_ifname_unknown, ray_ports_taken)
+            no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down)
 WARNINGS = (devices_open_outside, small_shm)
 
 

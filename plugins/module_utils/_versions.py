@@ -110,18 +110,18 @@ def check_stack(stack, algorithm):
     if release is not None:
         point = entry_point(algorithm, release)
         if not stack.get("entry_file"):
+            package = point["module"].rsplit(".", 1)[0]
+            where = (stack.get("workdir"), point["file"], algorithm.upper(), point["module"], package)
             problems.append("the image's verl checkout in %s has no %s, the %s entry point (python3 -m %s): the training would "
                             "fail with \"No module named '%s'\". Fix: use a verl image with the full checkout (recipe/ included), "
-                            "or set verl_workdir to the checkout." % (stack.get("workdir"), point["file"], algorithm.upper(),
-                                                                     point["module"], point["module"].rsplit(".", 1)[0]))
+                            "or set verl_workdir to the checkout." % where)
         versions = {name: (modules.get(name) or {}).get("version") for name in ("torch_npu", "vllm", "vllm_ascend", "megatron.core")}
         # 2.7.1.post2 is torch_npu 2.7.1; 0.11.0rc1 is not vLLM-Ascend 0.11.0.
         good = [combo for combo in release["known_good"] if all((versions[name] or "").startswith(combo[name]) for name in versions)]
-        shown = ", ".join("%s %s" % (name, versions[name] or "?") for name in ("verl",) + tuple(versions) if name != "verl")
-        notes.append("verl %s; %s" % (verl.get("version"), shown))
+        notes.append("verl %s; %s" % (verl.get("version"), ", ".join("%s %s" % (name, versions[name] or "?") for name in versions)))
         if not good and not problems:
+            combos = "; ".join(", ".join("%s %s" % item for item in sorted(combo.items()) if item[0] != "cann")
+                               for combo in release["known_good"])
             notes.append("these versions are not a combination known to work with verl %s on Ascend (%s); if the training fails "
-                         "at import or at its first step, use verl's own image for the chip."
-                         % (release["series"], "; ".join(", ".join("%s %s" % item for item in sorted(combo.items()) if item[0] != "cann")
-                                                          for combo in release["known_good"])))
+                         "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
     return problems, notes

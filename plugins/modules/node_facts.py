@@ -77,6 +77,12 @@ options:
       - At most this many candidates of each search (the first ones in sorted order).
     type: int
     default: 20
+  hccn:
+    description:
+      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g) and C(-net_health -g)) into RV(hccn), where
+        the host has it (on PATH or C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - verl.deploy.attributes.read_only
 notes:
@@ -139,6 +145,14 @@ npu:
       returned: with O(npu_board=true)
       type: list
       elements: dict
+hccn:
+  description:
+    - With O(hccn=true), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device (its C(/dev/davinciN)
+      number) C(link) (C(UP), C(DOWN)) and C(health) (C(Success), or the failure hccn_tool names); V(null) values when it
+      printed no answer (C(error) says why).
+  returned: always
+  type: dict
+  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, devices: {'0': {link: UP, health: Success}}}
 device_holders:
   description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
   returned: always
@@ -239,11 +253,13 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 from urllib.parse import quote, urlparse
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
+from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, checked_output, parse_info, read_boards
 
 NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
@@ -288,6 +304,31 @@ def _read(path):
             return handle.read()
     except OSError:
         return ''
+
+
+HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool')
+
+
+def read_hccn(module, npu):
+    """hccn_tool's link and health of each NPU device of the npu-smi read (nothing when the host has no hccn_tool)."""
+    path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if _executable(p)), None)
+    if not path or npu.get('failed'):
+        return {'path': path or '', 'devices': {}}
+    devices = {}
+    for device in device_view(npu)['device_ids']:
+        entry = {'link': None, 'health': None}
+        for option, key, name in (('-link', 'link status', 'link'), ('-net_health', 'net health status', 'health')):
+            argv = [path, '-i', str(device), option, '-g']
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+            except subprocess.TimeoutExpired:
+                entry['error'] = '`%s` did not answer within 10 s' % ' '.join(argv)
+                continue
+            entry[name] = nf.parse_hccn_value(proc.stdout, key)
+            if entry[name] is None:
+                entry['error'] = '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+        devices[str(device)] = entry
+    return {'path': path, 'devices': devices}
 
 
 def read_holders():
@@ -397,15 +438,18 @@ def main():
             model_search_paths=dict(type='list', elements='path', default=[]),
             dataset_search_paths=dict(type='list', elements='path', default=[]),
             search_limit=dict(type='int', default=20),
+            hccn=dict(type='bool', default=False),
         ),
         supports_check_mode=True,
     )
     # Everything below only reads, so check mode reads too.
     params = module.params
     network = read_network(module)
+    npu = read_npu(module)
     result = dict(
         changed=False,
-        npu=read_npu(module),
+        npu=npu,
+        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}},
         device_holders=read_holders(),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},

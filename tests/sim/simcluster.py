@@ -67,6 +67,7 @@ DAPO_OVERLAY = REPO / "tests" / "verl_config" / "dapo_megatron_trainer.yaml"
 STAND_IN = HERE / "stand_in_main_dapo.py"
 TORCH_NPU = HERE / "stand_in_torch_npu.py"
 NPU_SMI = HERE / "node" / "npu_smi.py"
+HCCN_TOOL = HERE / "node" / "hccn_tool.py"
 ENTRYPOINT = HERE / "node" / "sim_node_entrypoint.sh"
 
 # Bump a number to force a rebuild of that image (and of those built on it) without other changes.
@@ -289,8 +290,10 @@ RUN apt-get update \\
  && apt-get clean && rm -rf /var/lib/apt/lists/*
 COPY fixtures/ /opt/sim/npu-smi/
 COPY npu-smi /usr/local/sbin/npu-smi
+COPY hccn_tool /usr/local/Ascend/driver/tools/hccn_tool
 COPY sim-node-entrypoint /usr/local/bin/sim-node-entrypoint
-RUN chmod 0755 /usr/local/sbin/npu-smi /usr/local/bin/sim-node-entrypoint && chmod -R a+rX /opt/sim \\
+RUN chmod 0755 /usr/local/sbin/npu-smi /usr/local/bin/sim-node-entrypoint /usr/local/Ascend/driver/tools/hccn_tool \\
+ && chmod -R a+rX /opt/sim \\
  && cp /usr/local/sbin/npu-smi /usr/local/bin/npu-smi \\
  && mkdir -p /usr/local/Ascend/driver/tools/sim-npu-smi/state \\
  && cp -a /opt/sim/npu-smi /usr/local/Ascend/driver/tools/sim-npu-smi/fixtures \\
@@ -304,7 +307,8 @@ CMD []
     @staticmethod
     def node_files():
         """{context path: bytes} of the node image."""
-        files = {"npu-smi": b"#!/usr/bin/python3\n" + NPU_SMI.read_bytes(), "sim-node-entrypoint": ENTRYPOINT.read_bytes()}
+        files = {"npu-smi": b"#!/usr/bin/python3\n" + NPU_SMI.read_bytes(), "sim-node-entrypoint": ENTRYPOINT.read_bytes(),
+                 "hccn_tool": b"#!/usr/bin/python3\n" + HCCN_TOOL.read_bytes()}
         for path in sorted(FIXTURES.glob("*.txt")):
             files["fixtures/" + path.name] = path.read_bytes()
         return files

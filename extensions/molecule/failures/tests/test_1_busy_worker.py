@@ -17,3 +17,19 @@ def test_busy_worker_stops_the_deploy_in_precheck():
     assert "412122" in proc.output, "the message names a PID that holds the NPUs"
     for node in nodes():
         assert inner_containers(node) == [], "%s changed although the pre-check failed" % node
+
+
+def test_a_taken_hccl_port_on_a_worker_stops_the_deploy_in_precheck():
+    """HCCL's listen range (60000-60031 by default) must be free where the training is to run."""
+    worker = hosts("ray_workers")[-1]
+    listener = ("import socket, time; s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                "s.bind(('0.0.0.0', 60005)); s.listen(); time.sleep(600)")
+    on_node(worker, "sh", "-c", "nohup python3 -c \"%s\" >/dev/null 2>&1 & echo $! > /tmp/hccl-listener.pid" % listener)
+    try:
+        proc = playbook("deploy.yml")
+    finally:
+        on_node(worker, "sh", "-c", "kill $(cat /tmp/hccl-listener.pid)", check=False)
+    assert proc.returncode != 0, tail(proc)
+    assert "%s: port(s) 60005 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host" % worker in proc.output, tail(proc)
+    for node in nodes():
+        assert inner_containers(node) == [], "%s changed although the pre-check failed" % node

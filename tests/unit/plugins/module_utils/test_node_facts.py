@@ -188,3 +188,13 @@ def test_npu_smi_processes_are_annotated_with_what_this_host_shows_of_their_pid(
     assert [(p["pid"], p["seen"], p["comm"], p["container_id"]) for p in annotated] == [
         (10, True, "ray::WorkerDict", INNER), (7, True, "python3", None), (99, False, "", None)]
     assert annotated[1]["name"] == "vllm", "npu-smi's own columns are kept"
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("link status: UP\n", "link status", "UP"), ("link status: DOWN\n", "link status", "DOWN"),
+    ("net health status: Success\n", "net health status", "Success"),
+    ("net health status: Receive timeout\n", "net health status", "Receive timeout"),
+    ("dev_id(9) is invalid.\n", "link status", None), ("", "link status", None),
+])
+def test_hccn_tools_answers(text, key, value):
+    assert nf.parse_hccn_value(text, key) == value

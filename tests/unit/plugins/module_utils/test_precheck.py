@@ -135,3 +135,30 @@ def test_the_status_line_says_what_holds_the_npus():
         "; 7 by pid 1976558 (python3, container vllm-serve %s)" % OTHER[:12])
     assert pc.npu_usage(npu("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", {}), OWN) == "none"
     assert pc.npu_usage({"failed": True}, OWN) == "?"
+
+
+def test_hccls_ports_taken_where_the_training_does_not_run_are_refused():
+    idle = npu("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", {})
+    facts = {"listening_ports": [22, 60003, 60031, 60032], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
+    text = pc.hccl_ports_taken(checked(idle, facts=facts))
+    assert text.startswith("port(s) 60003, 60031 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host"), text
+    assert "HCCL_IF_BASE_PORT: <a free base>" in text
+    moved = dict(LAUNCH, extra_env={"HCCL_IF_BASE_PORT": "50000"})
+    assert pc.hccl_ports_taken(checked(idle, facts=facts, launch=moved)) == ""
+    # The training's own HCCL holds them on a re-run.
+    assert pc.hccl_ports_taken(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
+
+
+@pytest.mark.parametrize("hccn, words", [
+    ({"3": {"link": "DOWN", "health": "Success"}}, "NPU 3 link DOWN (hccn_tool -i 3 -link -g)"),
+    ({"5": {"link": "UP", "health": "Receive timeout"}}, "NPU 5 net health Receive timeout (hccn_tool -i 5 -net_health -g)"),
+    ({"2": {"link": None, "health": None, "error": "`hccn_tool -i 2 -link -g` exited 1: device 2 not found"}},
+     "NPU 2 link unknown: `hccn_tool -i 2 -link -g` exited 1"),
+])
+def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn, words):
+    devices = {str(d): {"link": "UP", "health": "Success"} for d in range(8)}
+    devices.update(hccn)
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}, "hccn": {"devices": devices}}
+    text = pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=2)))
+    assert words in text and "Fix: check the NPU ports' cables" in text, text
+    assert pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=1))) == "", "one node: HCCL stays inside it"
