@@ -1,4 +1,4 @@
-"""Quality gates over the whole collection: ansible-lint, ansible-test sanity, ansible-doc.
+"""Quality gates over the whole collection: ansible-lint, ansible-test sanity, ansible-doc, antsibull-docs.
 
 Each runs the tool from the virtual environment that runs pytest (the executables next to
 sys.executable) in the repository root, so .ansible-lint and ansible.cfg (collections_path =
@@ -77,3 +77,10 @@ def test_ansible_doc_renders(kind, name, heading):
     result = _run([_tool("ansible-doc"), "-t", kind, name], timeout=300)
     assert result.returncode == 0, result.stdout
     assert name in result.stdout and heading in result.stdout, result.stdout
+
+
+def test_antsibull_docs_lints_the_collection_docs():
+    """The docs as docs.ansible.com renders them: every M()/P()/O() reference resolves (a filter is P(name#filter),
+    never M()), every option and return value is well formed."""
+    result = _run([_tool("antsibull-docs"), "lint-collection-docs", "--plugin-docs", REPO], timeout=300)
+    assert result.returncode == 0 and not result.stdout.strip(), "antsibull-docs exited %d:\n%s" % (result.returncode, result.stdout)
