@@ -10,6 +10,8 @@
 #                             (default: test --all; scenarios in extensions/molecule)
 #   ./run.sh sim-down         remove the simulated cluster
 #   ./run.sh setup            virtual environment (.venv) and the collection link (.collections)
+#   ./run.sh link             only the collection link: then ansible-doc verl.deploy.<module> and
+#                             ansible-navigator (--ee false) find this checkout through ansible.cfg
 #   ./run.sh newest [args]    the no-Docker unit tests and a render through the installed tarball on the newest
 #                             ansible-core and `ansible` on PyPI, in .venv-newest (args go to pytest; CI runs it)
 #   ./run.sh prereqs          check, and provide, what every job needs (CI runs this first)
@@ -214,6 +216,9 @@ prereqs)
 setup)
     prereqs python
     setup
+    ;;
+link)
+    link_collection
     ;;
 demo)
     prereqs python docker debootstrap

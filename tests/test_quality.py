@@ -84,3 +84,19 @@ def test_antsibull_docs_lints_the_collection_docs():
     never M()), every option and return value is well formed."""
     result = _run([_tool("antsibull-docs"), "lint-collection-docs", "--plugin-docs", REPO], timeout=300)
     assert result.returncode == 0 and not result.stdout.strip(), "antsibull-docs exited %d:\n%s" % (result.returncode, result.stdout)
+
+
+def test_a_fresh_clone_is_visible_to_ansible_doc_after_run_sh_link(tmp_path):
+    """The one command the README names for a fresh clone: `./run.sh link`, after which ansible-doc (and
+    ansible-navigator, through the same ansible.cfg) finds the clone itself, not some other copy."""
+    from test_packaging import source_copy  # what a fresh clone holds
+
+    clone = source_copy(tmp_path / "clone")
+    env = _env()
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
+    link = subprocess.run(["bash", "run.sh", "link"], cwd=clone, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert link.returncode == 0, link.stdout + link.stderr
+    doc = subprocess.run([str(_tool("ansible-doc")), "verl.deploy.npu_info"], cwd=clone, env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert doc.returncode == 0, doc.stdout + doc.stderr
+    assert "(%s/plugins/modules/npu_info.py)" % (clone / ".collections/ansible_collections/verl/deploy") in doc.stdout, doc.stdout
