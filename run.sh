@@ -266,7 +266,8 @@ test)
 newest)
     prereqs python git
     setup_newest
-    echo "run.sh newest: $(python --version), $(ansible --version | head -n 1), ansible $(python -m pip show ansible 2>/dev/null | sed -n 's/^Version: //p')"
+    echo "run.sh newest: $(python -c 'import sys; from ansible.release import __version__ as core; from importlib.metadata import version
+print("Python %d.%d.%d, ansible-core %s, ansible %s" % (*sys.version_info[:3], core, version("ansible")))')"
     # No Docker, no development tools: the unit tests, and the tarball built, installed and rendered from.
     [ "$#" -gt 0 ] || set -- tests/unit \
         tests/test_packaging.py::test_installed_collection_renders_from_an_empty_folder \
