@@ -10,8 +10,13 @@
 #                             (default: test --all; scenarios in extensions/molecule)
 #   ./run.sh sim-down         remove the simulated cluster
 #   ./run.sh setup            virtual environment (.venv) and the collection link (.collections)
+#   ./run.sh link             only the collection link: then ansible-doc verl.deploy.<module> and
+#                             ansible-navigator (--ee false) find this checkout through ansible.cfg
+#   ./run.sh newest [args]    the no-Docker unit tests and a render through the installed tarball on the newest
+#                             ansible-core and `ansible` on PyPI, in .venv-newest (args go to pytest; CI runs it)
 #   ./run.sh prereqs          check, and provide, what every job needs (CI runs this first)
-# Prerequisites: Python 3.11 with venv; git (test, sanity); a Docker engine that answers, iptables and
+# Prerequisites: Python 3.11 with venv (PYTHON_VERSION below); for `newest` a Python >= 3.12 with venv (on
+# PATH as python3.1x or python3, or under pyenv's versions/); git (test, sanity); a Docker engine that answers, iptables and
 # debootstrap (demo, molecule, and test when it selects tests marked integration). As root with apt-get
 # (Debian/Ubuntu) a job installs what is missing and starts dockerd (log: $TMPDIR/dockerd.log, at most
 # VERL_DEPLOY_DOCKERD_WAIT=60 s); otherwise it stops at once and prints the command to run.
@@ -19,6 +24,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 ROOT="$(pwd)"
 VENV="${ROOT}/.venv"
+# The Python the pinned tooling runs on: requirements*.txt are pinned for it, tests/sanity.sh and the
+# tests take it from the venv. ansible-core 2.19 runs on 3.11-3.13; 2.20 and later need 3.12 or newer.
+PYTHON_VERSION="3.11"
+# The newest ansible-core on PyPI (2.21) needs Python 3.12 or newer: `./run.sh newest` takes the newest there is.
+NEWEST_PYTHON_MIN="3.12"
+NEWEST_VENV="${ROOT}/.venv-newest"
 # Where Debian keeps the system tools a non-root PATH lacks (dockerd, iptables, debootstrap).
 SBIN_DIRS="${VERL_DEPLOY_SBIN_DIRS-/usr/local/sbin:/usr/sbin:/sbin}"
 DOCKERD_LOG="${TMPDIR:-/tmp}/dockerd.log"
@@ -35,11 +46,30 @@ find_command() { # the path of a command on PATH or in SBIN_DIRS
 
 have() { find_command "$1" >/dev/null; }
 
-python_311() { # prints the Python 3.11 that has venv and ensurepip, if there is one
+python_fits() { # python_fits CANDIDATE VERSION exact|min: it runs, has venv and ensurepip, and its version fits
+    "$1" -c 'import sys, ensurepip, venv
+want = tuple(int(part) for part in sys.argv[1].split("."))
+have = sys.version_info[:2]
+sys.exit(not (have == want if sys.argv[2] == "exact" else have >= want))' "$2" "$3" 2>/dev/null
+}
+
+python_pinned() { # prints the Python PYTHON_VERSION that has venv and ensurepip, if there is one
     local candidate
-    for candidate in python3.11 python3; do
-        if have "${candidate}" &&
-            "${candidate}" -c 'import sys, ensurepip, venv; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+    for candidate in "python${PYTHON_VERSION}" python3; do
+        if have "${candidate}" && python_fits "${candidate}" "${PYTHON_VERSION}" exact; then
+            echo "${candidate}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+python_newest() { # prints the newest Python >= NEWEST_PYTHON_MIN with venv: on PATH, else one pyenv installed
+    local candidate pyenv_root="${PYENV_ROOT:-${HOME}/.pyenv}"
+    # pyenv's shims answer only for the selected version, so its versions/ are asked directly.
+    for candidate in python3.14 python3.13 python3.12 python3 \
+        $(find "${pyenv_root}/versions" -mindepth 3 -maxdepth 3 -path '*/bin/python3.*[0-9]' 2>/dev/null | sort -rV); do
+        if { have "${candidate}" || [ -x "${candidate}" ]; } && python_fits "${candidate}" "${NEWEST_PYTHON_MIN}" min; then
             echo "${candidate}"
             return 0
         fi
@@ -84,7 +114,7 @@ prereqs() { # prereqs NEED... (python, git, docker, debootstrap): provide what i
     for need in "$@"; do
         case "${need}" in
         python)
-            python_311 >/dev/null || packages+=(python3.11 python3.11-venv)
+            python_pinned >/dev/null || packages+=("python${PYTHON_VERSION}" "python${PYTHON_VERSION}-venv")
             [ -e /etc/ssl/certs/ca-certificates.crt ] || packages+=(ca-certificates) # HTTPS to PyPI
             ;;
         git) have git || packages+=(git) ;;
@@ -104,8 +134,8 @@ prereqs() { # prereqs NEED... (python, git, docker, debootstrap): provide what i
     if [ "${#packages[@]}" -gt 0 ]; then
         if is_root && have apt-get; then
             apt_install "${packages[@]}"
-            [[ " $* " != *" python "* ]] || python_311 >/dev/null ||
-                problems+=("apt-get installed python3.11 but no Python 3.11 with venv and ensurepip answers as python3.11 or python3")
+            [[ " $* " != *" python "* ]] || python_pinned >/dev/null ||
+                problems+=("apt-get installed python${PYTHON_VERSION} but no Python ${PYTHON_VERSION} with venv and ensurepip answers as python${PYTHON_VERSION} or python3")
         elif have apt-get; then
             problems+=("install the missing packages: ${sudo}apt-get update && ${sudo}apt-get install -y ${packages[*]}")
         else
@@ -133,18 +163,41 @@ setup() {
     local want
     want="$(cat requirements.txt requirements-test.txt | sha256sum | cut -d' ' -f1)"
     if [ ! -x "${VENV}/bin/python" ] || [ "$(cat "${stamp}" 2>/dev/null)" != "${want}" ]; then
-        "$(python_311)" -m venv "${VENV}" # prereqs python ran first
+        "$(python_pinned)" -m venv "${VENV}" # prereqs python ran first
         "${VENV}/bin/python" -m pip install --quiet --upgrade pip
         "${VENV}/bin/python" -m pip install --quiet -r requirements.txt -r requirements-test.txt
         echo "${want}" >"${stamp}"
     fi
+    link_collection
+    export PATH="${VENV}/bin:${PATH}"
+}
+
+link_collection() {
     # ansible.cfg points collections_path at .collections: link this checkout in as verl.deploy.
     # Only when it is not there yet: re-linking races with tests that read it (./run.sh test in tests).
     if [ "$(readlink .collections/ansible_collections/verl/deploy)" != ../../.. ]; then
         mkdir -p .collections/ansible_collections/verl
         ln -sfn ../../.. .collections/ansible_collections/verl/deploy
     fi
-    export PATH="${VENV}/bin:${PATH}"
+}
+
+setup_newest() { # .venv-newest: the newest ansible-core and `ansible` on PyPI, upgraded on every run
+    local python
+    python="$(python_newest)" || {
+        echo "run.sh newest: no Python >= ${NEWEST_PYTHON_MIN} with venv and ensurepip (python3.12 .. python3.14 or python3 on PATH, or under ${PYENV_ROOT:-${HOME}/.pyenv}/versions). Debian 12 has none: install one (e.g. \`pyenv install 3.13\`; on Debian 13, apt-get install python3-venv), then run again." >&2
+        exit 1
+    }
+    if [ ! -x "${NEWEST_VENV}/bin/python" ] || ! python_fits "${NEWEST_VENV}/bin/python" "${NEWEST_PYTHON_MIN}" min; then
+        rm -rf "${NEWEST_VENV}"
+        "${python}" -m venv "${NEWEST_VENV}"
+    fi
+    "${NEWEST_VENV}/bin/python" -m pip install --quiet --upgrade pip
+    # The newest releases, as a user installing today gets them; the test runner at the versions the suite pins.
+    # shellcheck disable=SC2046 # one requirement per word
+    "${NEWEST_VENV}/bin/python" -m pip install --quiet --upgrade ansible-core ansible \
+        $(grep -E '^(pytest|pytest-xdist|PyYAML)==' requirements-test.txt)
+    link_collection
+    export PATH="${NEWEST_VENV}/bin:${PATH}"
 }
 
 selection_needs_docker() { # do the tests pytest "$@" selects include any marked integration? (tests/conftest.py counts)
@@ -158,11 +211,14 @@ shift || true
 case "${JOB}" in
 prereqs)
     prereqs python git docker debootstrap
-    echo "run.sh: $("$(python_311)" --version), $(git --version), Docker engine $(docker_info), $(find_command debootstrap)"
+    echo "run.sh: $("$(python_pinned)" --version), $(git --version), Docker engine $(docker_info), $(find_command debootstrap)"
     ;;
 setup)
     prereqs python
     setup
+    ;;
+link)
+    link_collection
     ;;
 demo)
     prereqs python docker debootstrap
@@ -207,6 +263,17 @@ test)
         prereqs docker debootstrap
     fi
     # As CI: two workers; loadgroup keeps each xdist_group (the simulated-cluster tests) on one worker.
+    python -m pytest -n 2 --dist loadgroup "$@"
+    ;;
+newest)
+    prereqs python git
+    setup_newest
+    echo "run.sh newest: $(python -c 'import sys; from ansible.release import __version__ as core; from importlib.metadata import version
+print("Python %d.%d.%d, ansible-core %s, ansible %s" % (*sys.version_info[:3], core, version("ansible")))')"
+    # No Docker, no development tools: the unit tests, and the tarball built, installed and rendered from.
+    [ "$#" -gt 0 ] || set -- tests/unit \
+        tests/test_packaging.py::test_installed_collection_renders_from_an_empty_folder \
+        tests/test_packaging.py::test_installed_collection_rejects_a_misshapen_inventory
     python -m pytest -n 2 --dist loadgroup "$@"
     ;;
 lint)

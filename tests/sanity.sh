@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# ansible-test sanity (every test, Python 3.11, per-test virtual environments) on this checkout.
+# ansible-test sanity (every test, on the Python that runs ansible-test, per-test virtual environments) on this checkout.
 #
 #   tests/sanity.sh [extra ansible-test args]      usually through ./run.sh sanity
 #
 # ansible-test only runs inside <dir>/ansible_collections/<namespace>/<name>/ that is a git
 # checkout, so this copies the checkout's files (tracked and untracked-but-not-ignored, i.e. also
 # work not yet committed) into a throwaway directory, makes that a one-commit git repository and
-# runs `ansible-test sanity --python 3.11 --venv` there. The ignore files stay empty: every finding
+# runs `ansible-test sanity --python <the Python of the ansible-test on PATH> --venv` there. The ignore files stay empty: every finding
 # is fixed in the code.
 #
 # Offline pieces: ansible-test bootstraps pip into each new
@@ -22,11 +22,6 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-PYTHON_VERSION="3.11"
-# ansible_test/_internal/python_requirements.py get_venv_packages(): pip='24.2' for every Python;
-# ansible_test/_util/target/setup/requirements.py bootstrap() reads get_pip_<version with _>.py.
-PIP_VERSION="24.2"
-GET_PIP="${HOME}/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py"
 SHIM_MARK="verl.deploy tests/sanity.sh get-pip stand-in"
 RESULTS="${ROOT}/tests/output/sanity"
 
@@ -39,6 +34,21 @@ die() {
 ANSIBLE_TEST="$(command -v ansible-test)" || die "ansible-test is not on PATH (run ./run.sh sanity, or activate .venv)"
 command -v git >/dev/null || die "git is required"
 [ -d "${ROOT}/.git" ] || [ -f "${ROOT}/.git" ] || die "${ROOT} is not a git checkout"
+
+# Both taken from the ansible-test on PATH, so that moving the pinned ansible-core (requirements.txt) or
+# its Python (run.sh) needs no edit here: the Python of its virtual environment, and the pip version
+# ansible-test bootstraps into each per-test environment (ansible_test/_internal/python_requirements.py
+# get_venv_packages(), pip='<version>'; ansible_test/_util/target/setup/requirements.py bootstrap()
+# reads ~/.ansible/test/cache/get_pip_<version with _>.py).
+TOOL_PYTHON="$(dirname "${ANSIBLE_TEST}")/python"
+PYTHON_VERSION="$("${TOOL_PYTHON}" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" ||
+    die "${TOOL_PYTHON} (next to ansible-test) does not run"
+PIP_VERSION="$("${TOOL_PYTHON}" -c '
+import pathlib, re, ansible_test
+source = pathlib.Path(ansible_test.__file__).parent / "_internal" / "python_requirements.py"
+print(re.search(r"\bpip=.([0-9][0-9.]*).", source.read_text()).group(1))')" ||
+    die "no pip version found in ansible-test's python_requirements.py: see how this ansible-test bootstraps pip"
+GET_PIP="${HOME}/.ansible/test/cache/get_pip_${PIP_VERSION//./_}.py"
 
 # 1. The get-pip stand-in. A real get-pip.py that someone saved there is left alone.
 seed_get_pip() {

@@ -109,6 +109,23 @@ def test_configure_playbook_creates_every_job_template_with_its_survey():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_awx_as_code_declares_the_collections_it_uses_and_the_collection_does_not():
+    """awx/configure.yml's collections are in awx/requirements.yml (the `ansible` package no longer bundles
+    awx.awx from 14 on), never among the collection's own dependencies; docs/awx.md says how to install them."""
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    used = {".".join(key.split(".")[:2]) for task in play["tasks"] for key in task if key.count(".") == 2} - {"ansible.builtin"}
+    declared = yaml.safe_load((REPO / "awx/requirements.yml").read_text())["collections"]
+    assert used == {"awx.awx"} and [entry["name"] for entry in declared] == ["awx.awx"]
+    floor = re.fullmatch(r">=(\d+)\.(\d+)\.(\d+)", declared[0]["version"]).groups()
+    listed = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "list", "awx.awx", "--format", "json"],
+                            cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    tested = [info["version"] for found in yaml.safe_load(listed.stdout).values() for info in found.values()]
+    assert tested and all(tuple(map(int, version.split("."))) >= tuple(map(int, floor)) for version in tested), tested
+    runtime = [yaml.safe_load((REPO / name).read_text()) for name in ("galaxy.yml", "collections/requirements.yml")]
+    assert "awx.awx" not in runtime[0]["dependencies"] and "awx.awx" not in [c["name"] for c in runtime[1]["collections"]]
+    assert "ansible-galaxy collection install -r awx/requirements.yml" in (REPO / "docs/awx.md").read_text()
+
+
 def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm(tmp_path):
     """ansible-runner gives the job a pseudo-terminal: the confirmation must not believe somebody is there."""
     answers = survey_answers("deploy", **PATHS, verl_swanlab_api_key=KEY, **awx_variables())

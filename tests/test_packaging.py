@@ -87,6 +87,16 @@ def test_galaxy_metadata_is_real():
     assert yaml.safe_load((REPO / "meta/runtime.yml").read_text())["requires_ansible"].startswith(">=")
 
 
+def test_the_claimed_floor_is_the_pinned_core_the_whole_suite_runs_on():
+    """meta/runtime.yml and every role claim no older ansible-core than the one CI runs everything on
+    (requirements.txt); the other end, the newest release, is `./run.sh newest`."""
+    pinned = re.search(r"^ansible-core==(\d+\.\d+)\.\d+$", (REPO / "requirements.txt").read_text(), re.M).group(1)
+    assert yaml.safe_load((REPO / "meta/runtime.yml").read_text())["requires_ansible"] == ">=%s.0" % pinned
+    for role in ROLES:
+        meta = yaml.safe_load((REPO / "roles" / role / "meta/main.yml").read_text())
+        assert meta["galaxy_info"]["min_ansible_version"] == pinned, role
+
+
 def test_the_tarball_holds_the_runtime_content_and_no_dev_files(tarball):
     with tarfile.open(tarball) as archive:
         names = set(archive.getnames())
@@ -199,7 +209,13 @@ def test_ansible_builder_creates_the_execution_environment_context(installed, tm
     containerfile = next(context / name for name in ("Containerfile", "Dockerfile") if (context / name).is_file())
     text = containerfile.read_text()
     assert 'ARG EE_BASE_IMAGE="%s"' % definition["images"]["base_image"]["name"] in text
-    assert "ansible-core==2.19.14 ansible-runner==2.4.3" in text
+    # The execution environment runs the ansible-core the whole suite runs on, on the Python run.sh names for it.
+    pinned_core = re.search(r"^ansible-core==\S+$", (REPO / "requirements.txt").read_text(), re.M).group(0)
+    assert definition["dependencies"]["ansible_core"]["package_pip"] == pinned_core
+    assert "%s ansible-runner==2.4.3" % pinned_core in text
+    python_version = re.search(r'^PYTHON_VERSION="([0-9.]+)"$', (REPO / "run.sh").read_text(), re.M).group(1)
+    assert definition["dependencies"]["python_interpreter"] == {"package_system": "python" + python_version,
+                                                                "python_path": "/usr/bin/python" + python_version}
     assert yaml.safe_load((context / "_build/requirements.yml").read_text()) == yaml.safe_load(
         (REPO / "collections/requirements.yml").read_text())
     assert "openssh-clients [platform:rpm]" in (context / "_build/bindep.txt").read_text()

@@ -1,4 +1,4 @@
-"""Quality gates over the whole collection: ansible-lint, ansible-test sanity, ansible-doc.
+"""Quality gates over the whole collection: ansible-lint, ansible-test sanity, ansible-doc, antsibull-docs.
 
 Each runs the tool from the virtual environment that runs pytest (the executables next to
 sys.executable) in the repository root, so .ansible-lint and ansible.cfg (collections_path =
@@ -77,3 +77,26 @@ def test_ansible_doc_renders(kind, name, heading):
     result = _run([_tool("ansible-doc"), "-t", kind, name], timeout=300)
     assert result.returncode == 0, result.stdout
     assert name in result.stdout and heading in result.stdout, result.stdout
+
+
+def test_antsibull_docs_lints_the_collection_docs():
+    """The docs as docs.ansible.com renders them: every M()/P()/O() reference resolves (a filter is P(name#filter),
+    never M()), every option and return value is well formed."""
+    result = _run([_tool("antsibull-docs"), "lint-collection-docs", "--plugin-docs", REPO], timeout=300)
+    assert result.returncode == 0 and not result.stdout.strip(), "antsibull-docs exited %d:\n%s" % (result.returncode, result.stdout)
+
+
+def test_a_fresh_clone_is_visible_to_ansible_doc_after_run_sh_link(tmp_path):
+    """The one command the README names for a fresh clone: `./run.sh link`, after which ansible-doc (and
+    ansible-navigator, through the same ansible.cfg) finds the clone itself, not some other copy."""
+    from test_packaging import source_copy  # what a fresh clone holds
+
+    clone = source_copy(tmp_path / "clone")
+    env = _env()
+    env.pop("ANSIBLE_COLLECTIONS_PATH", None)
+    link = subprocess.run(["bash", "run.sh", "link"], cwd=clone, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert link.returncode == 0, link.stdout + link.stderr
+    doc = subprocess.run([str(_tool("ansible-doc")), "verl.deploy.npu_info"], cwd=clone, env=env, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert doc.returncode == 0, doc.stdout + doc.stderr
+    assert "(%s/plugins/modules/npu_info.py)" % (clone / ".collections/ansible_collections/verl/deploy") in doc.stdout, doc.stdout

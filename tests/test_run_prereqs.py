@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+# The Python the pinned tooling runs on, as run.sh names it (its Debian packages: python<v>, python<v>-venv).
+PY = re.search(r'^PYTHON_VERSION="([0-9.]+)"$', (REPO / "run.sh").read_text(), re.M).group(1)
 BASH = os.path.realpath(shutil.which("bash"))
 PYTHON = os.path.realpath(sys.executable)
 NO_ENGINE = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
@@ -67,7 +70,7 @@ esac""".format(s=self.state, denied=DENIED, down=NO_ENGINE), folder)
         self.stub("dockerd", body, folder)
 
     def python(self, folder=None):
-        (folder or self.bin).joinpath("python3.11").symlink_to(PYTHON)
+        (folder or self.bin).joinpath("python%s" % PY).symlink_to(PYTHON)
 
     def tool(self, name, folder=None):
         self.stub(name, "exit 0", folder)
@@ -75,7 +78,7 @@ esac""".format(s=self.state, denied=DENIED, down=NO_ENGINE), folder)
     def apt_get(self):
         """A stand-in apt-get whose `install` puts each package's commands (packages/<name>/) on PATH."""
         offers = {"docker.io": lambda folder: (self.docker_cli(folder), self.dockerd("starts", folder)),
-                  "python3.11": self.python, "python3.11-venv": None, "ca-certificates": None,
+                  "python%s" % PY: self.python, "python%s-venv" % PY: None, "ca-certificates": None,
                   "git": lambda folder: self.tool("git", folder), "iptables": lambda folder: self.tool("iptables", folder),
                   "debootstrap": lambda folder: self.tool("debootstrap", folder)}
         for package, provide in offers.items():
@@ -164,7 +167,7 @@ def test_as_a_user_without_python_311_it_names_the_packages(user):
     assert proc.returncode == 1
     ca_certificates = "" if CA_BUNDLE.exists() else " ca-certificates"
     assert proc.stderr.splitlines()[1:] == [
-        "  - install the missing packages: sudo apt-get update && sudo apt-get install -y python3.11 python3.11-venv"
+        "  - install the missing packages: sudo apt-get update && sudo apt-get install -y python%s python%s-venv" % (PY, PY)
         + ca_certificates]
 
 
@@ -173,13 +176,13 @@ def test_as_root_on_debian_it_installs_once_and_starts_dockerd(root):
     proc = root.run("prereqs")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ca_certificates = [] if CA_BUNDLE.exists() else ["ca-certificates"]
-    packages = ["python3.11", "python3.11-venv", *ca_certificates, "git", "docker.io", "iptables", "debootstrap"]
+    packages = ["python" + PY, "python%s-venv" % PY, *ca_certificates, "git", "docker.io", "iptables", "debootstrap"]
     assert root.called("apt-get") == ["apt-get update -qq",
                                       "apt-get install -y -qq --no-install-recommends " + " ".join(packages)]
     assert root.called("dockerd") == ["dockerd "]
     log = root.root / "dockerd.log"
     assert "run.sh: starting the Docker engine: %s (log: %s; waiting at most 3 s)" % (root.bin / "dockerd", log) in proc.stdout
-    assert proc.stdout.splitlines()[-1].startswith("run.sh: Python 3.11.")
+    assert proc.stdout.splitlines()[-1].startswith("run.sh: Python %s." % PY)
     assert "Docker engine 20.10.24, %s" % (root.bin / "debootstrap") in proc.stdout
 
 
@@ -238,7 +241,7 @@ def test_the_test_job_provides_docker_only_for_a_selection_that_needs_it(root):
     ca_certificates = [] if CA_BUNDLE.exists() else ["ca-certificates"]
     assert root.called("apt-get") == [
         "apt-get update -qq",
-        "apt-get install -y -qq --no-install-recommends " + " ".join(["python3.11", "python3.11-venv", *ca_certificates, "git"]),
+        "apt-get install -y -qq --no-install-recommends " + " ".join(["python" + PY, "python%s-venv" % PY, *ca_certificates, "git"]),
         "apt-get install -y -qq --no-install-recommends docker.io iptables debootstrap"]
     assert root.called("dockerd") == ["dockerd "]
     assert "tests/integration/test_molecule.py::test_molecule_scenario[one_node]" in proc.stdout
@@ -266,14 +269,18 @@ def test_a_selection_with_simulated_cluster_tests_asks_for_the_engine(user):
 
 
 def test_ci_starts_from_no_engine_and_runs_only_the_readme_commands(root):
-    """.ci/run on a machine with no engine, no Docker, git or Python 3.11 packages: ./run.sh prereqs
+    """.ci/run on a machine with no engine, no Docker, git or Python packages: ./run.sh prereqs
     installs them in one apt-get run and starts dockerd; the test phase finds everything there. The
-    suite is only collected here (PYTEST_ADDOPTS), the way `./run.sh test` passes it to pytest."""
+    suite is only collected here (PYTEST_ADDOPTS), the way `./run.sh test` passes it to pytest. This
+    machine has no Python >= 3.12 (as Debian 12): the newest-release leg stops at once naming what to
+    install, and that fails the run."""
     root.apt_get()
     proc = root.run(env={"PYTEST_ADDOPTS": "--collect-only -q"}, script=".ci/run")
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "run.sh newest: no Python >= 3.12 with venv and ensurepip" in proc.stderr
+    assert "pyenv install 3.13" in proc.stderr and "==> FAILED: ./run.sh newest exited 1" in proc.stderr
     ca_certificates = [] if CA_BUNDLE.exists() else ["ca-certificates"]
-    packages = ["python3.11", "python3.11-venv", *ca_certificates, "git", "docker.io", "iptables", "debootstrap"]
+    packages = ["python" + PY, "python%s-venv" % PY, *ca_certificates, "git", "docker.io", "iptables", "debootstrap"]
     assert root.called("apt-get") == ["apt-get update -qq",
                                       "apt-get install -y -qq --no-install-recommends " + " ".join(packages)]
     assert root.called("dockerd") == ["dockerd "]

@@ -15,7 +15,7 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The launch record the running training started from (C(launch) of M(verl.deploy.training_state)'s result).
+    description: The launch record the running training started from (C(launch) of the P(verl.deploy.training_state#filter) filter's result).
     type: raw
     required: true
   now:

@@ -57,7 +57,7 @@ options:
       - The Ray head's address, when known before the settings are checked (an IPv4 address or a host name,
         resolved on the target); its route is read with C(ip -4 route get) into RV(network.head_route).
       - Leave empty when the address is only known later; the routing table in RV(network.routes) lets the
-        controller compute the route then (filter M(verl.deploy.route_to)).
+        controller compute the route then (the P(verl.deploy.route_to#filter) filter).
     type: str
     default: ''
   model_search_paths:
