@@ -73,7 +73,13 @@ def wait_for(check, seconds=20):
 
 def test_nothing_started_yet(control):
     assert state(control)["state"] == "not-started"
-    assert "training: not started on this node by verl.deploy" in control("status", "", "5", "1800").stdout
+    status = control("status", "", "5", "1800").stdout
+    assert "training: not started on this node by verl.deploy" in status
+    assert "verl: unknown (no verl/version/version in " in status
+    version = control.logs.parent / "verl" / "verl" / "version"
+    version.mkdir(parents=True)
+    (version / "version").write_text("0.7.0.dev\n")
+    assert "verl: 0.7.0.dev" in control("status", "", "5", "1800").stdout.splitlines()
 
 
 def test_start_records_steps_and_the_exit_code_of_a_crash(control):

@@ -35,7 +35,9 @@ def answers(template, **more):
                       verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
                       verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"],
                       # The scenario's node is an Atlas A3: its 16 chips, and a TP that fits them.
-                      verl_npu_devices=SETTINGS["verl_npu_devices"], verl_train_tp=SETTINGS["verl_train_tp"])
+                      verl_npu_devices=SETTINGS["verl_npu_devices"], verl_train_tp=SETTINGS["verl_train_tp"],
+                      # As long as the scenario's other deploys: the training (like verl) ends after its last step.
+                      verl_train_steps=str(SETTINGS["verl_train_steps"]))
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):
         # The SwanLab credential (attached to these templates) and the job template's own extra vars.

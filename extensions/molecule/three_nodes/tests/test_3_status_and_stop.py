@@ -15,6 +15,7 @@ def test_status_reports_every_node():
     assert proc.output.count("ray: in the cluster of") == 3, tail(proc)
     # Every node's NPUs are held by the training's workers, and status says whose they are.
     assert proc.output.count("NPUs in use: 0-7 by the training (pids ") == 3, tail(proc)
+    assert proc.output.count("verl: 0.7.0.dev") == 3, tail(proc)  # the image's verl, on every node
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
 
 
