@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from testinfra.utils.ansible_runner import AnsibleRunner
@@ -73,6 +74,23 @@ def npu_processes(node):
     for process in parse_info(on_node(node, "npu-smi", "info").stdout)["processes"]:
         table.setdefault(process["npu_id"], []).append(process["pid"])
     return table
+
+
+def started_marker(node, pid, path="/sim/ckpts/qwen3-8b-dapo/stand_in_started.json", seconds=240):
+    """The stand-in trainer's started marker once the training `pid` wrote it. It writes it after its worker group is
+    up (a worker on every NPU), which can be well after the deploy saw its log grow, as with verl."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = in_verl(node, "cat %s" % path, check=False).stdout
+        try:
+            marker = json.loads(found)
+        except ValueError:
+            marker = {}
+        if marker.get("pid") == int(pid):
+            return marker
+        if time.monotonic() > deadline:
+            raise AssertionError("the training %s wrote no started marker within %d s (it holds: %s)" % (pid, seconds, found[:300]))
+        time.sleep(2)
 
 
 def ray_view(node):

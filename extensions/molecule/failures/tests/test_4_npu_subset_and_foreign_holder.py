@@ -2,9 +2,7 @@
 the container numbers them 0-3, and Ray hands those on to the workers), and a process of another container
 that holds one of them is refused by name, the training left alone. Runs after test_3 (name order), whose
 containers were created with NPUs 0-7."""
-import json
-
-from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, tail, training_pids
+from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, started_marker, tail, training_pids
 
 HEAD = hosts("ray_head")[0]
 # 3 nodes x 4 NPUs: TP 4 x PP 3 is one data-parallel rank, a multiple of the NPUs per node.
@@ -28,7 +26,7 @@ def test_every_node_trains_on_npus_4_to_7():
     assert proc.returncode == 0, tail(proc)
     assert ray_view(HEAD) == {"nodes": 3, "npu": 12.0}, tail(proc)
     assert "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3" in in_verl(HEAD, "cat /verl/start_verl.sh").stdout
-    started = json.loads(in_verl(HEAD, "cat %s" % STARTED).stdout)
+    started = started_marker(HEAD, training_pids(HEAD)[0], STARTED)
     placed = sorted((worker["hostname"], worker["device"]) for worker in started["workers"])
     assert placed == sorted((node, device) for node in nodes() for device in (4, 5, 6, 7)), placed
     assert {worker["visible_devices"] for worker in started["workers"]} == {"0", "1", "2", "3"}

@@ -5,7 +5,7 @@ Runs after test_1_deployed (pytest takes the files in name order): it restarts t
 import json
 import os
 
-from sim_scenario import hosts, in_verl, playbook, tail, training_pids
+from sim_scenario import hosts, in_verl, playbook, started_marker, tail, training_pids
 
 from test_1_deployed import KEY, STARTED
 
@@ -49,4 +49,4 @@ def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
     assert len(after) == 1 and after != before
     stopped = json.loads(in_verl(head, "cat %s/stand_in_stopped.json" % CKPTS).stdout)
     assert stopped["pid"] == int(before[0]) and stopped["signal"] == "SIGTERM"
-    assert json.loads(in_verl(head, "cat %s" % STARTED).stdout)["pid"] == int(after[0])
+    assert started_marker(head, after[0], STARTED)["pid"] == int(after[0])

@@ -2,9 +2,7 @@
 stand-in trainer follows verl's RayPPOTrainer._load_checkpoint), and the summary and status say so.
 
 Runs last (pytest takes the files in name order): the training it leaves runs with these resume settings."""
-import json
-
-from sim_scenario import hosts, in_verl, playbook, tail, training_pids
+from sim_scenario import hosts, in_verl, playbook, started_marker, tail, training_pids
 
 from test_1_deployed import STARTED
 
@@ -22,8 +20,8 @@ def test_restart_resumes_from_the_given_checkpoint():
     assert "Resume: from %s/global_step_2" % CKPTS in proc.output, tail(proc)
     after = training_pids(head)
     assert len(after) == 1 and after != before
-    started = json.loads(in_verl(head, "cat %s" % STARTED).stdout)
-    assert started["pid"] == int(after[0]) and started["entry_point"] == "verl.trainer.main_ppo"
+    started = started_marker(head, after[0], STARTED)
+    assert started["entry_point"] == "verl.trainer.main_ppo"
     assert started["resume_mode"] == "resume_path" and started["resumed_from_step"] == 2
     assert "trainer.resume_from_path=%s/global_step_2" % CKPTS in started["argv"]
     # The control script's report (status.yml shows it) names what the training was started with.
