@@ -75,7 +75,10 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     actor, ref, rollout = arr["actor"], arr["ref"], arr["rollout"]
     transformer = actor["megatron"]["override_transformer_config"]
 
-    # bit 0 Remove Padding, bit 1 Dynamic Batch Size
+    # bit 0 Remove Padding: the keys verl 0.7.0's Megatron actor and reference model read (their default is
+    # True, so "off" must arrive as False), and the model's, which the new engine workers copy; bit 1 Dynamic Batch Size
+    assert actor["megatron"]["use_remove_padding"] is on[0]
+    assert ref["megatron"]["use_remove_padding"] is on[0]
     assert arr["model"]["use_remove_padding"] is on[0]
     assert actor["use_dynamic_bsz"] is on[1]
     assert ref["log_prob_use_dynamic_bsz"] is on[1]

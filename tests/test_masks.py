@@ -115,7 +115,13 @@ def expected_overrides(mask, swanlab, algorithm="dapo"):
     rmpad, dynbsz, offload, pfx, recompute, swap, vpp = bits
     tf = {True: "True", False: "False"}
     lines = list(FIXED) + ALGORITHM[algorithm]
-    lines.append("actor_rollout_ref.model.use_remove_padding=" + tf[rmpad])
+    # Megatron's actor and reference model pack by their engine key (default True in verl 0.7.0); the
+    # model key is the new engine workers' copy of it (docs/features.md, "Which keys each bit sets").
+    lines += [
+        "actor_rollout_ref.actor.megatron.use_remove_padding=" + tf[rmpad],
+        "actor_rollout_ref.ref.megatron.use_remove_padding=" + tf[rmpad],
+        "actor_rollout_ref.model.use_remove_padding=" + tf[rmpad],
+    ]
     lines += [
         "actor_rollout_ref.actor.use_dynamic_bsz=" + tf[dynbsz],
         "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=" + tf[dynbsz],
