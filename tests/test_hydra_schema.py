@@ -129,10 +129,12 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     if algorithm == "dapo":
         assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
         assert reward["reward_manager"] == "dapo"
-        assert reward["reward_kwargs"] == {
-            "overlong_buffer_cfg": {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False},
-            "max_resp_len": 4096,
-        }
+        # The same overlong penalty where verl's reward loop reads it and where main_dapo's reward manager does
+        # (verl/experimental/reward_loop/reward_manager/dapo.py:33-35, recipe/dapo/main_dapo.py:152-167 at v0.7.0)
+        penalty = {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False}
+        assert reward["reward_kwargs"] == {"overlong_buffer_cfg": penalty, "max_resp_len": 4096}
+        assert reward["overlong_buffer"] == penalty and data["max_response_length"] == 4096
+        assert reward["use_reward_loop"] is True
         assert (actor["use_kl_loss"], actor["kl_loss_coef"]) == (False, 0.0)
         assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (0.2, 0.28, 10.0)
         assert cfg["algorithm"]["filter_groups"]["enable"] is False

@@ -91,12 +91,18 @@ ALGORITHM = {
         "actor_rollout_ref.actor.clip_ratio_high=0.28",
         "actor_rollout_ref.actor.clip_ratio_c=10.0",
         "actor_rollout_ref.actor.loss_agg_mode=token-mean",
+        # The overlong penalty where verl's reward loop reads it (reward_kwargs) and where main_dapo's own
+        # reward manager reads it (overlong_buffer, with data.max_response_length): docs/features.md.
         "reward_model.reward_manager=dapo",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
         "+reward_model.reward_kwargs.max_resp_len=4096",
+        "reward_model.overlong_buffer.enable=True",
+        "reward_model.overlong_buffer.len=2048",
+        "reward_model.overlong_buffer.penalty_factor=1.0",
+        "reward_model.overlong_buffer.log=False",
     ],
     "grpo": [
         "actor_rollout_ref.actor.use_kl_loss=True",
