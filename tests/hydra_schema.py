@@ -105,11 +105,12 @@ def verl_source_dir():
 def verl_refusals(cfg, algorithm="dapo"):
     """What verl 0.7.0's own config checks refuse in a composed config, for the algorithm's entry point: [] or
     [{"check", "error", "exception"}] (tests/verl_config/verl_checks.py)."""
-    return _verl_checks().refusals(cfg, ENTRY_POINTS[algorithm][0], verl_source_dir())
+    return verl_checks_module().refusals(cfg, ENTRY_POINTS[algorithm][0], verl_source_dir())
 
 
 @functools.lru_cache(maxsize=1)
-def _verl_checks():
+def verl_checks_module():
+    """tests/verl_config/verl_checks.py, imported as the plain module it is (the stand-in trainer imports it the same way)."""
     folder = str(REPO / "tests" / "verl_config")
     if folder not in sys.path:
         sys.path.insert(0, folder)

@@ -12,10 +12,9 @@ tests/test_hydra_schema.py (test_rendered_command_composes).
 from __future__ import annotations
 
 import pytest
-from omegaconf import OmegaConf
 
 from ansible_collections.verl.deploy.plugins.module_utils import _launch_config
-from hydra_schema import ENTRY_POINTS, compose, overrides_from_argv, verl_refusals, verl_source_dir
+from hydra_schema import ENTRY_POINTS, compose, overrides_from_argv, verl_checks_module, verl_refusals, verl_source_dir
 from launch_helpers import launch
 from test_hydra_schema import rendered_command
 
@@ -117,8 +116,7 @@ def test_the_oracle_runs_verls_own_files(source_dir):
     stand-ins are not left in sys.modules."""
     import sys
 
-    import verl_checks
-
+    verl_checks = verl_checks_module()
     modules = verl_checks.load(source_dir)
     assert modules["verl.utils.config"].__file__ == str(source_dir / "verl" / "utils" / "config.py")
     assert modules["verl.workers.config.actor"].__file__ == str(source_dir / "verl" / "workers" / "config" / "actor.py")

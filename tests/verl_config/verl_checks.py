@@ -152,7 +152,7 @@ def _installed(modules):
 
 def _link(modules):
     for name, module in modules.items():
-        parent, _, child = name.rpartition(".")
+        parent, _dot, child = name.rpartition(".")
         if parent in modules:
             setattr(modules[parent], child, module)
 
@@ -204,7 +204,7 @@ def _exec(name, path, is_package):
     spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=[os.path.dirname(path)] if is_package else None)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    parent, _, child = name.rpartition(".")
+    parent, _dot, child = name.rpartition(".")
     if parent in sys.modules:
         setattr(sys.modules[parent], child, module)
     spec.loader.exec_module(module)

@@ -116,9 +116,9 @@ def test_vpp_needs_a_multiple_of_pp_micro_batches_not_only_pp():
     hits = [e for e in check_parallelism(cluster(**changes)) if e["rule"] == "C12"]
     assert [e["variable"] for e in hits] == ["verl_ppo_micro_batch_size_per_gpu"]
     assert "3 micro batch(es)" in hits[0]["msg"] and "use verl_ppo_micro_batch_size_per_gpu=1 or 3" in hits[0]["msg"]
-    assert "C12" not in rules(**dict(changes, ppo_micro_batch_size_per_gpu=3))  # 2 micro batches
-    assert "C12" not in rules(**dict(changes, vpp=False))
-    assert "C12" not in rules(**dict(changes, dynamic_bsz=True))  # verl groups dynamic micro batches by PP itself
+    assert "C12" not in rules(**{**changes, "ppo_micro_batch_size_per_gpu": 3})  # 2 micro batches
+    assert "C12" not in rules(**{**changes, "vpp": False})
+    assert "C12" not in rules(**{**changes, "dynamic_bsz": True})  # verl groups dynamic micro batches by PP itself
 
 
 def test_vpp_checks_the_log_prob_passes_the_training_runs():
@@ -147,7 +147,7 @@ def test_dynamic_batch_size_needs_room_for_the_longest_sequence():
     assert len(hits) == 1
     assert "Got max_token_len=16384 and max_seq_len=18432" in hits[0]["msg"]
     assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=18432" in hits[0]["msg"]
-    assert "C21" not in rules(**dict(long, dynamic_bsz=False))
+    assert "C21" not in rules(**{**long, "dynamic_bsz": False})
     assert "C21" not in rules(**long, extra_overrides=["+actor_rollout_ref.actor.ppo_max_token_len_per_gpu=18432"])
     # The log-prob passes follow the actor's value unless given their own.
     lower_ref = ["actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20000", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=16384"]
