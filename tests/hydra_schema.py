@@ -5,6 +5,10 @@ verl's Python code, so composing needs only hydra-core and omegaconf:
 
 * verl_config_dir() -- the wheel's config tree plus the vendored DAPO overlay
   (tests/verl_config/dapo_megatron_trainer.yaml), cached under <repo>/.cache/verl-0.7.0/config/.
+* verl_source_dir() -- the same wheel's Python files (verl/**.py), cached under
+  <repo>/.cache/verl-0.7.0/src/: what tests/verl_config/verl_checks.py runs verl's own config checks from.
+* verl_refusals(cfg, algorithm) -- what verl's own config checks refuse in a composed config
+  (tests/verl_config/verl_checks.py, run from verl_source_dir()).
 * compose(overrides, config_name) -- compose `dapo_megatron_trainer` (DAPO; or `ppo_megatron_trainer`,
   GRPO) with the overrides and resolve every interpolation; raises ComposeError on anything Hydra or
   OmegaConf refuses.
@@ -50,7 +54,9 @@ WHEEL_ENV = "VERL_DEPLOY_VERL_WHEEL"
 
 CACHE = REPO / ".cache" / ("verl-%s" % VERL_VERSION)
 CONFIG_DIR = CACHE / "config"
+SOURCE_DIR = CACHE / "src"
 WHEEL_CONFIG_PREFIX = "verl/trainer/config/"
+WHEEL_SOURCE_PREFIX = "verl/"
 # Written last into the tree before it is renamed into place: its presence means "complete".
 MARKER = ".verl-deploy-complete"
 
@@ -81,6 +87,38 @@ class ComposeError(Exception):
 
 # --------------------------------------------------------------------------- the config tree
 
+def verl_source_dir():
+    """A folder holding the pinned verl wheel's Python files at their paths (verl/utils/config.py, ...).
+
+    Built once into <repo>/.cache/verl-0.7.0/src/ (gitignored) from the same wheel as verl_config_dir(),
+    in the same race-safe way; raises RuntimeError (never skips) when the wheel cannot be obtained."""
+    marker = SOURCE_DIR / MARKER
+    if not marker.is_file():
+        _build_tree(SOURCE_DIR, _extract_source)
+    found = marker.read_text().strip()
+    if found != WHEEL_SHA256:
+        raise RuntimeError("%s was built from a wheel with sha256 %s, not the pinned %s. Fix: delete %s and run again."
+                           % (SOURCE_DIR, found, WHEEL_SHA256, CACHE))
+    return SOURCE_DIR
+
+
+def verl_refusals(cfg, algorithm="dapo"):
+    """What verl 0.7.0's own config checks refuse in a composed config, for the algorithm's entry point: [] or
+    [{"check", "error", "exception"}] (tests/verl_config/verl_checks.py)."""
+    return verl_checks_module().refusals(cfg, ENTRY_POINTS[algorithm][0], verl_source_dir())
+
+
+@functools.lru_cache(maxsize=1)
+def verl_checks_module():
+    """tests/verl_config/verl_checks.py, imported as the plain module it is (the stand-in trainer imports it the same way)."""
+    folder = str(REPO / "tests" / "verl_config")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import verl_checks  # pylint: disable=import-outside-toplevel
+
+    return verl_checks
+
+
 def verl_config_dir():
     """The directory holding verl 0.7.0's config tree and the DAPO overlay, ready for Hydra.
 
@@ -102,21 +140,45 @@ def verl_config_dir():
 
 
 def _build_config_dir():
+    def extract(wheel, tree):
+        _extract_config(wheel, tree)
+        shutil.copyfile(DAPO_OVERLAY, tree / DAPO_OVERLAY.name)
+
+    _build_tree(CONFIG_DIR, extract)
+
+
+def _build_tree(target, extract):
+    """Obtain the wheel, extract(wheel, tree) into a temporary tree, rename it to `target` (atomic)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=CACHE))
     try:
         wheel = _obtain_wheel(work)
-        tree = work / "config"
-        _extract_config(wheel, tree)
-        shutil.copyfile(DAPO_OVERLAY, tree / DAPO_OVERLAY.name)
+        tree = work / target.name
+        extract(wheel, tree)
         (tree / MARKER).write_text(WHEEL_SHA256 + "\n")
         try:
-            os.rename(tree, CONFIG_DIR)  # atomic; fails if another worker got there first
+            os.rename(tree, target)  # atomic; fails if another worker got there first
         except OSError:
-            if not (CONFIG_DIR / MARKER).is_file():
-                raise RuntimeError("%s exists but is incomplete (no %s). Fix: delete %s and run again." % (CONFIG_DIR, MARKER, CACHE))
+            if not (target / MARKER).is_file():
+                raise RuntimeError("%s exists but is incomplete (no %s). Fix: delete %s and run again." % (target, MARKER, CACHE))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _extract_source(wheel, tree):
+    """The wheel's verl/**.py, at their paths under `tree`."""
+    tree.mkdir()
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if not name.startswith(WHEEL_SOURCE_PREFIX) or not name.endswith(".py"):
+                continue
+            if name.startswith("/") or ".." in name.split("/"):
+                raise RuntimeError("%s holds a suspicious path %r." % (wheel, name))
+            target = tree / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(name))
+    if not (tree / "verl" / "utils" / "config.py").is_file():
+        raise RuntimeError("%s has no verl/utils/config.py." % wheel)
 
 
 def _obtain_wheel(work):
@@ -179,8 +241,9 @@ def _sync_overlay():
 
 # --------------------------------------------------------------------------- composing
 
-def compose(overrides, config_name=CONFIG_NAME, full=False, config_dir=None):
-    """Compose `config_name` with `overrides` against verl 0.7.0's schema; a plain dict, fully resolved.
+def compose(overrides, config_name=CONFIG_NAME, full=False, config_dir=None, node=False):
+    """Compose `config_name` with `overrides` against verl 0.7.0's schema; a plain dict, fully resolved
+    (node=True: the resolved OmegaConf DictConfig itself, as verl's code receives it).
 
     Raises ComposeError for anything Hydra refuses (an unknown key without `+`, `+` on a key that
     already holds a non-null value, a grammar error) and for interpolations that do not resolve.
@@ -191,11 +254,11 @@ def compose(overrides, config_name=CONFIG_NAME, full=False, config_dir=None):
     config_dir = str(config_dir or verl_config_dir())
     overrides = [str(item) for item in overrides]
     if full:
-        return _resolve(_compose_full(config_dir, config_name, overrides))
+        return _resolve(_compose_full(config_dir, config_name, overrides), node)
     base, repository = _base(config_dir, config_name)
     parsed = [_parse(line) for line in overrides]
     if any(_changes_defaults(override, repository) for override in parsed):
-        return _resolve(_compose_full(config_dir, config_name, overrides))
+        return _resolve(_compose_full(config_dir, config_name, overrides), node)
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
 
     cfg = copy.deepcopy(base)
@@ -203,7 +266,7 @@ def compose(overrides, config_name=CONFIG_NAME, full=False, config_dir=None):
         ConfigLoaderImpl._apply_overrides_to_config(parsed, cfg)  # pylint: disable=protected-access
     except Exception as exc:
         raise _error(exc) from exc
-    return _resolve(cfg)
+    return _resolve(cfg, node)
 
 
 # Parsed overrides by text: the 128 masks share almost every line, and parsing is a fifth of a call.
@@ -276,10 +339,13 @@ def _compose_full(config_dir, config_name, overrides, inside=None):
     return cfg
 
 
-def _resolve(cfg):
+def _resolve(cfg, node=False):
     from omegaconf import OmegaConf
 
     try:
+        if node:
+            OmegaConf.resolve(cfg)  # cfg is this call's own copy
+            return cfg
         return OmegaConf.to_container(cfg, resolve=True)
     except Exception as exc:
         raise _error(exc) from exc

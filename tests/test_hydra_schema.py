@@ -14,6 +14,7 @@ on purpose: a silently skipped schema check would look like a passing one.
 from __future__ import annotations
 
 import pytest
+from omegaconf import OmegaConf
 
 from hydra_schema import (
     ARGV_HEAD,
@@ -26,6 +27,7 @@ from hydra_schema import (
     compose,
     overrides_from_argv,
     verl_config_dir,
+    verl_refusals,
 )
 from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, render, run_training, stand_in_path
 
@@ -68,14 +70,22 @@ def bits(mask):
 def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     config, argv = rendered_command(tmp_path, mask, swanlab, verl_algorithm=algorithm)
     assert SECRET_KEY not in "\0".join(argv)
-    cfg = compose(overrides_from_argv(argv, algorithm), config_name=ENTRY_POINTS[algorithm][1])
+    node = compose(overrides_from_argv(argv, algorithm), config_name=ENTRY_POINTS[algorithm][1], node=True)
+    cfg = OmegaConf.to_container(node)
     on = bits(mask)
+    if not swanlab:  # SwanLab changes trainer.logger alone, which none of verl's config checks reads
+        # verl's own config checks (validate_config, the config dataclasses, the DAPO reward manager's assert) accept
+        # every command the deploy accepts: the deploy refuses at least what they refuse (tests/test_verl_oracle.py).
+        assert [found["error"] for found in verl_refusals(node, algorithm)] == []
 
     arr = cfg["actor_rollout_ref"]
     actor, ref, rollout = arr["actor"], arr["ref"], arr["rollout"]
     transformer = actor["megatron"]["override_transformer_config"]
 
-    # bit 0 Remove Padding, bit 1 Dynamic Batch Size
+    # bit 0 Remove Padding: the keys verl 0.7.0's Megatron actor and reference model read (their default is
+    # True, so "off" must arrive as False), and the model's, which the new engine workers copy; bit 1 Dynamic Batch Size
+    assert actor["megatron"]["use_remove_padding"] is on[0]
+    assert ref["megatron"]["use_remove_padding"] is on[0]
     assert arr["model"]["use_remove_padding"] is on[0]
     assert actor["use_dynamic_bsz"] is on[1]
     assert ref["log_prob_use_dynamic_bsz"] is on[1]
@@ -126,10 +136,12 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     if algorithm == "dapo":
         assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
         assert reward["reward_manager"] == "dapo"
-        assert reward["reward_kwargs"] == {
-            "overlong_buffer_cfg": {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False},
-            "max_resp_len": 4096,
-        }
+        # The same overlong penalty where verl's reward loop reads it and where main_dapo's reward manager does
+        # (verl/experimental/reward_loop/reward_manager/dapo.py:33-35, recipe/dapo/main_dapo.py:152-167 at v0.7.0)
+        penalty = {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False}
+        assert reward["reward_kwargs"] == {"overlong_buffer_cfg": penalty, "max_resp_len": 4096}
+        assert reward["overlong_buffer"] == penalty and data["max_response_length"] == 4096
+        assert reward["use_reward_loop"] is True
         assert (actor["use_kl_loss"], actor["kl_loss_coef"]) == (False, 0.0)
         assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (0.2, 0.28, 10.0)
         assert cfg["algorithm"]["filter_groups"]["enable"] is False

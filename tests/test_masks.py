@@ -91,12 +91,18 @@ ALGORITHM = {
         "actor_rollout_ref.actor.clip_ratio_high=0.28",
         "actor_rollout_ref.actor.clip_ratio_c=10.0",
         "actor_rollout_ref.actor.loss_agg_mode=token-mean",
+        # The overlong penalty where verl's reward loop reads it (reward_kwargs) and where main_dapo's own
+        # reward manager reads it (overlong_buffer, with data.max_response_length): docs/features.md.
         "reward_model.reward_manager=dapo",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
         "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
         "+reward_model.reward_kwargs.max_resp_len=4096",
+        "reward_model.overlong_buffer.enable=True",
+        "reward_model.overlong_buffer.len=2048",
+        "reward_model.overlong_buffer.penalty_factor=1.0",
+        "reward_model.overlong_buffer.log=False",
     ],
     "grpo": [
         "actor_rollout_ref.actor.use_kl_loss=True",
@@ -115,7 +121,13 @@ def expected_overrides(mask, swanlab, algorithm="dapo"):
     rmpad, dynbsz, offload, pfx, recompute, swap, vpp = bits
     tf = {True: "True", False: "False"}
     lines = list(FIXED) + ALGORITHM[algorithm]
-    lines.append("actor_rollout_ref.model.use_remove_padding=" + tf[rmpad])
+    # Megatron's actor and reference model pack by their engine key (default True in verl 0.7.0); the
+    # model key is the new engine workers' copy of it (docs/features.md, "Which keys each bit sets").
+    lines += [
+        "actor_rollout_ref.actor.megatron.use_remove_padding=" + tf[rmpad],
+        "actor_rollout_ref.ref.megatron.use_remove_padding=" + tf[rmpad],
+        "actor_rollout_ref.model.use_remove_padding=" + tf[rmpad],
+    ]
     lines += [
         "actor_rollout_ref.actor.use_dynamic_bsz=" + tf[dynbsz],
         "actor_rollout_ref.ref.log_prob_use_dynamic_bsz=" + tf[dynbsz],

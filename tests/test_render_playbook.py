@@ -41,7 +41,8 @@ def test_readme_render_command_writes_both_scripts(tmp_path):
         assert path.is_file()
         assert os.access(path, os.X_OK)
     text = (out / "localhost" / "run_training.sh").read_text()
-    assert '"actor_rollout_ref.model.use_remove_padding=${USE_REMOVE_PADDING}"' in text
+    assert '"actor_rollout_ref.actor.megatron.use_remove_padding=${USE_REMOVE_PADDING}"' in text
+    assert '"actor_rollout_ref.ref.megatron.use_remove_padding=${USE_REMOVE_PADDING}"' in text
     assert "USE_REMOVE_PADDING=True" in text and "PARAM_OFFLOAD=True" in text
     assert "enable_prefix_caching=False" in text
 

@@ -7,11 +7,52 @@
 # Parallelism and batch-size rules checked before launch. verl's DAPO entry point (main_dapo) skips
 # verl's own validate_config, and Megatron only fails after minutes of model loading on every node,
 # so the launcher re-implements the arithmetic here. The rule ids (R1, R2: the original design's two
-# rules; C2 ... C18: verl's, Megatron's and vLLM's) and where each is enforced at run time are listed in
-# docs/design.md, "The parallelism rules and their ids".
+# rules; C2 ... C21: verl's, Megatron's and vLLM's) and where each is enforced at run time are listed in
+# docs/design.md, "The parallelism rules and their ids". Each rule taken from upstream code names the
+# file and line (verl v0.7.0, Megatron-core core_v0.12.1) it comes from.
 from __future__ import annotations
 
+import re
+
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
+
+# verl v0.7.0 defaults that run_training.sh does not render (a verl_extra_overrides line may change them):
+# rollout.max_num_seqs (verl/trainer/config/rollout/rollout.yaml:68), the vLLM engine's max_num_seqs, and
+# actor.ppo_max_token_len_per_gpu (verl/trainer/config/actor/actor.yaml:33), which the ref's and the
+# rollout's log_prob_max_token_len_per_gpu follow (verl/trainer/config/ref/ref.yaml:24,
+# verl/trainer/config/rollout/rollout.yaml:95).
+VERL_DEFAULTS = {
+    "actor_rollout_ref.rollout.max_num_seqs": 1024,
+    "actor_rollout_ref.actor.ppo_max_token_len_per_gpu": 16384,
+}
+MAX_TOKEN_LEN_KEYS = (
+    # (key, which pass reads it, the key it follows when not given)
+    ("actor_rollout_ref.actor.ppo_max_token_len_per_gpu", "the actor update", None),
+    ("actor_rollout_ref.ref.log_prob_max_token_len_per_gpu", "the reference log-prob pass", "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"),
+    ("actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu", "the old log-prob pass",
+     "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"),
+)
+STRICTER = ("This rule is stricter than verl on purpose: the original design of this deployment keeps it "
+            "(verl itself would run this layout).")
+_INT_OVERRIDE = re.compile(r"(?:\+\+|\+)?([A-Za-z0-9_.]+)=([0-9]+)")
+
+
+def override_value(extra_overrides, key, default=None):
+    """The whole number the last verl_extra_overrides line gives `key` (Hydra keeps the last), else `default`."""
+    value = default
+    for line in extra_overrides or ():
+        match = _INT_OVERRIDE.fullmatch(str(line).strip())
+        if match and match.group(1) == key:
+            value = int(match.group(2))
+    return value
+
+
+def verl_values(extra_overrides):
+    """The values of the keys in MAX_TOKEN_LEN_KEYS and VERL_DEFAULTS that the training will see."""
+    values = {key: override_value(extra_overrides, key, default) for key, default in VERL_DEFAULTS.items()}
+    for key, _what, follows in MAX_TOKEN_LEN_KEYS:
+        values[key] = override_value(extra_overrides, key, values.get(key) if follows is None else values[follows])
+    return values
 
 
 def _divisors(n):
@@ -46,8 +87,10 @@ def check_parallelism(c):
 
     `c` holds the normalised settings: train_tp, train_pp, gen_tp, npu_per_node, nnodes, world_size,
     train_batch_size, ppo_mini_batch_size, n_resp_per_prompt, ppo_micro_batch_size_per_gpu,
+    ref_log_prob_micro_batch_size_per_gpu, rollout_log_prob_micro_batch_size_per_gpu, max_prompt_length,
     max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads,
-    dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo).
+    dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo),
+    extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it).
     """
     errors = []
 
@@ -61,12 +104,12 @@ def check_parallelism(c):
 
     if gen_tp != tp:
         fail("R1", "verl_gen_tp", gen_tp,
-             "verl_gen_tp=%d differs from verl_train_tp=%d: the rollout tensor parallel size must equal the training one. "
-             "Fix: set verl_gen_tp=%d, or leave verl_gen_tp unset (it follows verl_train_tp)." % (gen_tp, tp, tp))
+             "verl_gen_tp=%d differs from verl_train_tp=%d: the rollout tensor parallel size must equal the training one. %s "
+             "Fix: set verl_gen_tp=%d, or leave verl_gen_tp unset (it follows verl_train_tp)." % (gen_tp, tp, STRICTER, tp))
     if mp % npn:
         fail("R2", "verl_train_tp", tp,
              "verl_train_tp x verl_train_pp = %d x %d = %d is not a multiple of the NPUs per node (%d, the length of verl_npu_devices). "
-             "Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, npn, _suggest(c)))
+             "%s Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, STRICTER, npn, _suggest(c)))
     if world % mp:
         fail("C2", "verl_train_tp", tp,
              "The cluster has %d NPUs (%d node(s) x %d), which is not divisible by verl_train_tp x verl_train_pp = %d x %d = %d. "
@@ -124,15 +167,33 @@ def check_parallelism(c):
                 fail("C4", "verl_ppo_micro_batch_size_per_gpu", micro,
                      "Each data-parallel rank gets %d sequences per mini batch, which is not a multiple of verl_ppo_micro_batch_size_per_gpu=%d. "
                      "Fix: use a micro batch size that divides %d." % (per_rank, micro, per_rank))
-            elif c["vpp"] and pp >= 2 and per_rank // micro < pp:
-                fail("C12", "verl_ppo_micro_batch_size_per_gpu", micro,
-                     "With VPP each rank needs at least verl_train_pp=%d micro batches per mini batch, but gets %d (%d sequences / micro batch %d). "
-                     "Fix: lower verl_ppo_micro_batch_size_per_gpu or raise verl_ppo_mini_batch_size." % (pp, per_rank // micro, per_rank, micro))
+            elif c["vpp"] and pp >= 2:
+                check_vpp_micro_batches(c, "verl_ppo_micro_batch_size_per_gpu", micro, per_rank, "mini batch", "the actor update", fail)
+        if bsz >= mini and bsz % mini:
+            # verl/protocol.py:827 (DataProto.make_iterator, the actor's mini batches at step 1):
+            # assert self.batch.batch_size[0] % mini_batch_size == 0, f"... % ... != 0"; each rank holds
+            # train_batch x n / DP sequences and splits them by mini x n / DP (verl/workers/megatron_workers.py:334-335).
+            seen = " with 'AssertionError: %d %% %d != 0'" % (bsz * n // dp, mini * n // dp) if (mini * n) % dp == 0 else ""
+            fail("C19", "verl_ppo_mini_batch_size", mini,
+                 "verl_train_batch_size=%d is not a multiple of verl_ppo_mini_batch_size=%d: verl splits each step's batch into mini batches "
+                 "and stops at the first update%s. Fix: use a verl_ppo_mini_batch_size that divides %d (e.g. %d), or a "
+                 "verl_train_batch_size that is a multiple of %d." % (bsz, mini, seen, bsz, max(d for d in _divisors(bsz) if d <= mini), mini))
+        if c["vpp"] and pp >= 2 and not c["dynamic_bsz"] and (bsz * n) % dp == 0:
+            per_rank_all = bsz * n // dp
+            # The log-prob passes run over each rank's whole share of the step's batch (verl/workers/megatron_workers.py:823-825
+            # for the reference model, :846 for the old log-probs), split into micro batches of their own size.
+            if c.get("algorithm", "dapo") == "grpo":  # the ref exists with a KL loss or KL reward: GRPO here, not DAPO
+                check_vpp_micro_batches(c, "verl_ref_log_prob_micro_batch_size_per_gpu", c["ref_log_prob_micro_batch_size_per_gpu"],
+                                        per_rank_all, "step", "the reference log-prob pass", fail)
+            check_vpp_micro_batches(c, "verl_rollout_log_prob_micro_batch_size_per_gpu", c["rollout_log_prob_micro_batch_size_per_gpu"],
+                                    per_rank_all, "step", "the old log-prob pass", fail)
         if not c["dynamic_bsz"] and (bsz * n) % (dp * micro):
             fail("C3", "verl_train_batch_size", bsz,
                  "verl_train_batch_size x verl_n_resp_per_prompt = %d x %d = %d is not a multiple of data-parallel ranks x micro batch "
                  "= %d x %d = %d. Fix: choose a verl_train_batch_size with %d x n a multiple of %d." % (
                      bsz, n, bsz * n, dp, micro, dp * micro, bsz, dp * micro))
+
+    check_token_budgets(c, fail)
 
     # Only DAPO reads the overlong buffer (GRPO's command line leaves it out).
     if c.get("algorithm", "dapo") == "dapo" and c["max_response_length"] < c["overlong_buffer_len"]:
@@ -140,6 +201,65 @@ def check_parallelism(c):
              "The DAPO overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))
     return errors
+
+
+def check_vpp_micro_batches(c, variable, micro, sequences, unit, what, fail):
+    """C12: with VPP, the number of micro batches a pipeline pass runs is a multiple of PP.
+
+    Megatron-core's interleaved schedule (megatron/core/pipeline_parallel/schedules.py:777-797, core_v0.12.1,
+    forward_backward_pipelining_with_interleaving, with microbatch_group_size_per_vp_stage defaulting to PP,
+    megatron/core/model_parallel_config.py:389-390) refuses fewer than PP micro batches ("The number of contiguous
+    micro-batches in a virtual pipeline stage should range in [PP=.. , M=..]") and a remainder modulo PP ("The
+    remainder of M (the total micro-batches) divided by N ... should be 0"); older releases said "number of
+    microbatches (..) is not divisible by pipeline-model-parallel-size (..) when using interleaved schedule".
+    verl hands it the count of its own split (verl/workers/actor/megatron_actor.py:440 and :688-694)."""
+    pp = c["train_pp"]
+    count = -(-sequences // micro)  # DataProto's split(micro) keeps a shorter last micro batch
+    if count % pp == 0:
+        return
+    fits = [d for d in _divisors(sequences) if (sequences // d) % pp == 0]
+    fail("C12", variable, micro,
+         "With VPP (bit 6) Megatron's interleaved schedule needs the number of micro batches of %s to be a multiple of "
+         "verl_train_pp=%d, but each rank runs %d sequences per %s in micro batches of %s=%d, that is %d micro batch(es). "
+         "Fix: %s, or turn bit 6 off." % (
+             what, pp, sequences, unit, variable, micro, count,
+             "use %s=%s" % (variable, " or ".join(str(d) for d in fits[-3:])) if fits else
+             "choose batch sizes that give each rank a multiple of %d sequences" % pp))
+
+
+def check_token_budgets(c, fail):
+    """C20 and C21: the token budgets that a prompt + response must fit (max_prompt_length + max_response_length)."""
+    prompt, response = c["max_prompt_length"], c["max_response_length"]
+    budget = prompt + response
+    values = verl_values(c.get("extra_overrides"))
+    max_num_seqs = values["actor_rollout_ref.rollout.max_num_seqs"]
+    batched = override_value(c.get("extra_overrides"), "actor_rollout_ref.rollout.max_num_batched_tokens", budget)
+    if batched < max_num_seqs:
+        # vLLM's SchedulerConfig._verify_args (vllm/config/scheduler.py): "max_num_batched_tokens (X) must be greater than or
+        # equal to max_num_seqs (Y)."; verl passes both to the engine (verl/workers/rollout/vllm_rollout/vllm_async_server.py:300-302).
+        fail("C20", "verl_max_response_length", response,
+             "run_training.sh gives vLLM actor_rollout_ref.rollout.max_num_batched_tokens=%d (verl_max_prompt_length + "
+             "verl_max_response_length = %d + %d, or what verl_extra_overrides sets), fewer than verl's max_num_seqs=%d: vLLM refuses "
+             "to start with 'max_num_batched_tokens (%d) must be greater than or equal to max_num_seqs (%d).' Fix: make "
+             "verl_max_prompt_length + verl_max_response_length at least %d, or add "
+             "actor_rollout_ref.rollout.max_num_seqs=%d (or less) to verl_extra_overrides." % (
+                 batched, prompt, response, max_num_seqs, batched, max_num_seqs, max_num_seqs, batched))
+    if not c["dynamic_bsz"]:
+        return
+    for key, what, _follows in MAX_TOKEN_LEN_KEYS:
+        limit = values[key]
+        if budget > limit:
+            # verl/utils/seqlen_balancing.py:382-384 (rearrange_micro_batches, every pass with dynamic batch size):
+            # assert max_token_len >= max_seq_len, "max_token_len must be greater than the sequence length. ..."; the
+            # sequences are padded to max_prompt_length + max_response_length.
+            fail("C21", "verl_max_response_length", response,
+                 "With Dynamic Batch Size (bit 1) %s packs at most %s=%d tokens per micro batch, but a sequence can be "
+                 "verl_max_prompt_length + verl_max_response_length = %d + %d = %d tokens: verl stops mid-run with "
+                 "'AssertionError: max_token_len must be greater than the sequence length. Got max_token_len=%d and max_seq_len=%d'. "
+                 "Fix: lower verl_max_prompt_length + verl_max_response_length to at most %d, add %s=%d (or more; it costs NPU memory) "
+                 "to verl_extra_overrides, or turn bit 1 off." % (
+                     what, key, limit, prompt, response, budget, limit, budget, limit, key, budget))
+            break
 
 
 def _gcd(a, b):

@@ -45,7 +45,17 @@ FEATURES = (
     _feature(
         0, "remove_padding", "Remove Padding", "RmvPad", SWITCH,
         "Packs sequences without padding tokens, so no compute is spent on padding.",
-        variables={"USE_REMOVE_PADDING": ["actor_rollout_ref.model.use_remove_padding"]},
+        # verl 0.7.0's Megatron actor and reference model pack by their own engine key: the legacy
+        # Megatron worker (the default, trainer.use_legacy_worker_impl=auto) picks the packed "thd" format
+        # from self.config.megatron.use_remove_padding (verl/workers/actor/megatron_actor.py:658), and
+        # that key defaults to True (verl/trainer/config/engine/megatron.yaml:84; the ref's follows the
+        # actor's, verl/trainer/config/ref/megatron_ref.yaml:20). model.use_remove_padding is what the new
+        # engine workers copy into that key (verl/workers/engine_workers.py:71), so it is set too.
+        variables={"USE_REMOVE_PADDING": [
+            _ACTOR + "megatron.use_remove_padding",
+            "actor_rollout_ref.ref.megatron.use_remove_padding",
+            "actor_rollout_ref.model.use_remove_padding",
+        ]},
     ),
     _feature(
         1, "dynamic_bsz", "Dynamic Batch Size", "DynBSZ", SWITCH,

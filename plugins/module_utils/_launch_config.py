@@ -60,7 +60,10 @@ PARALLELISM_INPUTS = {
     "train_tp": "verl_train_tp", "train_pp": "verl_train_pp", "gen_tp": "verl_gen_tp",
     "train_batch_size": "verl_train_batch_size", "ppo_mini_batch_size": "verl_ppo_mini_batch_size",
     "n_resp_per_prompt": "verl_n_resp_per_prompt", "ppo_micro_batch_size_per_gpu": "verl_ppo_micro_batch_size_per_gpu",
-    "max_response_length": "verl_max_response_length", "overlong_buffer_len": "verl_overlong_buffer_len",
+    "ref_log_prob_micro_batch_size_per_gpu": "verl_ref_log_prob_micro_batch_size_per_gpu",
+    "rollout_log_prob_micro_batch_size_per_gpu": "verl_rollout_log_prob_micro_batch_size_per_gpu",
+    "max_prompt_length": "verl_max_prompt_length", "max_response_length": "verl_max_response_length",
+    "overlong_buffer_len": "verl_overlong_buffer_len",
     "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
     "num_kv_heads": "verl_model_num_kv_heads", "algorithm": "verl_algorithm",
 }
@@ -490,6 +493,7 @@ def check_parallelism_of(values, features, nnodes, errors):
     numbers.update({
         "npu_per_node": len(devices), "nnodes": nnodes, "world_size": len(devices) * nnodes,
         "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False), "vpp": enabled.get("vpp", False),
+        "extra_overrides": values.get("verl_extra_overrides") or [],
     })
     for problem in check_parallelism(numbers):
         errors.add(problem["variable"], problem["value"], problem["msg"])

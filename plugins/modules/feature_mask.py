@@ -112,6 +112,8 @@ overrides:
   type: list
   elements: str
   sample:
+    - actor_rollout_ref.actor.megatron.use_remove_padding=True
+    - actor_rollout_ref.ref.megatron.use_remove_padding=True
     - actor_rollout_ref.model.use_remove_padding=True
     - actor_rollout_ref.rollout.enable_prefix_caching=False
     - +actor_rollout_ref.actor.megatron.override_transformer_config.swap_optimizer=True

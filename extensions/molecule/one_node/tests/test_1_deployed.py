@@ -24,6 +24,7 @@ def test_training_runs_with_the_masks_features(host):
     assert len(pids) == 1 and marker["pid"] == int(pids[0]), "the idempotence run must not restart the training"
     assert marker["nnodes"] == 1 and marker["n_gpus_per_node"] == 16
     argv = " ".join(marker["argv"])
+    assert "actor_rollout_ref.actor.megatron.use_remove_padding=True" in argv
     assert "actor_rollout_ref.model.use_remove_padding=True" in argv
     assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in argv
 

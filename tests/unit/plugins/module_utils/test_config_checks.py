@@ -12,7 +12,8 @@ def cluster(**changes):
     c = {
         "train_tp": 4, "train_pp": 2, "gen_tp": 4, "npu_per_node": 8, "nnodes": 1,
         "train_batch_size": 32, "ppo_mini_batch_size": 32, "n_resp_per_prompt": 8, "ppo_micro_batch_size_per_gpu": 2,
-        "max_response_length": 4096, "overlong_buffer_len": 2048,
+        "ref_log_prob_micro_batch_size_per_gpu": 4, "rollout_log_prob_micro_batch_size_per_gpu": 4,
+        "max_prompt_length": 1024, "max_response_length": 4096, "overlong_buffer_len": 2048,
         "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8,
         "dynamic_bsz": False, "recompute": False, "vpp": False,
     }
@@ -46,6 +47,13 @@ def test_the_defaults_pass():
     ({"nnodes": 2, "train_batch_size": 1, "ppo_mini_batch_size": 1, "n_resp_per_prompt": 2, "ppo_micro_batch_size_per_gpu": 2},
      "C3", "verl_train_batch_size"),
     ({"overlong_buffer_len": 8192}, "C18", "verl_overlong_buffer_len"),
+    ({"train_batch_size": 48, "ppo_mini_batch_size": 32}, "C19", "verl_ppo_mini_batch_size"),
+    ({"vpp": True, "train_batch_size": 6, "ppo_mini_batch_size": 6, "n_resp_per_prompt": 1}, "C12", "verl_ppo_micro_batch_size_per_gpu"),
+    ({"vpp": True, "rollout_log_prob_micro_batch_size_per_gpu": 256}, "C12", "verl_rollout_log_prob_micro_batch_size_per_gpu"),
+    ({"vpp": True, "ref_log_prob_micro_batch_size_per_gpu": 256, "algorithm": "grpo"}, "C12",
+     "verl_ref_log_prob_micro_batch_size_per_gpu"),
+    ({"max_prompt_length": 256, "max_response_length": 512, "overlong_buffer_len": 256}, "C20", "verl_max_response_length"),
+    ({"dynamic_bsz": True, "max_prompt_length": 2048, "max_response_length": 16384}, "C21", "verl_max_response_length"),
 ])
 def test_each_rule_fires_with_a_fix(changes, rule, variable):
     errors = check_parallelism(cluster(**changes))
@@ -90,3 +98,74 @@ def test_the_overlong_buffer_is_checked_for_dapo_only():
     """GRPO's command line has no overlong buffer (verl_overlong_buffer_len is not used), so it is not checked."""
     assert "C18" in rules(overlong_buffer_len=8192, algorithm="dapo")
     assert "C18" not in rules(overlong_buffer_len=8192, algorithm="grpo")
+
+
+def test_a_mini_batch_that_does_not_divide_the_batch_fails_like_verls_step_one():
+    """48 / 32 (the issue's example): verl/protocol.py's make_iterator assert, with the per-rank numbers it prints."""
+    hits = [e for e in check_parallelism(cluster(train_batch_size=48, ppo_mini_batch_size=32)) if e["rule"] == "C19"]
+    assert len(hits) == 1
+    assert "AssertionError: 384 % 256 != 0" in hits[0]["msg"] and "verl_ppo_mini_batch_size" in hits[0]["msg"]
+    assert "(e.g. 24)" in hits[0]["msg"]
+    assert "C19" not in rules(train_batch_size=64, ppo_mini_batch_size=32)
+    assert "C19" not in rules(train_batch_size=16, ppo_mini_batch_size=32)  # C4 says that one
+
+
+def test_vpp_needs_a_multiple_of_pp_micro_batches_not_only_pp():
+    """3 micro batches for PP 2 were accepted by the old `>= PP` rule; Megatron's interleaved schedule refuses them."""
+    changes = {"vpp": True, "train_batch_size": 6, "ppo_mini_batch_size": 6, "n_resp_per_prompt": 1}
+    hits = [e for e in check_parallelism(cluster(**changes)) if e["rule"] == "C12"]
+    assert [e["variable"] for e in hits] == ["verl_ppo_micro_batch_size_per_gpu"]
+    assert "3 micro batch(es)" in hits[0]["msg"] and "use verl_ppo_micro_batch_size_per_gpu=1 or 3" in hits[0]["msg"]
+    assert "C12" not in rules(**{**changes, "ppo_micro_batch_size_per_gpu": 3})  # 2 micro batches
+    assert "C12" not in rules(**{**changes, "vpp": False})
+    assert "C12" not in rules(**{**changes, "dynamic_bsz": True})  # verl groups dynamic micro batches by PP itself
+
+
+def test_vpp_checks_the_log_prob_passes_the_training_runs():
+    """The old log-prob pass always runs; the reference model's only with a KL loss (GRPO here, not DAPO)."""
+    assert "C12" not in rules(vpp=True, ref_log_prob_micro_batch_size_per_gpu=256, algorithm="dapo")
+    grpo = [e["variable"] for e in check_parallelism(cluster(vpp=True, ref_log_prob_micro_batch_size_per_gpu=256, algorithm="grpo"))]
+    assert grpo == ["verl_ref_log_prob_micro_batch_size_per_gpu"]
+    assert rules(vpp=True, rollout_log_prob_micro_batch_size_per_gpu=128) == set()  # 256 / 128 = 2 micro batches
+
+
+def test_vllm_refuses_fewer_batched_tokens_than_sequences():
+    short = {"max_prompt_length": 256, "max_response_length": 512, "overlong_buffer_len": 256}
+    hits = [e for e in check_parallelism(cluster(**short)) if e["rule"] == "C20"]
+    assert len(hits) == 1
+    assert "max_num_batched_tokens (768) must be greater than or equal to max_num_seqs (1024)." in hits[0]["msg"]
+    assert "actor_rollout_ref.rollout.max_num_seqs=768" in hits[0]["msg"]
+    assert "C20" not in rules(**short, extra_overrides=["actor_rollout_ref.rollout.max_num_seqs=768"])
+    assert "C20" not in rules(**short, extra_overrides=["actor_rollout_ref.rollout.max_num_batched_tokens=1024"])
+    assert "C20" in rules(**short, extra_overrides=["actor_rollout_ref.rollout.max_num_seqs=769"])
+    assert "C20" not in rules(max_prompt_length=512, max_response_length=512, overlong_buffer_len=256)  # 1024 = 1024
+
+
+def test_dynamic_batch_size_needs_room_for_the_longest_sequence():
+    long = {"dynamic_bsz": True, "max_prompt_length": 2048, "max_response_length": 16384}
+    hits = [e for e in check_parallelism(cluster(**long)) if e["rule"] == "C21"]
+    assert len(hits) == 1
+    assert "Got max_token_len=16384 and max_seq_len=18432" in hits[0]["msg"]
+    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=18432" in hits[0]["msg"]
+    assert "C21" not in rules(**{**long, "dynamic_bsz": False})
+    assert "C21" not in rules(**long, extra_overrides=["+actor_rollout_ref.actor.ppo_max_token_len_per_gpu=18432"])
+    # The log-prob passes follow the actor's value unless given their own.
+    lower_ref = ["actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20000", "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=16384"]
+    hits = [e for e in check_parallelism(cluster(**long, extra_overrides=lower_ref)) if e["rule"] == "C21"]
+    assert len(hits) == 1 and "actor_rollout_ref.ref.log_prob_max_token_len_per_gpu=16384 tokens" in hits[0]["msg"]
+
+
+@pytest.mark.parametrize("changes, rule", [({"gen_tp": 2}, "R1"), ({"train_tp": 2, "gen_tp": 2, "train_pp": 1}, "R2")])
+def test_the_original_designs_rules_say_they_are_stricter_than_verl(changes, rule):
+    hits = [e for e in check_parallelism(cluster(**changes)) if e["rule"] == rule]
+    assert hits and "stricter than verl on purpose" in hits[0]["msg"]
+    assert all("stricter than verl" not in e["msg"] for e in check_parallelism(cluster(**changes)) if e["rule"] != rule)
+
+
+def test_override_value_takes_the_last_whole_number_of_the_key():
+    from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value
+
+    key = "actor_rollout_ref.rollout.max_num_seqs"
+    assert override_value([], key, 1024) == 1024
+    assert override_value([key + "=256", "++" + key + "=128"], key, 1024) == 128
+    assert override_value([key + "=${oc.env:N}", key + "x=5", "trainer.nnodes=2"], key, 1024) == 1024
