@@ -423,6 +423,18 @@ rm -rf /root/.cache /tmp/*
         for name, text in stand_in_packages.SITE.items():
             files["site/" + name] = text.encode()
         files["stand-ins/transformer_engine/__init__.py"] = stand_in_packages.TRANSFORMER_ENGINE.encode()
+        # verl's own config checks, run by the stand-in trainer as verl runs them: the files that hold them,
+        # from the pinned wheel at their paths in the checkout (not verl/__init__.py, which imports torch), and
+        # the loader that runs them without torch.
+        source_dir = Path(hydra_schema.verl_source_dir())
+        sys.path.insert(0, str(REPO / "tests" / "verl_config"))
+        try:
+            import verl_checks  # pylint: disable=import-outside-toplevel
+        finally:
+            sys.path.remove(str(REPO / "tests" / "verl_config"))
+        for name in verl_checks.SOURCES:
+            files["verl/" + name] = (source_dir / name).read_bytes()
+        files["stand-ins/verl_checks.py"] = (REPO / "tests" / "verl_config" / "verl_checks.py").read_bytes()
         files["requirements.txt"] = Recipes.requirements().encode()
         files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         return files

@@ -13,8 +13,9 @@ What it does, in the real trainer's order:
    /verl/verl/trainer/config to the search path, as in a verl checkout; or /verl/verl/trainer/config
    itself). A bad override ends the run with Hydra's own message, exit 1. Every interpolation is
    resolved, as verl's TaskRunner does.
-2. trainer.device must be "npu". As main_ppo, verl's validate_config() arithmetic for the Megatron
-   actor (verl/utils/config.py; main_dapo does not call it) must hold.
+2. trainer.device must be "npu". verl's own config checks, run unmodified from verl's files in the image
+   (verl/utils/config.py validate_config, the config dataclasses, the DAPO reward manager), must accept
+   the config: main_ppo runs them before any worker starts, main_dapo's workers fail on them later.
 3. ray.init(address="auto") joins the running Ray cluster; it needs at least
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
    ValueError "Total available GPUs X is less than total desired GPUs Y". Then, as verl's resource
@@ -157,19 +158,18 @@ def _resume_step(trainer, local_dir):
     return step
 
 
-def _validate_config(resolved):
-    """verl/utils/config.py validate_config(), the Megatron arithmetic main_ppo runs before any worker starts."""
-    actor = resolved["actor_rollout_ref"]["actor"]
-    if actor.get("use_dynamic_bsz"):
-        return
-    trainer, megatron = resolved["trainer"], actor["megatron"]
-    n_gpus = int(trainer["n_gpus_per_node"]) * int(trainer["nnodes"])
-    model_parallel = megatron["tensor_model_parallel_size"] * megatron["pipeline_model_parallel_size"] * megatron["context_parallel_size"]
-    assert n_gpus % model_parallel == 0, "n_gpus (%d) must be divisible by model_parallel_size (%d)" % (n_gpus, model_parallel)
-    minimal_bsz = n_gpus // model_parallel * actor["ppo_micro_batch_size_per_gpu"]
-    real_train_batch_size = resolved["data"]["train_batch_size"] * resolved["actor_rollout_ref"]["rollout"]["n"]
-    assert real_train_batch_size % minimal_bsz == 0, (
-        "real_train_batch_size (%d) must be divisible by minimal possible batch size (%d)" % (real_train_batch_size, minimal_bsz))
+def _validate_config(config):
+    """verl 0.7.0's own config checks, run from verl's files in the image (/verl, the checkout) by the loader in
+    /opt/sim/stand-ins/verl_checks.py (tests/verl_config/verl_checks.py): verl/utils/config.py validate_config, the
+    config dataclasses' __post_init__ and validate, RolloutConfig, the DAPO reward manager's asserts. main_ppo runs
+    validate_config before any worker starts; main_dapo's Megatron workers fail on the same arithmetic a little later.
+    The first refusal is raised again, with verl's own exception and message."""
+    folder = os.environ.get("SIM_VERL_CHECKS_DIR", "/opt/sim/stand-ins")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import verl_checks  # pylint: disable=import-outside-toplevel
+
+    verl_checks.raise_first(verl_checks.refusals(config, ENTRY_POINT, os.environ.get("SIM_VERL_SOURCE_DIR", "/verl")))
 
 
 def _save_checkpoint(local_dir, step):
@@ -186,8 +186,7 @@ def run(config):
     trainer = resolved["trainer"]
     if trainer.get("device") != "npu":
         raise ValueError("trainer.device is %r; on Ascend it must be 'npu' (stand-in check)" % trainer.get("device"))
-    if ENTRY_POINT == "verl.trainer.main_ppo":
-        _validate_config(resolved)
+    _validate_config(config)
     nnodes = int(trainer["nnodes"])
     per_node = int(trainer["n_gpus_per_node"])
     wanted = nnodes * per_node
