@@ -92,6 +92,13 @@ for bad in ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PROMPT_CO
             "LD_PRELOAD", "LD_AUDIT", "CDPATH", "GLOBIGNORE", "PYTHONSTARTUP", "bash_env", "A\n", "A\n" + TOUCH, "A B", "1A", "A=B",
             "", "PATH", "MASTER_ADDR", "ROLE", "RAY_START_ARGS", "SWANLAB_API_KEY", "x" * 200]:
     case("verl_extra_env", verl_extra_env={bad: "/tmp/x"})
+# By allow-list (round 3): what makes python or libc load code at the next start, the key under other spellings,
+# and what overrides the device binding the scripts set up.
+for bad in ["PYTHONPATH", "PYTHONUSERBASE", "PYTHONWARNINGS", "BROWSER", "PYTHONHOME", "GCONV_PATH", "LD_LIBRARY_PATH", "NODE_OPTIONS",
+            "PERL5OPT", "SWANLAB_APIKEY", "swanlab_api_key", "SWANLAB_KEY", "MY_SWANLAB_TOKEN_KEY", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH",
+            "VLLM_PLUGINS", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES",
+            "CUDA_VISIBLE_DEVICES", "ASCEND_DEVICE_ID", "RAY_ADDRESS", "HOSTNAME"]:
+    case("verl_extra_env", verl_extra_env={bad: "/tmp/x"})
 for bad in ["a\n" + TOUCH, ["x"], None, "x" * 5000, True]:
     case("verl_extra_env", verl_extra_env={"HCCL_BUFFSIZE": bad})
 case("verl_extra_env", verl_extra_env={"A%d" % i: "1" for i in range(100)})
@@ -103,12 +110,40 @@ for bad in [["a=b\n" + TOUCH], [SUBST], [" a=b"], ["a;b=c"], [""], ["x" * 2000],
             ["+trainer.x._target_=subprocess.run"], ["~hydra"], ["+a._partial_=true"], ["hydra/launcher=x"]]:
     case("verl_extra_overrides", verl_extra_overrides=bad)
 
+# Hydra overrides read by meaning (round 3): instantiation keys in nested values, interpolations and resolvers,
+# sweeps, shell syntax Hydra cannot parse, and keys a checked setting owns.
+for bad in ["actor_rollout_ref.actor.x={_target_:os.system,_args_:[id]}", "a.b={c:{_target_:subprocess.run,args:[id]}}",
+            "a=[1,{_partial_:true}]", "+a._recursive_=false", "a._convert_=all", "trainer.experiment_name=${oc.env:SWANLAB_API_KEY}",
+            "trainer.x=${oc.env:SWANLAB_API_KEY}", "a='${oc.env:X}'", "a=str(${x})", "a={b:'${x}'}", "a=1,2", "a=choice(1,2)",
+            "a=range(1,3)", "a=glob(*)", "+x@hydra.callbacks=y", "a=$(id)", "a=`id`", "trainer.total_training_steps=5",
+            "actor_rollout_ref.actor.optim={lr:1}", "~trainer.project_name", "++data.train_files=/etc/passwd",
+            "actor_rollout_ref.model.use_remove_padding=True", "trainer={}"]:
+    case("verl_extra_overrides", verl_extra_overrides=[bad])
+
 # ray start options.
 for bad in [["--x\n" + TOUCH], ["num-cpus=4"], [""], ["--" + "x" * 600], [SUBST], ["-x"]]:
     case("verl_ray_start_args", verl_ray_start_args=bad)
 
+# Paths judged on their canonical form against a deny-list that covers the FHS (round 3): a leading `//`,
+# `/./`, `..`, trailing spaces, engine state, root's home, `:` where a volume spec splits.
+for name in PATH_SETTINGS:
+    use = RULES["settings"][name].get("use")
+    for bad in (["//etc", "//usr/bin", "/./etc/x", "/x/../usr/lib", "/etc ", "//proc/self/cwd", "/usr/local/lib/python3.11",
+                 "/var/lib/docker", "/run/containerd", "/boot/x", "/sys/x"] if use else []) + (["/root/x", "/var/lib/x"] if use != "container" else []):
+        case(name, **{name: bad})
+    if use == "mount":
+        for bad in ["/logs:ro", "/a:b", "/data/x:/etc"]:
+            case(name, **{name: bad})
+for bad in ["/", "/var/run/docker.sock", "/usr/bin/python3", "/usr/local/sbin", "/run/npu-smi", "//dev/npu-smi", "relative/npu-smi",
+            "/x/../proc/npu-smi", "/usr/local/sbin/npu-smi:ro"]:
+    case("verl_npu_smi_path", verl_npu_smi_path=bad)
+# The stage folder is <verl_host_stage_dir>/<verl_container_name>: both parts, and the folder they make.
+for stage, container in [("//usr", "bin"), ("/usr/local/lib", "python3.11"), ("/var", "lib"), ("/", "etc")]:
+    case("verl_host_stage_dir", verl_host_stage_dir=stage, verl_container_name=container)
+
 # Extra bind mounts.
-for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "a:b", "/x:/y:rwx", "/x:/y\n" + TOUCH, "/x", "/x:relative", "/x:/", "/x:/y:ro:z",
+for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "/var/lib/docker:/x", "//etc:/x", "/x:/usr/bin", "/x:/etc/y", "/data,x:/y",
+            "/var/run/docker.sock:/var/run/docker.sock", "/root/.ssh:/x", "a:b", "/x:/y:rwx", "/x:/y\n" + TOUCH, "/x", "/x:relative", "/x:/", "/x:/y:ro:z",
             "/x/" + SUBST + ":/y"]:
     case("verl_container_extra_volumes", verl_container_extra_volumes=[bad])
 
@@ -221,9 +256,11 @@ esac
 """
 HOSTILE_BUT_LEGAL = [
     {"verl_extra_env": {"HCCL_BUFFSIZE": SUBST, "HCCL_X": BACKTICK, "HCCL_Y": QUOTE_BREAK, "HCCL_Z": DQUOTE_BREAK}},
-    {"verl_extra_overrides": ["trainer.a=" + SUBST, "trainer.b=" + BACKTICK, "trainer.c=" + QUOTE_BREAK, "trainer.d=" + DQUOTE_BREAK]},
+    # Hydra's parser takes shell syntax only inside a quoted string: each reaches the trainer as one literal argument.
+    {"verl_extra_overrides": ["trainer.a='%s'" % SUBST, "trainer.b='%s'" % BACKTICK, "trainer.c='%s'" % QUOTE_BREAK.replace("'", "\\'"),
+                              "trainer.d='%s'" % DQUOTE_BREAK]},
     {"verl_ray_start_args": ["--temp-dir=" + SUBST, "--x=" + BACKTICK, "--y=" + QUOTE_BREAK]},
-    {"verl_model_path": "/m/~x@y:z%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
+    {"verl_model_path": "/m/~x@y%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
     {"verl_swanlab_enabled": True, "verl_swanlab_mode": "offline", "verl_swanlab_workspace": "w-1.2"},
 ]
 

@@ -16,15 +16,13 @@ import difflib
 import os
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _environment as environment
+from ansible_collections.verl.deploy.plugins.module_utils import _hydra_overrides as hydra_overrides
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
-HYDRA_OVERRIDE = re.compile(r"(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?")
-# Override keys that would run code or move Hydra's own files: Hydra's settings (callbacks, run
-# folder, search path) and `_target_` (Hydra instantiates the Python callable it names).
-HYDRA_FORBIDDEN_KEY = re.compile(r"(\+\+|\+|~)?(hydra([.@/=]|$)|[^=]*(_target_|_partial_|_args_)([.=/@]|$))")
 # An http(s) URL of printable ASCII, without quotes, `$`, backquotes or backslashes.
 SWANLAB_HOST = re.compile(r"https?://[A-Za-z0-9.:@%_~!&()*+,;=\[\]-]+(/[A-Za-z0-9./:@%_~!&()*+,;=?#\[\]-]*)?")
 NEEDS_LOGIN = ("cloud", "online")
@@ -97,6 +95,21 @@ def raw_value(name, merged, settings, context):
 def _rule_path(name, entry, value, errors, context):
     return inputs.to_path(name, value, errors, required=entry.get("required", False), use=entry.get("use"),
                           empty=entry.get("empty", False), example=PATH_EXAMPLES.get(name, "/mnt/project/verl"))
+
+
+def _rule_npu_smi(name, entry, value, errors, context):
+    """npu-smi on the host, bind-mounted read-only at the same path: a file named npu-smi (never a folder, a
+    program of the system such as python3, or a socket of /run), outside the kernel's and init's trees."""
+    path = inputs.to_path(name, value, errors, empty=True, example="/usr/local/sbin/npu-smi")
+    if not path:
+        return path
+    if path.rsplit("/", 1)[-1] != "npu-smi" or any(path == t or path.startswith(t + "/") for t in inputs.SPECIAL_TREES):
+        errors.add(name, value, "%s=%s is not the npu-smi program: it is bind-mounted into the container, so it must be a file "
+                   "named npu-smi outside /dev, /proc, /run, /sys and /var/run (not a folder, a socket or another program). Fix: "
+                   "give the path `command -v npu-smi` prints on the host, e.g. %s=/usr/local/sbin/npu-smi, or leave it empty to "
+                   "detect it." % (name, inputs.show(path), name))
+        return None
+    return path
 
 
 def _rule_paths(name, entry, value, errors, context):
@@ -187,9 +200,16 @@ def _each_item(valid, problem):
 
 _rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray start option. Fix: give options such as "
                             "--num-cpus=16, one per list item")
-_rule_overrides = _each_item(lambda item: HYDRA_OVERRIDE.fullmatch(item) and not HYDRA_FORBIDDEN_KEY.match(item),
-                             "is not a Hydra override this collection passes on (key=value, +key=value or ++key=value; no hydra.* "
-                             "key and no _target_, which would run code). Fix: write one such override per list item")
+
+
+def _rule_overrides(name, entry, value, errors, context):
+    """Each line parsed with Hydra's own parser and judged by its key and value (_hydra_overrides.py)."""
+    for item in value:
+        problem = hydra_overrides.override_problem(item)
+        if problem:
+            errors.add(name, item, "%s holds %s, which %s." % (name, inputs.show(item), problem))
+            return None
+    return value
 
 
 def _rule_volumes(name, entry, value, errors, context):
@@ -197,7 +217,7 @@ def _rule_volumes(name, entry, value, errors, context):
         parts = volume.split(":")
         shape = len(parts) in (2, 3) and (len(parts) == 2 or parts[2] in ("ro", "rw"))
         problem = None if shape else "is not host_path:container_path[:ro]"
-        for part, use in zip(parts[:2], ("mount", "output")):
+        for part, use in zip(parts[:2], ("mount", "mount")):
             problem = problem or inputs.path_problem(part, use)
         if problem:
             errors.add(name, volume, "%s holds %s, which %s. Fix: write host_path:container_path or host_path:container_path:ro, "
@@ -208,11 +228,8 @@ def _rule_volumes(name, entry, value, errors, context):
 
 def _rule_env(name, entry, value, errors, context):
     for env_name, env_value in value.items():
-        problem = inputs.env_name_problem(env_name, SCRIPT_VARIABLES)
-        if str(env_name).upper().startswith("SWANLAB_API_KEY"):
-            problem = ("must not carry the SwanLab key: it would be written into start_verl.sh. Fix: give it as "
-                       "verl_swanlab_api_key (a secret)")
-        elif not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
+        problem = environment.env_name_problem(env_name, SCRIPT_VARIABLES)
+        if not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
             problem = "must be a string or a number. Fix: give a plain value"
         if problem:
             errors.add(name, env_name, "%s has %s, which %s." % (name, inputs.show(env_name), problem))
@@ -271,7 +288,7 @@ def _rule_mask(name, entry, value, errors, context):
 
 
 RULES = {
-    "path": _rule_path, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
+    "path": _rule_path, "npu_smi": _rule_npu_smi, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
     "address": _rule_address, "ipv4": _rule_ipv4, "ifname": _rule_ifname, "requirement": _rule_requirement,
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
 }
@@ -524,24 +541,42 @@ def check_mount_parents(values, errors):
             values[name] = None
 
 
+def check_stage_folder(values, errors):
+    """The deploy writes and chmods <verl_host_stage_dir>/<verl_container_name> on every host: the joined folder,
+    not only its parent, must be a folder of its own (/usr/local with bin would be /usr/bin)."""
+    stage_dir, container = values.get("verl_host_stage_dir"), values.get("verl_container_name")
+    if not stage_dir or not container:
+        return
+    problem = inputs.path_problem(stage_dir + "/" + container, "output")
+    if problem:
+        errors.add("verl_host_stage_dir", stage_dir, "verl_host_stage_dir=%s with verl_container_name=%s makes the stage folder "
+                   "%s, which %s, e.g. verl_host_stage_dir=/var/lib/verl-deploy." % (
+                       inputs.show(stage_dir), inputs.show(container), inputs.show(stage_dir + "/" + container), problem))
+        values["verl_host_stage_dir"] = None
+
+
 def check_output_folder(values, host, errors):
     """render.yml writes <verl_output_dir>/<host>/{start_verl.sh,run_training.sh} on the controller (where this
-    runs): the folder, resolved through symbolic links, must not be a system folder, and nothing on the way
-    down may be a link that leads out of it."""
-    output_dir = values.get("verl_output_dir")
-    if not output_dir or inputs.host_name_problem(host or ""):
-        return
-    real = os.path.realpath(output_dir)
-    problem = inputs.path_problem(real, "output") if real != output_dir else None
-    targets = [os.path.join(output_dir, host)] + [os.path.join(output_dir, host, name) for name in ("start_verl.sh", "run_training.sh")]
-    for target in targets:
+    runs), logs.yml writes under verl_logs_dir there: each folder, resolved through symbolic links on the
+    controller, must not be a system folder, and nothing on the way down to the scripts may be a link that
+    leads out of the output folder."""
+    for name in ("verl_logs_dir", "verl_output_dir"):
+        folder = values.get(name)
+        if not folder:
+            continue
+        real = os.path.realpath(folder)
+        problem = inputs.system_problem(inputs.canonical_path(real), "output") if real != folder else None
+        if name == "verl_output_dir" and not problem and not inputs.host_name_problem(host or ""):
+            targets = [os.path.join(folder, host)] + [os.path.join(folder, host, script) for script in ("start_verl.sh", "run_training.sh")]
+            for target in targets:
+                if os.path.islink(target):
+                    problem = "holds %s, a symbolic link (to %s): the scripts would be written where it leads" % (
+                        inputs.show(target), inputs.show(os.path.realpath(target)))
+                    break
         if problem:
-            break
-        if os.path.islink(target):
-            problem = "holds %s, a symbolic link (to %s): the scripts would be written where it leads" % (target, os.path.realpath(target))
-    if problem:
-        errors.add("verl_output_dir", output_dir, "verl_output_dir=%s (%s) %s. Fix: give a folder of its own for the rendered "
-                   "scripts, e.g. verl_output_dir=/tmp/verl_scripts." % (inputs.show(output_dir), real, problem.split(". Fix")[0]))
+            errors.add(name, folder, "%s=%s (%s on the controller) %s. Fix: give a folder of its own, e.g. %s=%s." % (
+                name, inputs.show(folder), inputs.show(real), problem.split(". Fix")[0], name,
+                "/tmp/verl_scripts" if name == "verl_output_dir" else "/tmp/verl_logs"))
 
 
 def assemble(merged, values, context, network, swanlab, features):
@@ -600,6 +635,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     values = check_settings(settings, merged, errors, context)
     check_required_paths_found(values, errors, host, detected, first)
     check_mount_parents(values, errors)
+    check_stage_folder(values, errors)
     check_output_folder(values, host, errors)
     check_resume(values, errors)
     network = check_network(values, head, detected, errors, static)
@@ -748,7 +784,7 @@ def evaluate(params):
                  "(give swanlab_api_key_set)."}, [], mask_values)
     env = settings.get("verl_extra_env")
     for name, value in (env.items() if isinstance(env, dict) else ()):
-        if str(name).upper().startswith("SWANLAB_API_KEY") and value:
+        if environment.KEY_NAME.fullmatch(str(name)) and value:
             mask_values.add(str(value))
     if params["scope"] == "identity":
         config, errors, warnings = identity(settings, params["spec"], params["rules"], unknown=params["unknown"], host=params["host"])
