@@ -235,6 +235,53 @@ def test_refused_before_anything_is_written(variable, kwargs):
         assert "\n" not in error["msg"] and "\n" not in json.dumps(error["value"]).replace("\\n", "")
 
 
+# --- The key by value (round 3): after templating, no other setting may hold the SwanLab key, as it is, base64- or
+# URL-encoded; the stage-0 check (settings_problems, on the controller, where the key is) names the setting and
+# shows neither the value nor the key anywhere in its report.
+def _key_forms_of(key):
+    import base64
+    import urllib.parse
+
+    return [key, base64.b64encode(key.encode()).decode(), urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key)]
+
+
+KEY_CASES = [
+    ("verl_experiment_name", SECRET_KEY), ("verl_project_name", "p-" + SECRET_KEY), ("verl_extra_env", {"HCCL_X": SECRET_KEY}),
+    ("verl_extra_env", {"SWANLAB_APIKEY": SECRET_KEY}), ("verl_ray_start_args", ["--x=" + SECRET_KEY]),
+    ("verl_swanlab_host", "http://u:%s@h:8000" % SECRET_KEY), ("verl_model_path", "/m/" + SECRET_KEY),
+    ("verl_extra_overrides", ["trainer.x=" + SECRET_KEY]), ("verl_swanlab_workspace", _key_forms_of(SECRET_KEY)[1]),
+    ("verl_log_dir", "/l/" + _key_forms_of(SECRET_KEY)[2]), ("verl_container_extra_volumes", ["/a/%s:/b" % SECRET_KEY]),
+    ("mask", SECRET_KEY), ("verl_experiment_name", _key_forms_of(SECRET_KEY)[1].rstrip("=")),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), KEY_CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(KEY_CASES)])
+def test_a_setting_that_holds_the_key_is_refused_without_showing_it(variable, value):
+    from ansible_collections.verl.deploy.plugins.filter.settings_problems import settings_problems
+
+    from launch_helpers import settings
+
+    host = dict(settings(), verl_swanlab_api_key=SECRET_KEY, ansible_host="10.0.0.1", **{variable: value})
+    problems = settings_problems({"node1": host}, head="node1", spec=SPEC, rules=RULES)
+    assert variable in [p["variable"] for p in problems], problems
+    text = json.dumps(problems)
+    assert not any(form in text for form in _key_forms_of(SECRET_KEY)), text
+
+
+def test_the_launch_config_refuses_a_setting_that_holds_the_key_and_masks_it():
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
+
+    from launch_helpers import settings
+
+    params = {name: option.get("default") for name, option in ARGUMENT_SPEC.items()}
+    params.update(settings=settings(verl_experiment_name=SECRET_KEY), spec=SPEC, rules=RULES, host="node1", is_head=True, nnodes=1,
+                  head={"name": "node1", "ansible_host": "10.0.0.1"}, detected={})
+    result, _warnings, masked = evaluate(params, key_forms=key_forms(SECRET_KEY))
+    assert result["failed"] and "verl_experiment_name" in result["msg"] and SECRET_KEY not in json.dumps(result)
+    assert SECRET_KEY in masked
+
+
 # --- Legal but hostile values: rendered, executed, inert.
 FAKE_RAY = """#!/bin/bash
 # Stand-in ray: records its arguments and, at start, its environment; status answers once started.
@@ -457,3 +504,19 @@ def test_render_playbook_refuses_an_alias_bomb_in_any_passed_variable(tmp_path, 
     assert proc.returncode != 0 and variable in proc.stdout
     assert len(proc.stdout) + len(proc.stderr) < 20000 and elapsed < 30
     assert not out.exists()
+
+
+# Round 3 through render.yml: each refused in stage 0, nothing written, the key nowhere in the output (-vvv).
+@pytest.mark.parametrize(("variable", "extra"), [
+    ("verl_experiment_name", {"verl_swanlab_api_key": SECRET_KEY, "verl_experiment_name": "{{ verl_swanlab_api_key }}"}),
+    ("verl_extra_overrides", {"verl_swanlab_api_key": SECRET_KEY, "verl_extra_overrides": ["trainer.x=${oc.env:SWANLAB_API_KEY}"]}),
+    ("verl_log_dir", {"verl_log_dir": "//etc"}),
+    ("verl_extra_env", {"verl_extra_env": {"PYTHONPATH": "/tmp/evil"}}),
+], ids=["key-by-reference", "override-resolver", "double-slash-etc", "pythonpath"])
+def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path, variable, extra):
+    out = tmp_path / "out"
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out), **extra), verbosity=3)
+    assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-3000:]
+    assert "no node was contacted" in proc.stdout
+    assert SECRET_KEY not in proc.stdout + proc.stderr
+    assert not out.exists() and not (tmp_path / "PWNED").exists()

@@ -19,6 +19,7 @@ import re
 from ansible_collections.verl.deploy.plugins.module_utils import _environment as environment
 from ansible_collections.verl.deploy.plugins.module_utils import _hydra_overrides as hydra_overrides
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
@@ -680,6 +681,8 @@ def check_inventory(hosts, spec, rules, head):
     npus = {}
     devices = {"verl_npu_devices": table(spec, rules)["verl_npu_devices"]}
     for host, given in hosts.items():
+        for error in given.get("problems") or ():  # found before (the key by value: _secrets.py)
+            problems.setdefault(error["msg"], dict(error, hosts=[]))["hosts"].append(host)
         if given.get("deferred"):
             continue
         listed = check_settings(given.get("settings") or {}, devices, inputs.Errors(), {})["verl_npu_devices"]
@@ -770,12 +773,19 @@ ARGUMENT_SPEC = {
 }
 
 
-def evaluate(params):
+def evaluate(params, key_forms=()):
     """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
 
+    key_forms: the SwanLab key's spellings (_secrets.key_forms), when the caller holds the key on the controller
+    (the action plugin): a setting that holds one is refused without its value, and every form is masked.
     result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}."""
-    mask_values = set()
+    mask_values = set(key_forms or ())
     settings = params["settings"]
+    holding = secrets.key_problems(dict(settings, mask=params.get("mask")), key_forms) if key_forms else []
+    if holding:
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(holding))]
+        lines.extend("- " + error["msg"] for error in holding)
+        return {"failed": True, "msg": "\n".join(lines), "errors": holding}, [], mask_values
     if "verl_swanlab_api_key" in settings:
         leaked = settings["verl_swanlab_api_key"]
         if leaked:
