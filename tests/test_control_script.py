@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
 from launch_helpers import launch_ok, write_scripts
 
@@ -41,8 +42,8 @@ def control(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     config = launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
-    entry_points = {"dapo": {"module": module, "config": "dapo_megatron_trainer"}, "grpo": {"module": other, "config": "ppo_megatron_trainer"}}
-    folder = write_scripts(config, tmp_path / "verl", _training_entry_points=entry_points)
+    config["training"] = training_entry("dapo", {"dapo": (module, "dapo_megatron_trainer"), "grpo": (other, "ppo_megatron_trainer")})
+    folder = write_scripts(config, tmp_path / "verl")
     (folder / "start_verl.sh").write_text(STAND_IN_START)
     (folder / "launch.json").write_text(json.dumps(launch_record(config)))
     env = dict(os.environ, MODULE=module, STEPS="3", STEP_SECONDS="0.3", HOLD="0", EXIT_CODE="0", RAY_TMPDIR=str(tmp_path / "ray-tmp"))

@@ -1,5 +1,6 @@
 """Programs live in files, facts in one place: no task embeds a multi-line program, and the training
-process and its log name are defined once (roles/training/vars/main.yml) for every script and task."""
+process and its log name are defined once (plugins/module_utils/_launch_config.py, in the validated configuration,
+never a role variable that an inventory or -e could replace) for every script and task."""
 from __future__ import annotations
 
 import re
@@ -38,4 +39,4 @@ def test_the_training_process_and_its_log_name_are_defined_once(fact):
     # (The settings' descriptions may show the log name to the user: `verl_qwen3_8b_<experiment>...`.)
     places = [str(path.relative_to(REPO)) for path in PRODUCTION
               if re.search(re.escape(fact) + r"(?!<)", path.read_text(errors="replace"))]
-    assert places == ["roles/training/vars/main.yml"], places
+    assert places == ["plugins/module_utils/_launch_config.py"], places

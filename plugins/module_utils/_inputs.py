@@ -68,6 +68,28 @@ IMAGE_REFERENCE = re.compile(
 IMAGE_NAME_MAX = 255
 
 
+# The names of the collection's own variables (what its roles and playbooks compute, set_fact and register
+# included): given from the inventory or as an extra var, one would replace what they compute, and extra vars
+# beat set_fact (-e _verl_launch=... would replace the validated configuration).
+INTERNAL_NAME = re.compile(r"(__|_verl_|_training_|_precheck_|_container_|_ray_|_swanlab_)")
+
+
+def _plain(text):
+    """A name as it is when it is short and plain, else escaped (show)."""
+    return text if isinstance(text, str) and len(text) <= SHOW_LIMIT and not CONTROL.search(text) and text.isprintable() else show(text)
+
+
+def internal_name_problem(name, hosts):
+    """The message for an inventory or extra variable named like the collection's internals, or None."""
+    if not isinstance(name, str) or not INTERNAL_NAME.match(name):
+        return None
+    return ("%s (given in the inventory or with -e, seen on %s) is named like the collection's internal variables (_verl_*, "
+            "_training_*, _precheck_*, _container_*, _ray_*, _swanlab_*, __*), which the playbooks compute: given, it would replace "
+            "what they compute (extra vars beat set_fact). Fix: remove it; the settings are the verl_* variables (docs/settings.md)."
+            % (_plain(name), ", ".join(_plain(h) for h in hosts[:8])
+               + (" and %d more" % (len(hosts) - 8) if len(hosts) > 8 else "")))
+
+
 class Errors(list):
     """The problems found: each names the variable, a shortened value and the message (with the fix)."""
 

@@ -49,7 +49,7 @@ SCRIPT_VARIABLES = (
     "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS",
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
-    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
+    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
     "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID", "CANN_SCRIPTS", "CANN_PRESET",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
@@ -62,6 +62,23 @@ PARALLELISM_INPUTS = {
     "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
     "num_kv_heads": "verl_model_num_kv_heads", "algorithm": "verl_algorithm",
 }
+
+
+# The training the scripts start and the playbooks look for, per verl_algorithm: verl's entry point (python3 -m,
+# run from verl_workdir) and its Hydra config (relative to the module's own folder, as @hydra.main reads
+# --config-path); the prefix of its log's name. Defined here, in the validated configuration (its `training`
+# part), not as role variables that an inventory or -e could replace.
+ENTRY_POINTS = {"dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"), "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer")}
+LOG_PREFIX = "verl_qwen3_8b_"
+
+
+def training_entry(algorithm, entry_points=None):
+    """{module, config_name, log_prefix, pattern} of the training: pattern is verl_control.sh's pgrep -f pattern,
+    which finds a training of either algorithm (after verl_algorithm changed, the one that still runs is found)."""
+    points = entry_points or ENTRY_POINTS
+    module, config_name = points[algorithm]
+    return {"module": module, "config_name": config_name, "log_prefix": LOG_PREFIX,
+            "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m, _c in points.values())}
 
 
 def table(spec, rules):
@@ -606,6 +623,7 @@ def assemble(merged, values, context, network, swanlab, features):
             "volumes": container_volumes(values, npu_smi_path),
         },
         "feature_mask": features["mask"],
+        "training": training_entry(values["verl_algorithm"]),
         "swanlab": swanlab,
         "features": features,
     })
@@ -731,7 +749,9 @@ def identity(settings, spec, rules=None, unknown=(), host=None):
     if host is not None:
         check_hosts(host, {"name": host}, errors)
     values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
-    return {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}, list(errors), warnings
+    found = {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}
+    found["log_prefix"] = LOG_PREFIX
+    return found, list(errors), warnings
 
 
 # The arguments of verl.deploy.launch_config, for the module (plugins/modules/launch_config.py, which documents them)
