@@ -14,9 +14,11 @@ import ipaddress
 import math
 import posixpath
 import re
+import unicodedata
 
-# Control characters: C0 (newline, tab, escape ...), DEL, C1 and the Unicode line separators.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Control characters: C0 (newline, tab, escape ...), DEL, C1, the Unicode line separators and the format
+# characters that reorder or hide text (bidi overrides and isolates, zero-width characters, the BOM).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 # Longest value shown in a message; longer ones are cut and say how long they were.
 SHOW_LIMIT = 60
 # What reaches the module at all (tasks/validate.yml screens with the verl.deploy.screen_settings
@@ -74,9 +76,9 @@ IMAGE_NAME_MAX = 255
 INTERNAL_NAME = re.compile(r"(__|_verl_|_training_|_precheck_|_container_|_ray_|_swanlab_)")
 
 
-def _plain(text):
-    """A name as it is when it is short and plain, else escaped (show)."""
-    return text if isinstance(text, str) and len(text) <= SHOW_LIMIT and not CONTROL.search(text) and text.isprintable() else show(text)
+def plain_or_shown(text):
+    """A name as it is when it is a short, plain string, else escaped and cut (show)."""
+    return text if isinstance(text, str) and len(text) <= SHOW_LIMIT and text.isprintable() else show(text)
 
 
 def internal_name_problem(name, hosts):
@@ -86,7 +88,7 @@ def internal_name_problem(name, hosts):
     return ("%s (given in the inventory or with -e, seen on %s) is named like the collection's internal variables (_verl_*, "
             "_training_*, _precheck_*, _container_*, _ray_*, _swanlab_*, __*), which the playbooks compute: given, it would replace "
             "what they compute (extra vars beat set_fact). Fix: remove it; the settings are the verl_* variables (docs/settings.md)."
-            % (_plain(name), ", ".join(_plain(h) for h in hosts[:8])
+            % (plain_or_shown(name), ", ".join(plain_or_shown(h) for h in hosts[:8])
                + (" and %d more" % (len(hosts) - 8) if len(hosts) > 8 else "")))
 
 
@@ -101,7 +103,7 @@ def short(value, limit=SHOW_LIMIT):
     """A value as it may be echoed in an error: scalars and short one-line strings as they are, others cut by show()."""
     if value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 10 ** 15):
         return value
-    if isinstance(value, str) and len(value) <= limit and not CONTROL.search(value):
+    if isinstance(value, str) and len(value) <= limit and value.isprintable():
         return value
     return show(value, limit)
 
@@ -112,7 +114,7 @@ def show(value, limit=SHOW_LIMIT):
     if reason:
         return "<%s>" % reason
     if isinstance(value, str):
-        text = repr(value)
+        text = escaped(value)
         if len(text) <= limit:
             return text
         return "%s... (%d characters)" % (text[:limit], len(value))
@@ -122,6 +124,14 @@ def show(value, limit=SHOW_LIMIT):
     if len(text) <= limit:
         return text
     return "%s... (%d characters)" % (text[:limit], len(text))
+
+
+def escaped(text):
+    """repr() of a string, with the format characters repr() leaves as they are (or writes as \\uXXXX) shown as
+    U+XXXX: control characters read \\n, \\x1b ..., a bidi override U+202E; nothing in it acts on a terminal."""
+    out = repr(text)
+    out = re.sub(r"\\u([0-9a-f]{4})", lambda m: "U+%s" % m.group(1).upper(), out)
+    return "".join("U+%04X" % ord(ch) if unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Co", "Cs") else ch for ch in out)
 
 
 def oversized(value):

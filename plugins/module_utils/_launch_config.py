@@ -728,7 +728,7 @@ def check_inventory(hosts, spec, rules, head):
 
 def _some(names, limit=8):
     """Host names for a message: the first few, then how many more."""
-    return ", ".join(names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
+    return ", ".join(inputs.plain_or_shown(n) for n in names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
 
 
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
@@ -824,7 +824,7 @@ def evaluate(params, key_forms=()):
                                          nnodes=params["nnodes"], head=params["head"], mask=params["mask"], detected=params["detected"],
                                          unknown=params["unknown"])
     if errors:
-        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(errors))]
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (inputs.plain_or_shown(params["host"]), len(errors))]
         lines.extend("- " + error["msg"] for error in errors)
         return {"failed": True, "msg": "\n".join(lines), "errors": errors}, warnings, mask_values
     return {"changed": False, "config": config}, warnings, mask_values
