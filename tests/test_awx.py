@@ -157,6 +157,16 @@ def test_awx_marks_survey_answers_unsafe_as_awx_does():
     assert "verl_train_steps: 4" in text and "template_var: '{{ z }}'" in text
 
 
+def test_ansible_core_reads_an_unsafe_number_like_string_as_a_number():
+    """Pinned: what AWX writes for the mask answer 0010000 (`!unsafe '0010000'`) is read by ansible-core 2.19 as
+    the octal int 4096, so under real AWX the mask check refuses it ("read as a number") rather than training
+    with the wrong features; awx_job.py therefore writes such answers without the tag."""
+    from ansible.parsing.yaml.loader import AnsibleLoader
+
+    loaded = yaml.load("mask: !unsafe '0010000'\nname: !unsafe 'x{{ y }}'\n", Loader=AnsibleLoader)  # noqa: S506
+    assert loaded["mask"] == 4096 and loaded["name"] == "x{{ y }}"
+
+
 # Jinja in a survey answer: AWX marks it !unsafe, so it stays text and the name rule refuses it; the same text
 # as an unmarked extra var (the job template's own extra vars, or ALLOW_JINJA_IN_EXTRA_VARS=always) runs on the
 # controller in stage 0, even for render.yml: what docs/awx.md says widens the boundary.
