@@ -6,6 +6,10 @@ content counts and no setup step has run), `inventory/` (the job's inventory), `
 survey answers, `text`/`multiplechoice` ones as strings, the credentials' injected extra vars and AWX's
 own `awx_*`/`tower_*` variables), `env/envvars` (the fact cache settings) and `env/settings`; runner
 writes `artifacts/<ident>/` (stdout, job_events/, the stats) there.
+
+As AWX does (ALLOW_JINJA_IN_EXTRA_VARS at its default, "template"), every string of env/extravars is
+marked `!unsafe` (Ansible never templates it) except the extra vars saved in the job template's own
+definition (`trusted`): a survey answer holding `{{ ... }}` stays text.
 """
 from __future__ import annotations
 
@@ -66,10 +70,51 @@ class Job:
         return "rc=%s status=%s after %.1f s\n%s\n%s" % (self.rc, self.status, self.seconds, self.stdout[-6000:], self.proc.stderr[-2000:])
 
 
-def run_job(root, playbook, inventory, extravars, ident="1", timeout=1800):
+class _Unsafe(str):
+    """A string written with the !unsafe tag."""
+
+
+class _ExtravarsDumper(yaml.SafeDumper):
+    pass
+
+
+_ExtravarsDumper.add_representer(_Unsafe, lambda dumper, value: dumper.represent_scalar("!unsafe", str(value), style="'"))
+
+
+def _survives_unsafe(text):
+    """Whether ansible-core reads `!unsafe 'text'` back as the string `text`. ansible-core 2.19 resolves the
+    tagged scalar as if it were plain (the quotes are lost): `!unsafe '0010000'` loads as the int 4096 and
+    `!unsafe 'true'` as True (test_awx.py pins this). Such strings are written quoted without the tag here,
+    so that the survey's mask keeps its zeros; every other string is marked, as AWX marks it."""
+    try:
+        return isinstance(yaml.safe_load(text), str)
+    except yaml.YAMLError:
+        return True
+
+
+def mark_unsafe(value):
+    """Every string in `value` (nested ones too) marked !unsafe, as AWX writes them (but see _survives_unsafe)."""
+    if isinstance(value, str):
+        return _Unsafe(value) if _survives_unsafe(value) else value
+    if isinstance(value, list):
+        return [mark_unsafe(item) for item in value]
+    if isinstance(value, dict):
+        return {key: mark_unsafe(item) for key, item in value.items()}
+    return value
+
+
+def extravars_text(extravars, trusted=()):
+    """env/extravars as AWX writes it: strings !unsafe, but those of the job template's own extra vars (`trusted`)."""
+    marked = {name: (value if name in trusted else mark_unsafe(value)) for name, value in extravars.items()}
+    return yaml.dump(marked, Dumper=_ExtravarsDumper, default_flow_style=False)
+
+
+def run_job(root, playbook, inventory, extravars, ident="1", timeout=1800, trusted=()):
     """Run `playbook` (a path inside the project) as an AWX job; returns the finished Job.
 
-    `inventory`: a dict (written as the job's inventory) or a folder (copied, group_vars included)."""
+    `inventory`: a dict (written as the job's inventory) or a folder (copied, group_vars included).
+    `trusted`: the names among `extravars` that the job template's own definition holds (templated; the rest
+    is marked !unsafe, as AWX marks survey answers, prompted extra vars and injected credentials)."""
     data_dir = Path(root) / ("job-%s" % ident)
     (data_dir / "env").mkdir(parents=True)
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(data_dir / "project")], check=True, timeout=120)
@@ -78,7 +123,7 @@ def run_job(root, playbook, inventory, extravars, ident="1", timeout=1800):
         (data_dir / "inventory" / "hosts.yml").write_text(yaml.safe_dump(inventory))
     else:  # an inventory folder (hosts and group_vars), copied as AWX would sync it
         shutil.copytree(inventory, data_dir / "inventory", symlinks=False)
-    (data_dir / "env" / "extravars").write_text(yaml.safe_dump(extravars))
+    (data_dir / "env" / "extravars").write_text(extravars_text(extravars, trusted))
     (data_dir / "env" / "envvars").write_text(yaml.safe_dump({
         "ANSIBLE_CACHE_PLUGIN": "jsonfile",
         "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(data_dir / "artifacts" / ident / "fact_cache"),

@@ -70,7 +70,7 @@ def launch_ok(**kwargs):
 
 def render(config, name, **training_vars):
     """Render roles/training/templates/<name>.j2 for a launch configuration (training_vars: role vars to override)."""
-    variables = {"_verl_launch": config, "ansible_managed": "Ansible managed", **TRAINING_VARS, **training_vars}
+    variables = {"_verl_launch": config, **TRAINING_VARS, **training_vars}
     templar = Templar(loader=DataLoader(), variables=variables)
     source = (TEMPLATES / (name + ".j2")).read_text()
     return templar.template(trust_as_template(source))

@@ -23,6 +23,16 @@ DOCS_FILE = REPO / "docs" / "settings.md"
 GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tests/settings_table.py"
 
 
+def environment():
+    """plugins/module_utils/_environment.py, loaded alone (it uses only the standard library)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("verl_environment", REPO / "plugins" / "module_utils" / "_environment.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def load():
     spec = yaml.safe_load((META / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
     rules = yaml.safe_load((META / "setting_rules.yml").read_text())
@@ -87,14 +97,16 @@ def bounds(entry):
     if entry.get("secret"):
         return "a secret: only whether it is set is checked"
     described = {
-        "path": "absolute, normalised path" + ("; not / nor a system folder" if entry.get("use") else "")
+        "path": "absolute, canonical path" + ("; not / nor a system folder" if entry.get("use") else "")
                 + ("; empty: not used" if entry.get("empty") else ""),
-        "paths": "absolute, normalised paths", "name": "letters, digits, `.` `_` `-`", "url": "http(s) URL",
+        "paths": "absolute, canonical paths", "npu_smi": "a file named `npu-smi`, not in /dev, /proc, /run, /sys",
+        "name": "letters, digits, `.` `_` `-`", "url": "http(s) URL",
         "image": "Docker image reference" + ("; empty: chosen for the chip" if entry.get("empty") else ""),
         "images": "`910b` and/or `a3`, each a Docker image reference",
         "address": "IPv4 address or DNS name", "ipv4": "IPv4 address", "ifname": "interface name",
         "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items", "overrides": "Hydra overrides",
-        "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder", "env": "POSIX names, none that change how bash runs",
+        "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder",
+        "env": "names the NPU stack reads (the table below)",
         "devices": "NPU ids 0 to %d, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)), "mask": "seven 0/1 characters",
     }.get(rule, "text")
     if kind in ("list", "dict") and rule not in ("devices",):
@@ -108,19 +120,29 @@ def docs_text():
     lines = ["# Settings", "", "<!-- %s; do not edit. -->" % GENERATED, "",
              "Every setting of verl.deploy: its type, default, bounds and meaning. Each is checked on the controller",
              "before anything is written or any host changes (`verl.deploy.launch_config`); no string may hold a",
-             "control character (a new line, a tab, an escape), and every number is finite.", "",
+             "control character (a new line, a tab, an escape) or a format character (a bidi override such as U+202E, a",
+             "zero-width character), and every number is finite. Every value a message shows is escaped (`\\n`, `\\x1b`,",
+             "`U+202E`) and cut.", "",
              "Beyond each setting's own rule:", "",
              "- Inventory host names become a folder under `verl_output_dir` and appear in the scripts: letters, digits,",
              "  `.` `_` `-`, starting and ending with a letter or digit, no `..`, at most 253 characters (the address goes",
              "  into `ansible_host`). `verl_output_dir`, resolved through links, is not a system folder, and the host's folder",
              "  and scripts in it are not links.",
-             "- Paths are absolute and normalised (no `..`, `.` or `//`); those mounted into the container or written to are",
-             "  never `/` nor a system folder (`/etc`, `/usr`, `/proc`, ...); a dataset's folder is mounted, so it is not `/`.",
-             "- `verl_extra_env` names are POSIX names and none that change how bash, the loader or python run (`BASH_ENV`,",
-             "  `ENV`, `SHELLOPTS`, `BASHOPTS`, `PS4`, `IFS`, `PROMPT_COMMAND`, `BASH_FUNC_*`, `LD_*` but `LD_LIBRARY_PATH`,",
-             "  ...) nor one the scripts set themselves; values are quoted.",
-             "- `verl_extra_overrides` are one Hydra override each, with no `hydra.*` key and no `_target_` (which would run",
-             "  code).",
+             "- Paths are absolute and canonical (no `..`, `.` or `//`, a leading `//` included) and judged on that form;",
+             "  those mounted into the container or written or chmodded to are never `/` nor a system folder: a deny-list",
+             "  that covers the FHS (`/usr/**`, `/etc/**`, `/var/lib/**` but `/var/lib/verl-deploy`, `/proc`, `/sys`, `/dev`,",
+             "  `/boot`, `/run`, `/root` on the host, ...; the folders `/`, `/home`, `/opt`, `/tmp`, `/var` ... themselves).",
+             "  A mounted path holds no `:` or `,` (a volume spec would split). A dataset's folder is mounted, so it is not `/`;",
+             "  the stage folder `<verl_host_stage_dir>/<verl_container_name>` is judged whole.",
+             "- `verl_extra_env` names are taken from an allow-list of what the NPU training stack reads (the table at the",
+             "  end of this page); every other name is refused with the reason (`PYTHONPATH`, `GCONV_PATH`, `LD_*`, `BASH_ENV`",
+             "  ... make a program load code), as are names under an allowed prefix that say where code is loaded from",
+             "  (`*_PATH`, `*_HOME`, `*_OPP*`, `*_PLUGINS` ...), every `SWANLAB_*KEY*` spelling, the device binding",
+             "  (`*VISIBLE_DEVICES*`, `RAY_EXPERIMENTAL_NOSET_*`) and the scripts' own variables; values are quoted.",
+             "- `verl_extra_overrides` are one Hydra override each, parsed with hydra-core's own override parser (the",
+             "  trainer's): no `hydra.*` key; no `_target_`, `_args_`, `_partial_`, `_recursive_` or `_convert_` anywhere in",
+             "  the key or the value (nested dicts and lists too: Hydra would call a Python callable); no interpolation or",
+             "  resolver `${...}`; no sweep; no key that a checked setting sets (the message names the setting to use).",
              "- A value larger than 65536 characters, 2000 items in all or 4 levels deep (a YAML alias bomb) is refused at",
              "  once; every value echoed in a message is cut to about 60 characters.",
              "- A `verl_*` variable that is not a setting is a likely typo and is warned about; one whose name looks like the",
@@ -138,7 +160,14 @@ def docs_text():
             default += " (a secret)"
         lines.append("| `%s` | %s | %s | %s | %s |" % (name, entry["type"], default.replace("|", "\\|"), bounds(entry),
                                                        _plain(entry["description"]).replace("|", "\\|")))
-    lines.append("")
+    lines += ["", "## The variables verl_extra_env may set", "",
+              "Generated from the allow-list in `plugins/module_utils/_environment.py`, the one place it is defined.", "",
+              "| name | | read by | e.g. |", "|---|---|---|---|"]
+    for pattern, kind, reader, examples in environment().ALLOWED:
+        lines.append("| `%s%s` | %s | %s | %s |" % (pattern, "*" if kind == "prefix" else "", kind, reader, examples))
+    lines += ["", "Refused even under an allowed prefix: names ending in `_PATH` (but `ASCEND_PROCESS_LOG_PATH`), `_HOME`,",
+              "`_ROOT`, `_DIR`, `_LIB(S)`, `_PLUGIN(S)`, `_MODULE(S)` or holding `OPP` (where code is loaded from); the device",
+              "binding: %s" % environment().DEVICE_BINDING_WHY.split(". Fix")[0] + ".", ""]
     out = []
     for line in lines:
         if line.startswith("## ") and out and out[-1] != "":

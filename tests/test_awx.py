@@ -12,6 +12,7 @@ import pexpect
 import pytest
 import yaml
 
+import awx_job
 from awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
 
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
@@ -164,6 +165,40 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     training = rendered["node1"]["run_training.sh"]
     assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
     assert_key_nowhere(job)
+
+
+def test_awx_marks_survey_answers_unsafe_as_awx_does():
+    text = awx_job.extravars_text({"verl_experiment_name": "{{ x }}", "verl_train_steps": 4, "verl_extra_env": {"HCCL_X": "{{ y }}"},
+                                   "template_var": "{{ z }}"}, trusted=("template_var",))
+    assert "verl_experiment_name: !unsafe '{{ x }}'" in text and "HCCL_X: !unsafe '{{ y }}'" in text
+    assert "verl_train_steps: 4" in text and "template_var: '{{ z }}'" in text
+
+
+def test_ansible_core_reads_an_unsafe_number_like_string_as_a_number():
+    """Pinned: what AWX writes for the mask answer 0010000 (`!unsafe '0010000'`) is read by ansible-core 2.19 as
+    the octal int 4096, so under real AWX the mask check refuses it ("read as a number") rather than training
+    with the wrong features; awx_job.py therefore writes such answers without the tag."""
+    from ansible.parsing.yaml.loader import AnsibleLoader
+
+    loaded = yaml.load("mask: !unsafe '0010000'\nname: !unsafe 'x{{ y }}'\n", Loader=AnsibleLoader)  # noqa: S506
+    assert loaded["mask"] == 4096 and loaded["name"] == "x{{ y }}"
+
+
+# Jinja in a survey answer: AWX marks it !unsafe, so it stays text and the name rule refuses it; the same text
+# as an unmarked extra var (the job template's own extra vars, or ALLOW_JINJA_IN_EXTRA_VARS=always) runs on the
+# controller in stage 0, even for render.yml: what docs/awx.md says widens the boundary.
+@pytest.mark.parametrize("marked", [True, False], ids=["survey-answer-unsafe", "unmarked-extra-var"])
+def test_jinja_in_an_answer_runs_only_when_the_answer_is_not_marked_unsafe(tmp_path, marked):
+    ran = tmp_path / "RAN"
+    payload = "{{ lookup('ansible.builtin.pipe', 'touch %s') }}" % ran
+    answers = survey_answers("render", **PATHS, verl_experiment_name=payload, verl_output_dir=str(tmp_path / "out"), **awx_variables())
+    inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}}, "ray_workers": {"hosts": {}}}}}
+    job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300, trusted=() if marked else ("verl_experiment_name",))
+    if marked:
+        assert job.status == "failed" and "verl_experiment_name" in job.stdout, job.describe()
+        assert not ran.exists()
+    else:
+        assert ran.exists(), job.describe()
 
 
 PROBE = """

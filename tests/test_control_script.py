@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
 from launch_helpers import launch_ok, write_scripts
 
@@ -41,8 +42,7 @@ def control(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     config = launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
-    config.update(entry_point={"module": module, "config": "dapo_megatron_trainer", "file": module.replace(".", "/") + ".py"},
-                  training_modules=[module, other])
+    config["training"] = training_entry("dapo", {"dapo": (module, "dapo_megatron_trainer"), "grpo": (other, "ppo_megatron_trainer")})
     folder = write_scripts(config, tmp_path / "verl")
     (folder / "start_verl.sh").write_text(STAND_IN_START)
     (folder / "launch.json").write_text(json.dumps(launch_record(config)))

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import CONTROL
 from launch_helpers import REPO, RULES, SECRET_KEY, SPEC, launch, launch_ok, render, stand_in_path
 
 # A payload touches $VERL_PWNED (set when the scripts run): if the file exists, a payload ran.
@@ -46,6 +47,13 @@ for bad in ["n1\n" + TOUCH, "n" + SUBST, "n" + BACKTICK, 'n"; %s; "' % TOUCH, ".
     case("inventory_hostname", host=bad, head={"name": bad, "ansible_host": "10.0.0.1"})
 for bad in ["h" + SUBST, "../h", "h\n" + TOUCH]:
     case("inventory_hostname", host="worker1", is_head=False, nnodes=2, head={"name": bad, "ansible_host": "10.0.0.1"})
+
+# Escapes and format characters (round 3): refused, and shown escaped (\x1b, U+202E), never raw.
+for bad in ["n1\x1b[2J", "n1\u202eexe.sh", "n1\u200b", "n1\ufeff", "n1\x1b]0;title\x07"]:
+    case("inventory_hostname", host=bad, head={"name": bad, "ansible_host": "10.0.0.1"})
+for name in ("verl_project_name", "verl_experiment_name", "verl_model_path", "verl_swanlab_host"):
+    for bad in ["a\u202eb", "a\x1b[31mb", "a\u2066b"]:
+        case(name, **{name: bad})
 
 # Paths: every path setting, with payloads, traversal, relative, too long; / and system folders where mounted or written.
 PATH_SETTINGS = [name for name, rule in RULES["settings"].items() if rule.get("rule") == "path"]
@@ -92,6 +100,13 @@ for bad in ["BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PROMPT_CO
             "LD_PRELOAD", "LD_AUDIT", "CDPATH", "GLOBIGNORE", "PYTHONSTARTUP", "bash_env", "A\n", "A\n" + TOUCH, "A B", "1A", "A=B",
             "", "PATH", "MASTER_ADDR", "ROLE", "RAY_START_ARGS", "SWANLAB_API_KEY", "x" * 200]:
     case("verl_extra_env", verl_extra_env={bad: "/tmp/x"})
+# By allow-list (round 3): what makes python or libc load code at the next start, the key under other spellings,
+# and what overrides the device binding the scripts set up.
+for bad in ["PYTHONPATH", "PYTHONUSERBASE", "PYTHONWARNINGS", "BROWSER", "PYTHONHOME", "GCONV_PATH", "LD_LIBRARY_PATH", "NODE_OPTIONS",
+            "PERL5OPT", "SWANLAB_APIKEY", "swanlab_api_key", "SWANLAB_KEY", "MY_SWANLAB_TOKEN_KEY", "ASCEND_OPP_PATH", "ASCEND_CUSTOM_OPP_PATH",
+            "VLLM_PLUGINS", "RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "ASCEND_VISIBLE_DEVICES",
+            "CUDA_VISIBLE_DEVICES", "ASCEND_DEVICE_ID", "RAY_ADDRESS", "HOSTNAME"]:
+    case("verl_extra_env", verl_extra_env={bad: "/tmp/x"})
 for bad in ["a\n" + TOUCH, ["x"], None, "x" * 5000, True]:
     case("verl_extra_env", verl_extra_env={"HCCL_BUFFSIZE": bad})
 case("verl_extra_env", verl_extra_env={"A%d" % i: "1" for i in range(100)})
@@ -103,12 +118,40 @@ for bad in [["a=b\n" + TOUCH], [SUBST], [" a=b"], ["a;b=c"], [""], ["x" * 2000],
             ["+trainer.x._target_=subprocess.run"], ["~hydra"], ["+a._partial_=true"], ["hydra/launcher=x"]]:
     case("verl_extra_overrides", verl_extra_overrides=bad)
 
+# Hydra overrides read by meaning (round 3): instantiation keys in nested values, interpolations and resolvers,
+# sweeps, shell syntax Hydra cannot parse, and keys a checked setting owns.
+for bad in ["actor_rollout_ref.actor.x={_target_:os.system,_args_:[id]}", "a.b={c:{_target_:subprocess.run,args:[id]}}",
+            "a=[1,{_partial_:true}]", "+a._recursive_=false", "a._convert_=all", "trainer.experiment_name=${oc.env:SWANLAB_API_KEY}",
+            "trainer.x=${oc.env:SWANLAB_API_KEY}", "a='${oc.env:X}'", "a=str(${x})", "a={b:'${x}'}", "a=1,2", "a=choice(1,2)",
+            "a=range(1,3)", "a=glob(*)", "+x@hydra.callbacks=y", "a=$(id)", "a=`id`", "trainer.total_training_steps=5",
+            "actor_rollout_ref.actor.optim={lr:1}", "~trainer.project_name", "++data.train_files=/etc/passwd",
+            "actor_rollout_ref.model.use_remove_padding=True", "trainer={}"]:
+    case("verl_extra_overrides", verl_extra_overrides=[bad])
+
 # ray start options.
 for bad in [["--x\n" + TOUCH], ["num-cpus=4"], [""], ["--" + "x" * 600], [SUBST], ["-x"]]:
     case("verl_ray_start_args", verl_ray_start_args=bad)
 
+# Paths judged on their canonical form against a deny-list that covers the FHS (round 3): a leading `//`,
+# `/./`, `..`, trailing spaces, engine state, root's home, `:` where a volume spec splits.
+for name in PATH_SETTINGS:
+    use = RULES["settings"][name].get("use")
+    for bad in (["//etc", "//usr/bin", "/./etc/x", "/x/../usr/lib", "/etc ", "//proc/self/cwd", "/usr/local/lib/python3.11",
+                 "/var/lib/docker", "/run/containerd", "/boot/x", "/sys/x"] if use else []) + (["/root/x", "/var/lib/x"] if use != "container" else []):
+        case(name, **{name: bad})
+    if use == "mount":
+        for bad in ["/logs:ro", "/a:b", "/data/x:/etc"]:
+            case(name, **{name: bad})
+for bad in ["/", "/var/run/docker.sock", "/usr/bin/python3", "/usr/local/sbin", "/run/npu-smi", "//dev/npu-smi", "relative/npu-smi",
+            "/x/../proc/npu-smi", "/usr/local/sbin/npu-smi:ro"]:
+    case("verl_npu_smi_path", verl_npu_smi_path=bad)
+# The stage folder is <verl_host_stage_dir>/<verl_container_name>: both parts, and the folder they make.
+for stage, container in [("//usr", "bin"), ("/usr/local/lib", "python3.11"), ("/var", "lib"), ("/", "etc")]:
+    case("verl_host_stage_dir", verl_host_stage_dir=stage, verl_container_name=container)
+
 # Extra bind mounts.
-for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "a:b", "/x:/y:rwx", "/x:/y\n" + TOUCH, "/x", "/x:relative", "/x:/", "/x:/y:ro:z",
+for bad in ["/:/x", "/etc:/etc", "/a/../etc:/x", "/var/lib/docker:/x", "//etc:/x", "/x:/usr/bin", "/x:/etc/y", "/data,x:/y",
+            "/var/run/docker.sock:/var/run/docker.sock", "/root/.ssh:/x", "a:b", "/x:/y:rwx", "/x:/y\n" + TOUCH, "/x", "/x:relative", "/x:/", "/x:/y:ro:z",
             "/x/" + SUBST + ":/y"]:
     case("verl_container_extra_volumes", verl_container_extra_volumes=[bad])
 
@@ -195,9 +238,57 @@ def test_refused_before_anything_is_written(variable, kwargs):
     assert all(len(e["msg"]) < 700 for e in errors), [len(e["msg"]) for e in errors]
     assert len(json.dumps(errors)) < 4000
     assert elapsed < 1.0
-    # The payload never appears unshortened where a value is echoed.
+    # The payload never appears unshortened where a value is echoed; no control or format character is printed raw.
     for error in errors:
         assert "\n" not in error["msg"] and "\n" not in json.dumps(error["value"]).replace("\\n", "")
+        assert not CONTROL.search(error["msg"]) and not CONTROL.search(str(error["value"])), error
+
+
+# --- The key by value (round 3): after templating, no other setting may hold the SwanLab key, as it is, base64- or
+# URL-encoded; the stage-0 check (settings_problems, on the controller, where the key is) names the setting and
+# shows neither the value nor the key anywhere in its report.
+def _key_forms_of(key):
+    import base64
+    import urllib.parse
+
+    return [key, base64.b64encode(key.encode()).decode(), urllib.parse.quote(key, safe=""), urllib.parse.quote_plus(key)]
+
+
+KEY_CASES = [
+    ("verl_experiment_name", SECRET_KEY), ("verl_project_name", "p-" + SECRET_KEY), ("verl_extra_env", {"HCCL_X": SECRET_KEY}),
+    ("verl_extra_env", {"SWANLAB_APIKEY": SECRET_KEY}), ("verl_ray_start_args", ["--x=" + SECRET_KEY]),
+    ("verl_swanlab_host", "http://u:%s@h:8000" % SECRET_KEY), ("verl_model_path", "/m/" + SECRET_KEY),
+    ("verl_extra_overrides", ["trainer.x=" + SECRET_KEY]), ("verl_swanlab_workspace", _key_forms_of(SECRET_KEY)[1]),
+    ("verl_log_dir", "/l/" + _key_forms_of(SECRET_KEY)[2]), ("verl_container_extra_volumes", ["/a/%s:/b" % SECRET_KEY]),
+    ("mask", SECRET_KEY), ("verl_experiment_name", _key_forms_of(SECRET_KEY)[1].rstrip("=")),
+]
+
+
+@pytest.mark.parametrize(("variable", "value"), KEY_CASES, ids=["%s-%d" % (c[0], i) for i, c in enumerate(KEY_CASES)])
+def test_a_setting_that_holds_the_key_is_refused_without_showing_it(variable, value):
+    from ansible_collections.verl.deploy.plugins.filter.settings_problems import settings_problems
+
+    from launch_helpers import settings
+
+    host = dict(settings(), verl_swanlab_api_key=SECRET_KEY, ansible_host="10.0.0.1", **{variable: value})
+    problems = settings_problems({"node1": host}, head="node1", spec=SPEC, rules=RULES)
+    assert variable in [p["variable"] for p in problems], problems
+    text = json.dumps(problems)
+    assert not any(form in text for form in _key_forms_of(SECRET_KEY)), text
+
+
+def test_the_launch_config_refuses_a_setting_that_holds_the_key_and_masks_it():
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
+
+    from launch_helpers import settings
+
+    params = {name: option.get("default") for name, option in ARGUMENT_SPEC.items()}
+    params.update(settings=settings(verl_experiment_name=SECRET_KEY), spec=SPEC, rules=RULES, host="node1", is_head=True, nnodes=1,
+                  head={"name": "node1", "ansible_host": "10.0.0.1"}, detected={})
+    result, _warnings, masked = evaluate(params, key_forms=key_forms(SECRET_KEY))
+    assert result["failed"] and "verl_experiment_name" in result["msg"] and SECRET_KEY not in json.dumps(result)
+    assert SECRET_KEY in masked
 
 
 # --- Legal but hostile values: rendered, executed, inert.
@@ -221,9 +312,11 @@ esac
 """
 HOSTILE_BUT_LEGAL = [
     {"verl_extra_env": {"HCCL_BUFFSIZE": SUBST, "HCCL_X": BACKTICK, "HCCL_Y": QUOTE_BREAK, "HCCL_Z": DQUOTE_BREAK}},
-    {"verl_extra_overrides": ["trainer.a=" + SUBST, "trainer.b=" + BACKTICK, "trainer.c=" + QUOTE_BREAK, "trainer.d=" + DQUOTE_BREAK]},
+    # Hydra's parser takes shell syntax only inside a quoted string: each reaches the trainer as one literal argument.
+    {"verl_extra_overrides": ["trainer.a='%s'" % SUBST, "trainer.b='%s'" % BACKTICK, "trainer.c='%s'" % QUOTE_BREAK.replace("'", "\\'"),
+                              "trainer.d='%s'" % DQUOTE_BREAK]},
     {"verl_ray_start_args": ["--temp-dir=" + SUBST, "--x=" + BACKTICK, "--y=" + QUOTE_BREAK]},
-    {"verl_model_path": "/m/~x@y:z%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
+    {"verl_model_path": "/m/~x@y%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
     {"verl_swanlab_enabled": True, "verl_swanlab_mode": "offline", "verl_swanlab_workspace": "w-1.2"},
 ]
 
@@ -420,3 +513,132 @@ def test_render_playbook_refuses_an_alias_bomb_in_any_passed_variable(tmp_path, 
     assert proc.returncode != 0 and variable in proc.stdout
     assert len(proc.stdout) + len(proc.stderr) < 20000 and elapsed < 30
     assert not out.exists()
+
+
+# Round 3 through render.yml: each refused in stage 0, nothing written, the key nowhere in the output (-vvv).
+@pytest.mark.parametrize(("variable", "extra"), [
+    ("verl_experiment_name", {"verl_swanlab_api_key": SECRET_KEY, "verl_experiment_name": "{{ verl_swanlab_api_key }}"}),
+    ("verl_extra_overrides", {"verl_swanlab_api_key": SECRET_KEY, "verl_extra_overrides": ["trainer.x=${oc.env:SWANLAB_API_KEY}"]}),
+    ("verl_log_dir", {"verl_log_dir": "//etc"}),
+    ("verl_extra_env", {"verl_extra_env": {"PYTHONPATH": "/tmp/evil"}}),
+], ids=["key-by-reference", "override-resolver", "double-slash-etc", "pythonpath"])
+def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path, variable, extra):
+    out = tmp_path / "out"
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out), **extra), verbosity=3)
+    assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-3000:]
+    assert "no node was contacted" in proc.stdout
+    assert SECRET_KEY not in proc.stdout + proc.stderr
+    assert not out.exists() and not (tmp_path / "PWNED").exists()
+
+
+# Internals are not inputs (round 3): the scripts take nothing from a variable a user can set but the validated
+# configuration; ansible_managed and the training role's variables given with a payload do not reach them.
+def test_variables_a_user_can_set_do_not_reach_the_scripts():
+    from launch_helpers import SCRIPTS
+
+    config = launch_ok()
+    hostile = {"ansible_managed": "x\n" + TOUCH, "_training_module": "os; " + TOUCH, "_training_log_prefix": "$(%s)" % TOUCH,
+               "_training_config_name": "x; " + TOUCH, "_training_pattern": "x'; " + TOUCH}
+    for name in SCRIPTS:
+        assert render(config, name, **hostile) == render(config, name), name
+        assert TOUCH not in render(config, name, **hostile)
+
+
+@pytest.mark.parametrize("name", ["_verl_launch", "_training_module", "_training_log_prefix", "__verl_detected", "_precheck_x",
+                                  "__training_files"])
+def test_render_playbook_refuses_extra_vars_named_like_internals(tmp_path, name):
+    out = tmp_path / "out"
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out), **{name: "x"}))
+    assert proc.returncode != 0 and name in proc.stdout and "named like the collection's internal variables" in proc.stdout
+    assert not out.exists()
+
+
+def test_render_playbook_keeps_a_hostile_ansible_managed_out_of_the_scripts(tmp_path):
+    out = tmp_path / "out"
+    inventory = _inventory("head1", ansible_managed="x\n" + TOUCH)
+    proc, _elapsed = _playbook(tmp_path, "render.yml", inventory, dict(PATHS, verl_output_dir=str(out)))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for script in ("start_verl.sh", "run_training.sh"):
+        text = (out / "head1" / script).read_text()
+        assert TOUCH not in text and text.splitlines()[1].startswith("# Generated by verl.deploy")
+
+
+def test_a_report_escapes_control_and_format_characters():
+    from ansible_collections.verl.deploy.plugins.module_utils._inputs import show
+
+    assert show("a\nb") == "'a\\nb'" and show("x\x1b[31m") == "'x\\x1b[31m'" and show("a\u202eb") == "'aU+202Eb'"
+    _config, errors, _warnings = launch(host="n1\u202e\x1b[2J", head={"name": "n1\u202e\x1b[2J", "ansible_host": "10.0.0.1"})
+    assert any("U+202E" in e["msg"] and "\\x1b" in e["msg"] for e in errors), errors
+
+
+@pytest.mark.parametrize(("value", "expected"), [(" true ", True), ("TRUE", True), ("yes", True), (True, True), ("1", True),
+                                                 (" false ", False), ("no", False), ("", False), (False, False), ("maybe", False)])
+def test_booleans_are_read_by_one_function(value, expected):
+    """The tasks read verl_confirm with the filter that calls the settings check's own to_bool."""
+    from ansible_collections.verl.deploy.plugins.filter.setting_bool import setting_bool
+    from ansible_collections.verl.deploy.plugins.module_utils._inputs import Errors, to_bool
+
+    assert setting_bool(value) is expected
+    assert bool(to_bool("verl_confirm", value, Errors())) is expected
+
+
+def test_no_task_reads_a_setting_with_jinjas_own_bool():
+    import re
+
+    tasks = [*REPO.glob("roles/*/tasks/*.yml"), *REPO.glob("playbooks/*.yml")]
+    found = [str(p.relative_to(REPO)) for p in tasks if re.search(r"\bverl_[a-z_]+\s*\|\s*bool\b", p.read_text())]
+    assert not found, found
+
+
+def test_render_playbook_refuses_an_inventory_source_it_cannot_parse(tmp_path):
+    """A worker file with a YAML error is an error naming it, never a smaller cluster (any_unparsed_is_failed)."""
+    inventory = tmp_path / "inventory"
+    inventory.mkdir()
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(_inventory("head1")))
+    (inventory / "workers.yml").write_text("ray_cluster:\n  children:\n    ray_workers:\n      hosts:\n        worker1: {ansible_host: x\n")
+    out = tmp_path / "out"
+    (tmp_path / "extra.yml").write_text(yaml.safe_dump(dict(PATHS, verl_output_dir=str(out))))
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/render.yml", "-i", str(inventory), "-e", "@%s" % (tmp_path / "extra.yml")], cwd=REPO,
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"), capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0 and "workers.yml" in proc.stdout + proc.stderr
+    assert not out.exists()
+
+
+# Hydra composition against verl 0.7.0's own config tree: a `_target_` in an override's value reaches the composed
+# config and is called when it is instantiated (positive control), so the check must refuse it; every override the
+# check accepts composes to a config whose `_target_`s are exactly verl's own.
+def _targets(node, found=None):
+    found = set() if found is None else found
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "_target_":
+                found.add(value)
+            _targets(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _targets(item, found)
+    return found
+
+
+def test_a_target_in_an_override_value_would_be_called_and_is_refused():
+    import hydra.utils
+
+    from hydra_schema import compose
+
+    hostile = "+actor_rollout_ref.actor.probe={_target_:os.getpid}"
+    cfg = compose([hostile])  # resolved, as a plain dict
+    assert hydra.utils.instantiate(cfg["actor_rollout_ref"]["actor"]["probe"]) == os.getpid()
+    assert "os.getpid" in _targets(cfg)
+    config, errors, _warnings = launch(verl_extra_overrides=[hostile])
+    assert config is None and "_target_" in errors[0]["msg"]
+
+
+def test_accepted_overrides_compose_with_verls_own_targets_only():
+    from hydra_schema import compose
+
+    base = _targets(compose([]))
+    accepted = ["+trainer.note='$(touch x)'", "trainer.critic_warmup=0", "+actor_rollout_ref.actor.megatron.param_dtype=bf16",
+                "data.filter_overlong_prompts=True", "+trainer.a_list=[1,{b:c}]"]
+    config = launch_ok(verl_extra_overrides=accepted)
+    composed = compose(config["extra_overrides"])
+    assert _targets(composed) == base and all(not t.startswith(("os.", "subprocess")) for t in base)

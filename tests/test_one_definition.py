@@ -1,6 +1,7 @@
 """Programs live in files, facts in one place: no task embeds a multi-line program, and the training
-process (plugins/module_utils/_versions.py) and its log name (roles/training/vars/main.yml) are defined once
-for every script and task."""
+process (the table of verl releases, plugins/module_utils/_versions.py) and its log name (the validated
+configuration, plugins/module_utils/_launch_config.py, never a role variable that an inventory or -e could
+replace) are defined once for every script and task."""
 from __future__ import annotations
 
 import re
@@ -37,7 +38,8 @@ def test_no_task_embeds_a_multi_line_program(path):
 @pytest.mark.parametrize("fact, home", [
     # The entry points live in the table of verl releases (where each release has them).
     ("recipe.dapo.main_dapo", "plugins/module_utils/_versions.py"), ("verl.trainer.main_ppo", "plugins/module_utils/_versions.py"),
-    ("verl_qwen3_8b_", "roles/training/vars/main.yml"),
+    # The log's name is part of the validated configuration (never a role variable an inventory or -e could replace).
+    ("verl_qwen3_8b_", "plugins/module_utils/_launch_config.py"),
 ])
 def test_the_training_process_and_its_log_name_are_defined_once(fact, home):
     # (The settings' descriptions may show the log name to the user: `verl_qwen3_8b_<experiment>...`.)

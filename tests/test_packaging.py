@@ -234,5 +234,7 @@ def test_ansible_builder_creates_the_execution_environment_context(installed, tm
     assert "openssh-clients [platform:rpm]  # from collection verl.deploy" in found["system"], found
     python = " ".join(found["python"])
     assert "from collection community.docker" in python
-    for dev in ("pytest", "molecule", "ansible-lint", "hydra", "testinfra", "ansible==", "shellcheck"):
+    # hydra-core is a run-time need (the settings check parses verl_extra_overrides with its parser).
+    assert "hydra-core==1.3.2  # from collection verl.deploy" in python, python
+    for dev in ("pytest", "molecule", "ansible-lint", "testinfra", "ansible==", "shellcheck"):
         assert dev not in python, dev

@@ -18,7 +18,7 @@ SHAPES = {
     "swanlab-offline": dict(verl_swanlab_enabled=True, verl_swanlab_mode="offline"),
     "worker-detected-network": dict(is_head=False, nnodes=2, verl_train_batch_size=16),
     "explicit-network-extras": dict(verl_node_ip="10.0.0.1", verl_socket_ifname="enp189s0f0", verl_experiment_name="exp-1",
-                                    verl_extra_env={"HCCL_BUFFSIZE": "300", "ODD": "a b'c"},
+                                    verl_extra_env={"HCCL_BUFFSIZE": "300", "HCCL_ODD": "a b'c"},
                                     verl_extra_overrides=["trainer.val_before_train=True"], verl_ascend_env_scripts=[]),
 }
 

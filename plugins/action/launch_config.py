@@ -11,6 +11,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
+from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
 
 
 def masked(value, secrets):
@@ -32,11 +33,22 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
 
+    def _key_forms(self, task_vars):
+        """The SwanLab key's spellings, read here on the controller (never an argument): no setting may hold one."""
+        raw = (task_vars or {}).get("verl_swanlab_api_key")
+        if raw is None:
+            return ()
+        try:
+            key = self._templar.template(raw)
+        except Exception:  # pylint: disable=broad-exception-caught  # a key that refers to facts: left to stage 0
+            return ()
+        return key_forms(key) if isinstance(key, str) else ()
+
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
-        outcome, warnings, secrets = evaluate(args)
+        outcome, warnings, secrets = evaluate(args, key_forms=self._key_forms(task_vars))
         secrets = sorted((secret for secret in secrets if secret), key=len, reverse=True)
         result.update(masked(outcome, secrets))
         if warnings:

@@ -64,6 +64,7 @@ _value:
 from collections.abc import Mapping
 
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
 
 KEY = "verl_swanlab_api_key"
@@ -89,12 +90,18 @@ def _value(view, raw, name):
     return value, type(value).__name__ not in ("Marker", "UndefinedMarker", "AnsibleUndefined")
 
 
-def given(hostvars, host, spec):
+def given(hostvars, host, spec, forms_seen=None):
     """What the settings check gets of one host: the settings by value (never the key), other verl_* names,
-    whether a key is set, the mask; deferred when something cannot be known before the pre-check."""
+    whether a key is set, the mask; deferred when something cannot be known before the pre-check. A setting
+    that holds the key (by value, after templating) is left out and becomes a problem that does not show it;
+    the key's forms are added to `forms_seen` (to redact every message)."""
     view = hostvars[host]
     raw = _raw(view)
-    result = {"settings": {}, "unknown": [], "api_key_set": False, "mask": None, "deferred": False}
+    result = {"settings": {}, "unknown": [], "api_key_set": False, "mask": None, "deferred": False, "problems": []}
+    forms = ()
+    if KEY in raw and not inputs.oversized(raw[KEY]):
+        key, usable = _value(view, raw, KEY)
+        forms = secrets.key_forms(key) if usable and isinstance(key, str) else ()
     for name in list(raw):
         if not isinstance(name, str) or not (name.startswith("verl_") or name == "mask"):
             continue
@@ -111,6 +118,14 @@ def given(hostvars, host, spec):
             result["mask"] = value
         else:
             result["settings"][name] = value
+    if forms:
+        result["problems"] = secrets.key_problems(dict(result["settings"], mask=result["mask"]), forms)
+        for problem in result["problems"]:
+            result["settings"].pop(problem["variable"], None)
+            if problem["variable"] == "mask":
+                result["mask"] = None
+        if forms_seen is not None:
+            forms_seen.update(forms)
     return result
 
 
@@ -144,8 +159,11 @@ def plain(value):
 def settings_problems(hostvars, head, spec, rules, workers=()):
     spec, rules = plain(spec), plain(rules)
     nodes = [head] + [w for w in dict.fromkeys(workers or ()) if w != head]
-    hosts = {host: given(hostvars, host, spec) for host in nodes}
-    return check_inventory(hosts, spec, rules, head_addresses(hostvars[head], head))
+    forms = set()
+    hosts = {host: given(hostvars, host, spec, forms) for host in nodes}
+    problems = check_inventory(hosts, spec, rules, head_addresses(hostvars[head], head))
+    # No message shows a value that holds the key (a host name or an address could, too).
+    return secrets.redact(problems, tuple(sorted(forms, key=len, reverse=True)))
 
 
 class FilterModule:

@@ -5,8 +5,8 @@
 # Private to the verl.deploy collection: may change without notice.
 #
 # Checks of single values that reach a script, a path or a command line: text (length, control
-# characters), numbers (whole, finite, bounded), paths, names, host names, image references,
-# environment variable names. Each returns the normalised value, or None after adding one error that
+# characters), numbers (whole, finite, bounded), paths (judged on their canonical form), names, host
+# names, image references. Each returns the normalised value, or None after adding one error that
 # names the variable, a shortened value and the fix. Nothing here knows about particular settings.
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ import ipaddress
 import math
 import posixpath
 import re
+import unicodedata
 
-# Control characters: C0 (newline, tab, escape ...), DEL, C1 and the Unicode line separators.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Control characters: C0 (newline, tab, escape ...), DEL, C1, the Unicode line separators and the format
+# characters that reorder or hide text (bidi overrides and isolates, zero-width characters, the BOM).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 # Longest value shown in a message; longer ones are cut and say how long they were.
 SHOW_LIMIT = 60
 # What reaches the module at all (tasks/validate.yml screens with the verl.deploy.screen_settings
@@ -34,14 +36,24 @@ SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
 DNS_NAME = re.compile(r"(?=.{1,253}\Z)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 IFNAME = re.compile(r"[A-Za-z0-9_.:@-]{1,15}")
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-# Folders never mounted into the container nor written into: the root, the system's own trees
-# (everything below them too) and the top-level folders themselves (a folder below them is fine).
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys",
-                "/usr/bin", "/usr/lib", "/usr/sbin", "/var/run")
-SYSTEM_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/srv", "/tmp", "/usr", "/usr/local", "/usr/share",
-                  "/var", "/var/lib", "/var/log", "/var/tmp")
+# Where nothing of a deployment may live, judged on the canonical form of a path (canonical_path): a deny-list
+# that covers the FHS. The trees are refused with everything below them (the system's programs, libraries and
+# configuration, the kernel's and the init system's views, the package and engine state in /var/lib, root's
+# home), the folders only themselves (a folder of its own below them is fine). OWN_TREES are the collection's own
+# folders inside a refused tree (the default stage folder, /var/lib/verl-deploy).
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/lost+found", "/proc", "/root", "/run",
+                "/sbin", "/snap", "/sys", "/usr", "/var/backups", "/var/cache", "/var/lib", "/var/lock", "/var/mail", "/var/run",
+                "/var/spool")
+SYSTEM_FOLDERS = ("/", "/home", "/media", "/mnt", "/opt", "/srv", "/tmp", "/var", "/var/local", "/var/log", "/var/opt", "/var/tmp")
+OWN_TREES = ("/var/lib/verl-deploy",)
+# Inside the training container (verl_workdir, verl_swanlab_api_key_file): the container runs as root, so
+# root's home is its own; the system's trees are the image's and are not written into.
+CONTAINER_TREES = tuple(tree for tree in SYSTEM_TREES if tree != "/root")
+# Where a file bind-mounted from the host may not come from: the kernel's and the init system's views and the
+# engines' sockets (/var/run/docker.sock) live there.
+SPECIAL_TREES = ("/dev", "/proc", "/run", "/sys", "/var/run")
+USES = {"mount": "mounted into the container", "output": "written into", "container": "written into in the container"}
 
 # Docker's reference grammar (github.com/distribution/reference, regexp.go).
 _ALNUM = r"[a-z0-9]+"
@@ -57,31 +69,27 @@ IMAGE_REFERENCE = re.compile(
 )
 IMAGE_NAME_MAX = 255
 
-# Environment variables that change how bash itself (or the loader) runs, whatever their value:
-# start_verl.sh exports verl_extra_env and then runs `bash ./run_training.sh`.
-SHELL_ENV = {
-    "BASH_ENV": "bash runs the file it names before run_training.sh (a command runs)",
-    "ENV": "an interactive or POSIX-mode shell runs the file it names",
-    "SHELLOPTS": "it switches shell options on in every bash started from the script",
-    "BASHOPTS": "it switches shell options on in every bash started from the script",
-    "PS4": "bash expands it (and runs what it holds) for every traced command",
-    "PS1": "bash expands it as a prompt",
-    "PS2": "bash expands it as a prompt",
-    "PS3": "bash expands it as a prompt",
-    "IFS": "it changes how bash splits every unquoted word",
-    "PROMPT_COMMAND": "bash runs it as a command",
-    "CDPATH": "it changes where `cd` goes",
-    "GLOBIGNORE": "it changes how bash expands file names",
-    "BASH_XTRACEFD": "it redirects bash's trace output",
-    "BASH_COMPAT": "it changes bash's behaviour",
-    "POSIXLY_CORRECT": "it changes bash's behaviour",
-    "LD_PRELOAD": "the loader injects the library it names into every program",
-    "LD_AUDIT": "the loader injects the library it names into every program",
-    "PYTHONSTARTUP": "python runs the file it names",
-    "PYTHONINSPECT": "python stays interactive after the training",
-}
-SHELL_ENV_PREFIXES = {"BASH_FUNC_": "bash imports it as a function definition", "LD_": "it changes how the loader links every program"}
-ALLOWED_LD = ("LD_LIBRARY_PATH",)
+
+# The names of the collection's own variables (what its roles and playbooks compute, set_fact and register
+# included): given from the inventory or as an extra var, one would replace what they compute, and extra vars
+# beat set_fact (-e _verl_launch=... would replace the validated configuration).
+INTERNAL_NAME = re.compile(r"(__|_verl_|_training_|_precheck_|_container_|_ray_|_swanlab_)")
+
+
+def plain_or_shown(text):
+    """A name as it is when it is a short, plain string, else escaped and cut (show)."""
+    return text if isinstance(text, str) and len(text) <= SHOW_LIMIT and text.isprintable() else show(text)
+
+
+def internal_name_problem(name, hosts):
+    """The message for an inventory or extra variable named like the collection's internals, or None."""
+    if not isinstance(name, str) or not INTERNAL_NAME.match(name):
+        return None
+    return ("%s (given in the inventory or with -e, seen on %s) is named like the collection's internal variables (_verl_*, "
+            "_training_*, _precheck_*, _container_*, _ray_*, _swanlab_*, __*), which the playbooks compute: given, it would replace "
+            "what they compute (extra vars beat set_fact). Fix: remove it; the settings are the verl_* variables (docs/settings.md)."
+            % (plain_or_shown(name), ", ".join(plain_or_shown(h) for h in hosts[:8])
+               + (" and %d more" % (len(hosts) - 8) if len(hosts) > 8 else "")))
 
 
 class Errors(list):
@@ -95,7 +103,7 @@ def short(value, limit=SHOW_LIMIT):
     """A value as it may be echoed in an error: scalars and short one-line strings as they are, others cut by show()."""
     if value is None or isinstance(value, (bool, float)) or (isinstance(value, int) and abs(value) < 10 ** 15):
         return value
-    if isinstance(value, str) and len(value) <= limit and not CONTROL.search(value):
+    if isinstance(value, str) and len(value) <= limit and value.isprintable():
         return value
     return show(value, limit)
 
@@ -106,7 +114,7 @@ def show(value, limit=SHOW_LIMIT):
     if reason:
         return "<%s>" % reason
     if isinstance(value, str):
-        text = repr(value)
+        text = escaped(value)
         if len(text) <= limit:
             return text
         return "%s... (%d characters)" % (text[:limit], len(value))
@@ -116,6 +124,14 @@ def show(value, limit=SHOW_LIMIT):
     if len(text) <= limit:
         return text
     return "%s... (%d characters)" % (text[:limit], len(text))
+
+
+def escaped(text):
+    """repr() of a string, with the format characters repr() leaves as they are (or writes as \\uXXXX) shown as
+    U+XXXX: control characters read \\n, \\x1b ..., a bidi override U+202E; nothing in it acts on a terminal."""
+    out = repr(text)
+    out = re.sub(r"\\u([0-9a-f]{4})", lambda m: "U+%s" % m.group(1).upper(), out)
+    return "".join("U+%04X" % ord(ch) if unicodedata.category(ch) in ("Cf", "Zl", "Zp", "Co", "Cs") else ch for ch in out)
 
 
 def oversized(value):
@@ -226,26 +242,52 @@ def to_bool(name, value, errors):
     return None
 
 
+def canonical_path(text):
+    """The one canonical form of an absolute path, as the kernel resolves it without links: surrounding spaces
+    dropped, runs of `/` (a leading `//` too, which posixpath.normpath keeps) made one, `.` dropped and `..`
+    taken back (never above /), no trailing `/`. Every path setting and mount is judged on this form."""
+    text = re.sub(r"/+", "/", text.strip())
+    if not text.startswith("/"):
+        return text
+    return posixpath.normpath(text) if text != "/" else "/"
+
+
+def _in_tree(path, trees):
+    return any(path == tree or path.startswith(tree + "/") for tree in trees)
+
+
+def system_problem(canonical, use):
+    """Why a canonical path must not be used as `use` (mount, output, container), or None."""
+    if use == "container":
+        denied = canonical == "/" or _in_tree(canonical, CONTAINER_TREES)
+    else:
+        denied = canonical in SYSTEM_FOLDERS or (_in_tree(canonical, SYSTEM_TREES) and not _in_tree(canonical, OWN_TREES))
+    if denied:
+        return ("is the root or a system folder (%s), which must not be %s. Fix: give a folder of its own (not in /usr, /etc, "
+                "/var/lib, /proc, /sys, /dev, /boot, /run, /root ...)" % (canonical, USES.get(use, "used")))
+    return None
+
+
 def path_problem(text, use=None):
-    """Why `text` is not a usable absolute path (for `use` mount/output also: not / nor a system folder), or None."""
+    """Why `text` is not a usable absolute path (for `use` mount/output/container also: not / nor a system folder,
+    judged on its canonical form), or None."""
     if not text.startswith("/"):
         return ("is a relative path; the scripts run inside the container from verl_workdir, so it would be read from "
                 "the wrong place. Fix: give the absolute path")
     if not PATH_CHARS.fullmatch(text):
         bad = sorted(set(ch for ch in text if not re.match(r"[A-Za-z0-9._/@%+:~-]", ch)))
         return ("contains %s, which the Hydra command line cannot take unquoted. Fix: use a path made of letters, digits and "
-                ". _ - / @ %% + : ~ (rename it or link it, e.g. ln -s)" % " ".join(repr(c) for c in bad))
-    trimmed = text.rstrip("/") or "/"
-    if posixpath.normpath(trimmed) != trimmed or "/../" in trimmed + "/":
-        return "is not a normalised path (no '..', '.', or '//' parts). Fix: give it as %s" % _normal(trimmed)
-    if use and (trimmed in SYSTEM_FOLDERS or any(trimmed == t or trimmed.startswith(t + "/") for t in SYSTEM_TREES)):
-        verb = "mounted into the container" if use == "mount" else "written into"
-        return "is the root or a system folder, which must not be %s. Fix: give a folder of its own" % verb
+                ". _ - / @ %% + : ~ (rename it or link it, e.g. ln -s)" % " ".join(show(c) for c in bad))
+    canonical = canonical_path(text)
+    problem = system_problem(canonical, use) if use else None
+    if problem:
+        return problem
+    if canonical != (text.rstrip("/") or "/"):
+        return "is not in canonical form (no '..', '.' or '//' parts). Fix: give it as %s" % canonical
+    if use == "mount" and ":" in text:
+        return ("holds ':', which splits a Docker volume spec (host:container:mode). Fix: rename the folder or link it without "
+                "':' (e.g. ln -s)")
     return None
-
-
-def _normal(text):
-    return re.sub(r"/+", "/", posixpath.normpath(text)).replace("..", "(no ..)")
 
 
 def to_path(name, value, errors, required=False, use=None, empty=False, example="/mnt/project/verl", what=None):
@@ -309,21 +351,4 @@ def image_problem(text):
         return "is not a Docker image reference ([registry[:port]/]name[:tag][@digest], name in lower case)"
     if len(match.group("name")) > IMAGE_NAME_MAX:
         return "has a name longer than %d characters" % IMAGE_NAME_MAX
-    return None
-
-
-def env_name_problem(name, reserved=()):
-    """Why `name` may not be exported by start_verl.sh (`reserved`: the scripts' own variables), or None."""
-    text = name if isinstance(name, str) else str(name)
-    if not ENV_NAME.fullmatch(text) or len(text) > 128:
-        return "is not an environment variable name. Fix: use letters, digits and _, not starting with a digit"
-    upper = text.upper()
-    reason = SHELL_ENV.get(upper)
-    for prefix, why in SHELL_ENV_PREFIXES.items():
-        if not reason and upper.startswith(prefix) and upper not in ALLOWED_LD:
-            reason = why
-    if not reason and upper in reserved:
-        reason = "start_verl.sh or run_training.sh sets it itself"
-    if reason:
-        return "changes how the scripts themselves run: %s. Fix: leave it out" % reason
     return None

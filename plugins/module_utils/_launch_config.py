@@ -16,16 +16,15 @@ import difflib
 import os
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _environment as environment
+from ansible_collections.verl.deploy.plugins.module_utils import _hydra_overrides as hydra_overrides
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
-HYDRA_OVERRIDE = re.compile(r"(\+\+|\+|~)?[A-Za-z_][A-Za-z0-9_.@/-]*(=.*)?")
-# Override keys that would run code or move Hydra's own files: Hydra's settings (callbacks, run
-# folder, search path) and `_target_` (Hydra instantiates the Python callable it names).
-HYDRA_FORBIDDEN_KEY = re.compile(r"(\+\+|\+|~)?(hydra([.@/=]|$)|[^=]*(_target_|_partial_|_args_)([.=/@]|$))")
 # An http(s) URL of printable ASCII, without quotes, `$`, backquotes or backslashes.
 SWANLAB_HOST = re.compile(r"https?://[A-Za-z0-9.:@%_~!&()*+,;=\[\]-]+(/[A-Za-z0-9./:@%_~!&()*+,;=?#\[\]-]*)?")
 NEEDS_LOGIN = ("cloud", "online")
@@ -51,7 +50,7 @@ SCRIPT_VARIABLES = (
     "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS",
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
-    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
+    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
     "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID", "CANN_SCRIPTS", "CANN_PRESET",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
@@ -67,6 +66,24 @@ PARALLELISM_INPUTS = {
     "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
     "num_kv_heads": "verl_model_num_kv_heads", "algorithm": "verl_algorithm",
 }
+
+
+# The training the scripts start and the playbooks look for, per verl_algorithm: verl's entry point (python3 -m,
+# run from verl_workdir), its file in the checkout and its Hydra config (relative to the module's own folder, as
+# @hydra.main reads --config-path), from the table of verl releases (plugins/module_utils/_versions.py); the prefix
+# of its log's name. In the validated configuration (its `training` part), not as role variables that an inventory
+# or -e could replace.
+ENTRY_POINTS = {algorithm: (point["module"], point["config"]) for algorithm, point in versions.SUPPORTED["entry_points"].items()}
+LOG_PREFIX = "verl_qwen3_8b_"
+
+
+def training_entry(algorithm, entry_points=None):
+    """{module, config_name, file, log_prefix, pattern} of the training: pattern is verl_control.sh's pgrep -f pattern,
+    which finds a training of either algorithm (after verl_algorithm changed, the one that still runs is found)."""
+    points = entry_points or ENTRY_POINTS
+    module, config_name = points[algorithm]
+    return {"module": module, "config_name": config_name, "file": module.replace(".", "/") + ".py", "log_prefix": LOG_PREFIX,
+            "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m, _c in points.values())}
 
 
 def table(spec, rules):
@@ -101,6 +118,21 @@ def raw_value(name, merged, settings, context):
 def _rule_path(name, entry, value, errors, context):
     return inputs.to_path(name, value, errors, required=entry.get("required", False), use=entry.get("use"),
                           empty=entry.get("empty", False), example=PATH_EXAMPLES.get(name, "/mnt/project/verl"))
+
+
+def _rule_npu_smi(name, entry, value, errors, context):
+    """npu-smi on the host, bind-mounted read-only at the same path: a file named npu-smi (never a folder, a
+    program of the system such as python3, or a socket of /run), outside the kernel's and init's trees."""
+    path = inputs.to_path(name, value, errors, empty=True, example="/usr/local/sbin/npu-smi")
+    if not path:
+        return path
+    if path.rsplit("/", 1)[-1] != "npu-smi" or any(path == t or path.startswith(t + "/") for t in inputs.SPECIAL_TREES):
+        errors.add(name, value, "%s=%s is not the npu-smi program: it is bind-mounted into the container, so it must be a file "
+                   "named npu-smi outside /dev, /proc, /run, /sys and /var/run (not a folder, a socket or another program). Fix: "
+                   "give the path `command -v npu-smi` prints on the host, e.g. %s=/usr/local/sbin/npu-smi, or leave it empty to "
+                   "detect it." % (name, inputs.show(path), name))
+        return None
+    return path
 
 
 def _rule_paths(name, entry, value, errors, context):
@@ -191,9 +223,16 @@ def _each_item(valid, problem):
 
 _rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray start option. Fix: give options such as "
                             "--num-cpus=16, one per list item")
-_rule_overrides = _each_item(lambda item: HYDRA_OVERRIDE.fullmatch(item) and not HYDRA_FORBIDDEN_KEY.match(item),
-                             "is not a Hydra override this collection passes on (key=value, +key=value or ++key=value; no hydra.* "
-                             "key and no _target_, which would run code). Fix: write one such override per list item")
+
+
+def _rule_overrides(name, entry, value, errors, context):
+    """Each line parsed with Hydra's own parser and judged by its key and value (_hydra_overrides.py)."""
+    for item in value:
+        problem = hydra_overrides.override_problem(item)
+        if problem:
+            errors.add(name, item, "%s holds %s, which %s." % (name, inputs.show(item), problem))
+            return None
+    return value
 
 
 def _rule_volumes(name, entry, value, errors, context):
@@ -201,7 +240,7 @@ def _rule_volumes(name, entry, value, errors, context):
         parts = volume.split(":")
         shape = len(parts) in (2, 3) and (len(parts) == 2 or parts[2] in ("ro", "rw"))
         problem = None if shape else "is not host_path:container_path[:ro]"
-        for part, use in zip(parts[:2], ("mount", "output")):
+        for part, use in zip(parts[:2], ("mount", "mount")):
             problem = problem or inputs.path_problem(part, use)
         if problem:
             errors.add(name, volume, "%s holds %s, which %s. Fix: write host_path:container_path or host_path:container_path:ro, "
@@ -212,11 +251,8 @@ def _rule_volumes(name, entry, value, errors, context):
 
 def _rule_env(name, entry, value, errors, context):
     for env_name, env_value in value.items():
-        problem = inputs.env_name_problem(env_name, SCRIPT_VARIABLES)
-        if str(env_name).upper().startswith("SWANLAB_API_KEY"):
-            problem = ("must not carry the SwanLab key: it would be written into start_verl.sh. Fix: give it as "
-                       "verl_swanlab_api_key (a secret)")
-        elif not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
+        problem = environment.env_name_problem(env_name, SCRIPT_VARIABLES)
+        if not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
             problem = "must be a string or a number. Fix: give a plain value"
         if problem:
             errors.add(name, env_name, "%s has %s, which %s." % (name, inputs.show(env_name), problem))
@@ -277,7 +313,7 @@ def _rule_mask(name, entry, value, errors, context):
 
 
 RULES = {
-    "path": _rule_path, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
+    "path": _rule_path, "npu_smi": _rule_npu_smi, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
     "address": _rule_address, "ipv4": _rule_ipv4, "ifname": _rule_ifname, "requirement": _rule_requirement,
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
 }
@@ -531,24 +567,42 @@ def check_mount_parents(values, errors):
             values[name] = None
 
 
+def check_stage_folder(values, errors):
+    """The deploy writes and chmods <verl_host_stage_dir>/<verl_container_name> on every host: the joined folder,
+    not only its parent, must be a folder of its own (/usr/local with bin would be /usr/bin)."""
+    stage_dir, container = values.get("verl_host_stage_dir"), values.get("verl_container_name")
+    if not stage_dir or not container:
+        return
+    problem = inputs.path_problem(stage_dir + "/" + container, "output")
+    if problem:
+        errors.add("verl_host_stage_dir", stage_dir, "verl_host_stage_dir=%s with verl_container_name=%s makes the stage folder "
+                   "%s, which %s, e.g. verl_host_stage_dir=/var/lib/verl-deploy." % (
+                       inputs.show(stage_dir), inputs.show(container), inputs.show(stage_dir + "/" + container), problem))
+        values["verl_host_stage_dir"] = None
+
+
 def check_output_folder(values, host, errors):
     """render.yml writes <verl_output_dir>/<host>/{start_verl.sh,run_training.sh} on the controller (where this
-    runs): the folder, resolved through symbolic links, must not be a system folder, and nothing on the way
-    down may be a link that leads out of it."""
-    output_dir = values.get("verl_output_dir")
-    if not output_dir or inputs.host_name_problem(host or ""):
-        return
-    real = os.path.realpath(output_dir)
-    problem = inputs.path_problem(real, "output") if real != output_dir else None
-    targets = [os.path.join(output_dir, host)] + [os.path.join(output_dir, host, name) for name in ("start_verl.sh", "run_training.sh")]
-    for target in targets:
+    runs), logs.yml writes under verl_logs_dir there: each folder, resolved through symbolic links on the
+    controller, must not be a system folder, and nothing on the way down to the scripts may be a link that
+    leads out of the output folder."""
+    for name in ("verl_logs_dir", "verl_output_dir"):
+        folder = values.get(name)
+        if not folder:
+            continue
+        real = os.path.realpath(folder)
+        problem = inputs.system_problem(inputs.canonical_path(real), "output") if real != folder else None
+        if name == "verl_output_dir" and not problem and not inputs.host_name_problem(host or ""):
+            targets = [os.path.join(folder, host)] + [os.path.join(folder, host, script) for script in ("start_verl.sh", "run_training.sh")]
+            for target in targets:
+                if os.path.islink(target):
+                    problem = "holds %s, a symbolic link (to %s): the scripts would be written where it leads" % (
+                        inputs.show(target), inputs.show(os.path.realpath(target)))
+                    break
         if problem:
-            break
-        if os.path.islink(target):
-            problem = "holds %s, a symbolic link (to %s): the scripts would be written where it leads" % (target, os.path.realpath(target))
-    if problem:
-        errors.add("verl_output_dir", output_dir, "verl_output_dir=%s (%s) %s. Fix: give a folder of its own for the rendered "
-                   "scripts, e.g. verl_output_dir=/tmp/verl_scripts." % (inputs.show(output_dir), real, problem.split(". Fix")[0]))
+            errors.add(name, folder, "%s=%s (%s on the controller) %s. Fix: give a folder of its own, e.g. %s=%s." % (
+                name, inputs.show(folder), inputs.show(real), problem.split(". Fix")[0], name,
+                "/tmp/verl_scripts" if name == "verl_output_dir" else "/tmp/verl_logs"))
 
 
 def _container_devices(privileged, devices, detected):
@@ -591,12 +645,10 @@ def assemble(merged, values, context, network, swanlab, features):
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
             "volumes": container_volumes(values, npu_smi_path),
         },
-        # Where this verl release has the algorithm's entry point, and every algorithm's (a training of either is
-        # found by them); what the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
-        "entry_point": versions.entry_point(values["verl_algorithm"]),
-        "training_modules": versions.entry_modules(),
+        # What the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
         "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN)},
         "feature_mask": features["mask"],
+        "training": training_entry(values["verl_algorithm"]),
         "swanlab": swanlab,
         "features": features,
     })
@@ -627,6 +679,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     values = check_settings(settings, merged, errors, context)
     check_required_paths_found(values, errors, host, detected, first)
     check_mount_parents(values, errors)
+    check_stage_folder(values, errors)
     check_output_folder(values, host, errors)
     check_resume(values, errors)
     network = check_network(values, head, detected, errors, static)
@@ -671,6 +724,8 @@ def check_inventory(hosts, spec, rules, head):
     npus = {}
     devices = {"verl_npu_devices": table(spec, rules)["verl_npu_devices"]}
     for host, given in hosts.items():
+        for error in given.get("problems") or ():  # found before (the key by value: _secrets.py)
+            problems.setdefault(error["msg"], dict(error, hosts=[]))["hosts"].append(host)
         if given.get("deferred"):
             continue
         listed = check_settings(given.get("settings") or {}, devices, inputs.Errors(), {})["verl_npu_devices"]
@@ -698,7 +753,7 @@ def check_inventory(hosts, spec, rules, head):
 
 def _some(names, limit=8):
     """Host names for a message: the first few, then how many more."""
-    return ", ".join(names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
+    return ", ".join(inputs.plain_or_shown(n) for n in names[:limit]) + (" and %d more" % (len(names) - limit) if len(names) > limit else "")
 
 
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
@@ -719,7 +774,9 @@ def identity(settings, spec, rules=None, unknown=(), host=None):
     if host is not None:
         check_hosts(host, {"name": host}, errors)
     values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
-    return {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}, list(errors), warnings
+    found = {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}
+    found["log_prefix"] = LOG_PREFIX
+    return found, list(errors), warnings
 
 
 # The arguments of verl.deploy.launch_config, for the module (plugins/modules/launch_config.py, which documents them)
@@ -762,12 +819,19 @@ ARGUMENT_SPEC = {
 }
 
 
-def evaluate(params):
+def evaluate(params, key_forms=()):
     """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
 
+    key_forms: the SwanLab key's spellings (_secrets.key_forms), when the caller holds the key on the controller
+    (the action plugin): a setting that holds one is refused without its value, and every form is masked.
     result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}."""
-    mask_values = set()
+    mask_values = set(key_forms or ())
     settings = params["settings"]
+    holding = secrets.key_problems(dict(settings, mask=params.get("mask")), key_forms) if key_forms else []
+    if holding:
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(holding))]
+        lines.extend("- " + error["msg"] for error in holding)
+        return {"failed": True, "msg": "\n".join(lines), "errors": holding}, [], mask_values
     if "verl_swanlab_api_key" in settings:
         leaked = settings["verl_swanlab_api_key"]
         if leaked:
@@ -776,7 +840,7 @@ def evaluate(params):
                  "(give swanlab_api_key_set)."}, [], mask_values)
     env = settings.get("verl_extra_env")
     for name, value in (env.items() if isinstance(env, dict) else ()):
-        if str(name).upper().startswith("SWANLAB_API_KEY") and value:
+        if environment.KEY_NAME.fullmatch(str(name)) and value:
             mask_values.add(str(value))
     if params["scope"] == "identity":
         config, errors, warnings = identity(settings, params["spec"], params["rules"], unknown=params["unknown"], host=params["host"])
@@ -786,7 +850,7 @@ def evaluate(params):
                                          nnodes=params["nnodes"], head=params["head"], mask=params["mask"], detected=params["detected"],
                                          unknown=params["unknown"])
     if errors:
-        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(errors))]
+        lines = ["%s: %d setting(s) need fixing before anything is changed:" % (inputs.plain_or_shown(params["host"]), len(errors))]
         lines.extend("- " + error["msg"] for error in errors)
         return {"failed": True, "msg": "\n".join(lines), "errors": errors}, warnings, mask_values
     return {"changed": False, "config": config}, warnings, mask_values

@@ -375,3 +375,21 @@ def read_boards(run_command, warn, npu_smi, npu_ids):
         board.setdefault('npu_id', npu_id)
         boards.append(board)
     return boards
+
+
+# Every npu-smi call is bounded: an npu-smi that never returns (a hung driver) would hang the pre-check.
+NPU_SMI_TIMEOUT = 60
+
+
+def bounded(module, seconds=NPU_SMI_TIMEOUT):
+    """module.run_command, each call stopped after `seconds` (coreutils timeout: TERM, then KILL 5 s later)."""
+    timeout = module.get_bin_path('timeout')
+
+    def run(argv, **kwargs):
+        if not timeout:
+            return module.run_command(argv, **kwargs)
+        rc, out, err = module.run_command([timeout, '-k', '5', str(seconds)] + list(argv), **kwargs)
+        if rc in (124, 137):
+            err = ('%s did not answer within %d s and was stopped. %s' % (argv[0], seconds, err or '')).strip()
+        return rc, out, err
+    return run

@@ -18,9 +18,8 @@ from ansible_collections.verl.deploy.plugins.module_utils._features import FEATU
 # Launch configuration keys that do not change what the training computes or how it runs: a change
 # in them alone never needs a restart. Per-host facts and values derived from others are left out too.
 NOT_IN_RECORD = frozenset((
-    "host", "role", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv", "npu_devices_note",
-    "entry_point", "training_modules", "image_probe",
-    "world_size", "data_parallel_size",
+    "host", "role", "training", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv",
+    "npu_devices_note", "image_probe", "world_size", "data_parallel_size",
     "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "output_dir", "docker_timeout", "npu_smi_path",
     "restart", "train_start_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these

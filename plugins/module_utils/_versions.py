@@ -61,11 +61,6 @@ def entry_point(algorithm, release=None):
     return entry
 
 
-def entry_modules(release=None):
-    """Every entry point module of a release (a training of any algorithm is found by them)."""
-    return [point["module"] for point in (release or SUPPORTED)["entry_points"].values()]
-
-
 def _short(text, limit=300):
     text = " ".join(str(text or "").split())
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -260,7 +260,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
-from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, checked_output, parse_info, read_boards
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, parse_info, read_boards
 
 NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
 MODEL_PATTERNS = ['Qwen*']
@@ -285,7 +285,7 @@ def read_npu(module):
     if not npu_smi:
         return {'failed': True, 'msg': missing, 'dcmi_code': None}
     argv = [npu_smi, 'info']
-    rc, out, err = module.run_command(argv)
+    rc, out, err = bounded(module)(argv)
     try:
         facts = parse_info(checked_output(argv, rc, out, err))
     except NpuSmiError as exc:
@@ -294,7 +294,7 @@ def read_npu(module):
     facts['processes'] = nf.annotate_processes(facts['processes'], nf.read_text, _read('/proc/1/cgroup'))
     facts.update(failed=False, npu_smi_path=npu_smi)
     if module.params['npu_board']:
-        facts['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
+        facts['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])
     return facts
 
 

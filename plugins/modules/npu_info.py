@@ -268,6 +268,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, read_text
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
+    bounded,
     NpuSmiError,
     checked_output,
     parse_info,
@@ -300,7 +301,7 @@ def find_npu_smi(module):
 def read_info(module, npu_smi):
     """Run `npu-smi info` and return the parsed table, or fail with the problem and a hint."""
     argv = [npu_smi, 'info']
-    rc, out, err = module.run_command(argv)
+    rc, out, err = bounded(module)(argv)
     try:
         return parse_info(checked_output(argv, rc, out, err))
     except NpuSmiError as exc:
@@ -322,7 +323,7 @@ def main():
     facts['processes'] = annotate_processes(facts['processes'], read_text, read_text('/proc/1/cgroup') or '')
     result = dict(changed=False, ansible_facts=dict(verl_npu=facts), npu_smi_path=npu_smi, **facts)
     if module.params['board']:
-        result['boards'] = read_boards(module.run_command, module.warn, npu_smi, facts['npu_ids'])
+        result['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])
     module.exit_json(**result)
 
 

@@ -61,7 +61,7 @@ def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
     ("overrides", "verl_extra_overrides", ["trainer.hydra_x=1", "a.target=b"], ["trainer.hydra_x=1", "a.target=b"]),
     ("overrides", "verl_extra_overrides", ["+x._target_=os.system"], None),
     ("volumes", "verl_container_extra_volumes", ["/w:/w:ro"], ["/w:/w:ro"]), ("volumes", "verl_container_extra_volumes", ["/:/w"], None),
-    ("env", "verl_extra_env", {"B": 2, "A": "1"}, {"A": "1", "B": "2"}), ("env", "verl_extra_env", {"BASH_ENV": "x"}, None),
+    ("env", "verl_extra_env", {"OMP_B": 2, "HCCL_A": "1"}, {"HCCL_A": "1", "OMP_B": "2"}), ("env", "verl_extra_env", {"BASH_ENV": "x"}, None),
     ("paths", "verl_ascend_env_scripts", ["/a/set_env.sh"], ["/a/set_env.sh"]), ("name", "verl_project_name", "a b", None),
 ])
 def test_each_rule(rule, name, value, expected):

@@ -445,3 +445,29 @@ def test_other_parsers_reject_errors_and_empty_output(parser):
     assert caught.value.code == -8005
     with pytest.raises(NpuSmiError):
         parser('')
+
+
+def test_every_npu_smi_call_is_bounded(tmp_path):
+    """An npu-smi that never returns is stopped: the pre-check cannot hang on it."""
+    import subprocess
+    import time
+
+    from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import bounded
+
+    hung = tmp_path / "npu-smi"
+    hung.write_text("#!/bin/sh\nsleep 600\n")
+    hung.chmod(0o755)
+
+    class Module:
+        @staticmethod
+        def get_bin_path(name):
+            return "/usr/bin/timeout" if name == "timeout" else None
+
+        @staticmethod
+        def run_command(argv, **_kwargs):
+            proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+            return proc.returncode, proc.stdout, proc.stderr
+
+    started = time.monotonic()
+    rc, _out, err = bounded(Module, seconds=1)([str(hung), "info"])
+    assert rc == 124 and "did not answer within 1 s" in err and time.monotonic() - started < 10

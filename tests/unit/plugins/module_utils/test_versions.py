@@ -23,7 +23,6 @@ def test_entry_points_are_where_verl_0_7_0_has_them():
     assert versions.entry_point("dapo") == {"module": "recipe.dapo.main_dapo", "config": "dapo_megatron_trainer",
                                             "file": "recipe/dapo/main_dapo.py"}
     assert versions.entry_point("grpo")["file"] == "verl/trainer/main_ppo.py"
-    assert versions.entry_modules() == ["recipe.dapo.main_dapo", "verl.trainer.main_ppo"]
 
 
 def test_a_good_stack_has_no_problem_and_says_its_versions():
