@@ -198,3 +198,65 @@ def test_a_worker_refuses_head_steps(tmp_path):
         assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr, step
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "bogus"], capture_output=True, text=True, timeout=30, check=False)
     assert "unknown step 'bogus'" in proc.stderr
+
+
+def lock_env(token, holder="controller c1 pid 11", wait="2"):
+    return {"VERL_DEPLOY_LOCK_TOKEN": token, "VERL_DEPLOY_LOCK_HOLDER": holder, "VERL_DEPLOY_LOCK_WAIT": wait}
+
+
+def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(control):
+    first = control("start-training", HOLD="60", **lock_env("run-a", "controller c1 pid 11 (AWX job 7)"))
+    assert first.returncode == 0, first.stderr
+    assert "token=run-a" in (control.state / "deploy.lock").read_text()
+    started = time.monotonic()
+    second = control("stop-training", **lock_env("run-b", "controller c2 pid 22"))
+    assert second.returncode == 4, second.stderr
+    assert time.monotonic() - started >= 2
+    assert "controller c1 pid 11 (AWX job 7) holds its lock since" in second.stderr, second.stderr
+    assert "waited 2 s (verl_deploy_lock_timeout) and changed nothing" in second.stderr
+    assert state(control)["state"] == "running", "the refused deploy stopped nothing"
+    # The holder's own steps go on; its release frees the lock for the other.
+    assert control("verify-look", **lock_env("run-a")).returncode in (0, 3)
+    assert control("unlock", **lock_env("run-b")).stdout.strip() == "lock: not held by this deploy"
+    assert control("unlock", **lock_env("run-a")).stdout.strip() == "lock: released"
+    assert control("stop-training", **lock_env("run-b")).returncode == 0
+    assert state(control)["state"] == "stopped"
+
+
+def test_the_lock_of_a_deploy_that_is_gone_is_taken_over(control):
+    control.state.mkdir(parents=True, exist_ok=True)
+    lock = control.state / "deploy.lock"
+    lock.write_text("token=old\nholder=controller c9 pid 99\nsince=1700000000\npid=999999\n")
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    proc = control("start-training", **lock_env("run-new"))
+    assert proc.returncode == 0, proc.stderr
+    assert "lock: taken over from controller c9 pid 99 (since " in proc.stdout and "that deploy is gone" in proc.stdout
+    assert "token=run-new" in lock.read_text()
+
+
+def test_a_failed_step_of_the_holder_releases_its_lock(control):
+    control("start-training", HOLD="60", **lock_env("run-a"))
+    wait_for(lambda: state(control)["state"] == "running")
+    again = control("start-training", **lock_env("run-a"))
+    assert again.returncode == 1 and "a training already runs" in again.stderr
+    assert not (control.state / "deploy.lock").exists()
+
+
+def test_an_old_training_that_ends_after_a_new_start_leaves_no_exit_code(control):
+    control("start-training", STEPS="1", HOLD="2", EXIT_CODE="5")
+    wait_for((control.state / "last_step").exists)
+    (control.state / "run").write_text("a-later-run\n")  # as a start after it writes
+    wait_for(lambda: not state(control)["pid"])
+    time.sleep(0.5)
+    assert not (control.state / "exit_code").exists()
+
+
+def test_each_start_keeps_the_previous_starts_output(control):
+    control("start-training", EXIT_CODE="2", STEPS="0")
+    wait_for((control.state / "exit_code").exists)
+    control("start-training", EXIT_CODE="3", STEPS="0")
+    wait_for((control.state / "exit_code").exists)
+    assert (control.logs / "start_verl.out").exists() and (control.logs / "start_verl.out.1").exists()
+    status = control("status", "", "5", "1800").stdout
+    assert "start output: %s/start_verl.out (the previous start's: %s/start_verl.out.1)" % (control.logs, control.logs) in status
+

@@ -163,6 +163,10 @@ def docker_unanswered(checked):
     docker = checked.get("docker") or {}
     if docker.get("can_talk_to_docker"):
         return ""
+    if "timed out" in str(docker.get("msg") or ""):
+        # The socket took the connection, but the API did not answer: the engine runs and hangs.
+        return ("the Docker engine hangs: restart it (systemctl restart docker). Its socket takes connections, but its API did not "
+                "answer within the timeout (%s); its log (journalctl -u docker) may say why." % docker.get("msg"))
     return ("the Docker engine does not answer (%s). Fix: start Docker (systemctl start docker) and make sure the deploy user "
             "may use it." % (docker.get("msg") or "no reply"))
 

@@ -21,7 +21,7 @@ NOT_IN_RECORD = frozenset((
     "host", "role", "training", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv",
     "npu_devices_note", "image_probe", "world_size", "data_parallel_size",
     "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "output_dir", "docker_timeout", "npu_smi_path",
-    "restart", "train_start_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
+    "restart", "train_start_timeout", "deploy_lock_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these
     # say nothing about the training that runs in it.
     "image", "image_source", "image_by_chip", "chip", "container",
@@ -33,7 +33,7 @@ NOT_IN_RECORD = frozenset((
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
     "model_num_layers", "model_num_attention_heads", "model_num_kv_heads",
 ))
-STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "launch")
+STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch")
 _SHOWN = 120
 
 
@@ -99,3 +99,50 @@ def launch_drift(started, now):
         changes.append("run_training.sh differs from the one the training started from, with the same settings "
                        "(another version of verl.deploy rendered it)")
     return changes
+
+
+def parse_lines(text):
+    """KEY=VALUE lines as a dict (the last value of a key wins; other lines are ignored)."""
+    found = {}
+    for line in (text or "").splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            found[key.strip()] = value.strip()
+    return found
+
+
+def _number(text, default=0):
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return default
+
+
+def fresh_start_refusal(look, launch, node):
+    """Why this deploy must not start the training from scratch, or "" (never a silent fresh start).
+
+    look: what ckpts_look.sh printed on the head's host (the state folder's last_step "TIME N", ckpts_seen, ckpts_fs;
+    verl_ckpts_dir's checkpoints, fs_now, mountpoint, exists). launch: the launch configuration (resume_mode, save_freq,
+    ckpts_dir). With resume_mode auto, a training that reached its first save (or whose start saw checkpoints) must find
+    a checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).
+    """
+    found = parse_lines(look) if isinstance(look, str) else dict(look or {})
+    if launch.get("resume_mode") != "auto" or _number(found.get("checkpoints"), -1) != 0:
+        return ""
+    last = str(found.get("last_step") or "").split()
+    reached = _number(last[-1]) if last else 0
+    save_freq = _number(launch.get("save_freq"), -1)
+    saved = save_freq > 0 and reached >= save_freq
+    if not saved and not found.get("ckpts_seen"):
+        return ""
+    before, now = found.get("ckpts_fs") or "", found.get("fs_now") or ""
+    where = ""
+    if found.get("exists") == "no":
+        where = " (the folder does not exist there)"
+    elif before and now and before != now:
+        where = " (it is on another file system than when the training started: device %s, then %s%s)" % (
+            now, before, ", an empty mountpoint" if found.get("mountpoint") == "yes" else "")
+    return ("%s (head): the last training reached step %d, but verl_ckpts_dir has no checkpoint: is its storage mounted on %s? "
+            "%s holds no global_step_<N> folder%s. Nothing was started or changed. Fix: mount the storage that holds the "
+            "checkpoints at %s on %s and run again. To start over, give verl_resume_mode=disable." % (
+                node, reached, node, launch.get("ckpts_dir"), where, launch.get("ckpts_dir"), node))

@@ -27,7 +27,7 @@ options:
       - V(launch) checks every setting and returns the launch configuration.
       - V(identity) checks only what names the deployment (C(verl_container_name), C(verl_workdir), C(verl_log_dir),
         C(verl_host_stage_dir)) and the day-2 settings (C(verl_status_log_lines), C(verl_status_stall_seconds),
-        C(verl_stop_containers), C(verl_logs_dir), C(verl_logs_max_mb)), for C(status.yml), C(stop.yml) and C(logs.yml); the
+        C(verl_stop_containers), C(verl_logs_dir), C(verl_logs_max_mb), C(verl_deploy_lock_timeout)), for C(status.yml), C(stop.yml) and C(logs.yml); the
         training's inputs (paths, key, hyper-parameters) are not needed to look at, stop or collect the logs of a deployment.
     type: str
     choices: [launch, identity]
@@ -174,7 +174,7 @@ RETURN = r"""
 config:
   description:
     - With O(scope=identity), only C(container_name), C(workdir), C(log_dir), C(host_stage_dir), C(status_log_lines),
-      C(status_stall_seconds), C(stop_containers), C(logs_dir) and C(logs_max_mb).
+      C(status_stall_seconds), C(stop_containers), C(logs_dir), C(logs_max_mb) and C(deploy_lock_timeout).
     - The normalised launch configuration of the host (paths, NPU list, Ray addresses and ports, hyper-parameters, decoded
       features, SwanLab settings without the key). Empty strings for O(settings) C(verl_node_ip) and C(verl_socket_ifname) mean
       "detect when the script runs".

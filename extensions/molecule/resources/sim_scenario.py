@@ -43,6 +43,26 @@ def playbook(name, *extra, timeout=1200):
     return proc
 
 
+def playbook_in_background(name, *extra, out):
+    """Start playbooks/<name> like playbook(), its output going to the file `out`; returns the Popen (wait with finish())."""
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
+    handle = open(out, "w", encoding="utf-8")  # pylint: disable=consider-using-with  # closed by finish()
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True)
+    proc.out_file, proc.out_handle = Path(out), handle
+    return proc
+
+
+def finish(proc, timeout=1200):
+    """Wait for a playbook_in_background(); returns it with stdout and output as playbook() gives them."""
+    proc.wait(timeout=timeout)
+    proc.out_handle.close()
+    proc.stdout = proc.out_file.read_text(encoding="utf-8")
+    proc.stderr = ""
+    proc.output = " ".join(proc.stdout.split())
+    return proc
+
+
 def sh(*argv, check=True, timeout=300):
     proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
     if check and proc.returncode:

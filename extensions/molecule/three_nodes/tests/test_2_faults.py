@@ -7,7 +7,8 @@ other in file order (pytest runs them so), sharing this scenario's cluster.
 import json
 import time
 
-from sim_scenario import hosts, in_verl, npu_processes, on_node, playbook, ray_view, recap, sh, started_marker, tail, training_pids
+from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, playbook, playbook_in_background, ray_view, recap, sh, started_marker,
+                          tail, training_pids)
 
 HEAD = hosts("ray_head")[0]
 WORKERS = hosts("ray_workers")
@@ -74,8 +75,10 @@ def test_a_workers_ray_killed_and_another_worker_node_restarted_heal_in_one_run(
     # verl's worker group had a worker on every NPU of both nodes, and those went with their Ray: the training
     # cannot go on (Ray's ActorDiedError), so the same run starts it again, and it resumes from its checkpoints.
     assert training_pids(HEAD) != pid, tail(proc)
-    # Either Ray had already failed it (ActorDiedError: crashed) or this run stopped it, saying why.
-    assert "went with their Ray, which this run started again" in proc.output or "(it was crashed)" in proc.output, tail(proc)
+    # Either the deploy found it still running (and says why it starts it again), or the stand-in's worker group had
+    # already failed on the lost node before the deploy read it (crashed, started again as such).
+    assert ("went with their Ray, which this run started again" in proc.output
+            or "Start the training, detached (it was crashed)" in proc.output), tail(proc)
     assert started()["resumed_from_step"] >= 2
     for node in [HEAD] + WORKERS:
         assert sorted(npu_processes(node)) == list(range(8)), node
@@ -112,3 +115,69 @@ def test_deploy_after_stop_brings_everything_back():
     assert_healed(proc)
     counts = recap(proc.stdout)
     assert counts[WORKERS[1]]["changed"] >= 2, tail(proc)  # its container started, Ray joined
+
+
+LOCK = "/sim/logs/.verl-deploy/deploy.lock"
+
+
+def test_two_deploys_at_once_start_one_training(tmp_path):
+    """One with verl_restart=true, one without (and a short lock wait): whichever comes second waits for the
+    first's lock or is refused naming it; never two trainings, never a stale exit code."""
+    pid = training_pids(HEAD)
+    restart = playbook_in_background("deploy.yml", "-e", "verl_restart=true", out=tmp_path / "restart.out")
+    plain = playbook_in_background("deploy.yml", "-e", "verl_deploy_lock_timeout=5", out=tmp_path / "plain.out")
+    restart, plain = finish(restart), finish(plain)
+    assert restart.returncode == 0, tail(restart)
+    both = restart.output + plain.output
+    waited = "holds the cluster's lock since" in both
+    refused = "another deploy is changing this cluster: the deploy of controller" in plain.output
+    assert waited or refused, "the two deploys never met at the lock:\n%s\n%s" % (tail(restart), tail(plain))
+    if refused:
+        assert plain.returncode != 0 and "waited 5 s (verl_deploy_lock_timeout) and changed nothing" in plain.output, tail(plain)
+        assert {counts["changed"] for counts in recap(plain.stdout).values()} == {0}, tail(plain)
+    else:
+        assert plain.returncode == 0, tail(plain)
+    assert len(training_pids(HEAD)) == 1 and training_pids(HEAD) != pid, (tail(restart), tail(plain))
+    assert on_node(HEAD, "test", "-e", LOCK, check=False).returncode != 0, "the lock was not released"
+    status = playbook("status.yml")
+    assert "training: running (pid %s)" % training_pids(HEAD)[0] in status.output, tail(status)
+
+
+def test_an_empty_mountpoint_under_the_checkpoints_is_refused_before_anything_starts():
+    """After steps were logged and checkpoints saved, verl_ckpts_dir's storage gone (an empty file system mounted
+    there): with verl_resume_mode=auto the training would start over from step 0, so the deploy refuses."""
+    pid = training_pids(HEAD)
+    ckpts = "/sim/ckpts/qwen3-8b-dapo"
+    on_node(HEAD, "mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", ckpts)
+    try:
+        proc = playbook("deploy.yml", "-e", "verl_restart=true")
+    finally:
+        on_node(HEAD, "umount", ckpts)
+    assert proc.returncode != 0, tail(proc)
+    assert "%s (head): the last training reached step" % HEAD in proc.output, tail(proc)
+    assert "but verl_ckpts_dir has no checkpoint: is its storage mounted on %s?" % HEAD in proc.output, tail(proc)
+    assert "on another file system than when the training started" in proc.output, tail(proc)
+    assert "To start over, give verl_resume_mode=disable" in proc.output, tail(proc)
+    assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
+    assert training_pids(HEAD) == pid
+
+
+def test_a_worker_that_stops_answering_during_the_ray_wait_is_named_not_the_head(tmp_path):
+    in_verl(WORKERS[0], "ray stop --force >/dev/null 2>&1")  # the deploy re-joins it, and the head waits for it
+    proc = playbook_in_background("deploy.yml", "-e", "verl_ray_wait_timeout=30", out=tmp_path / "deploy.out")
+    try:
+        until(lambda: "Wait until Ray reports every node's NPUs" in proc.out_file.read_text() or proc.poll() is not None,
+              seconds=900, what="the Ray wait")
+        sh("docker", "pause", WORKERS[0])
+        began = time.monotonic()
+        proc = finish(proc, timeout=600)
+        took = time.monotonic() - began
+    finally:
+        sh("docker", "unpause", WORKERS[0], check=False)
+    assert proc.returncode != 0, tail(proc)
+    assert "%s (worker): stopped answering during the Ray wait" % WORKERS[0] in proc.output, tail(proc)
+    assert took < 30 + 120, "named within the wait's bound, not after %.0f s" % took
+    counts = recap(proc.stdout)
+    assert counts[HEAD]["unreachable"] == 0 and counts[HEAD]["failed"] == 0, tail(proc)
+    assert on_node(HEAD, "test", "-e", LOCK, check=False).returncode != 0, "the head must release the lock"
+    assert_healed(playbook("deploy.yml"))

@@ -1,7 +1,7 @@
 """status.yml reports every node; stop.yml then stops training and Ray but keeps everything else.
 
 Runs last (pytest takes the files in name order): stop changes the cluster."""
-from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, tail, training_pids
+from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, sh, tail, training_pids
 
 
 def test_status_reports_every_node():
@@ -17,6 +17,23 @@ def test_status_reports_every_node():
     assert proc.output.count("NPUs in use: 0-7 by the training (pids ") == 3, tail(proc)
     assert proc.output.count("verl: 0.7.0.dev") == 3, tail(proc)  # the image's verl, on every node
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
+
+
+def test_status_and_stop_name_a_node_that_does_not_answer_and_what_was_not_done_there():
+    worker = hosts("ray_workers")[-1]
+    sh("docker", "pause", worker)
+    try:
+        status = playbook("status.yml")
+        stop = playbook("stop.yml")
+    finally:
+        sh("docker", "unpause", worker)
+    assert status.returncode != 0, tail(status)
+    assert "%s (worker): the node did not answer" % worker in status.output, tail(status)
+    assert "its container, Ray and NPUs were NOT REPORTED" in status.output and "training: running (pid" in status.output, tail(status)
+    assert stop.returncode != 0, tail(stop)
+    assert "%s (worker): the node did not answer" % worker in stop.output, tail(stop)
+    assert "Ray on it, and the training's workers there, were NOT STOPPED" in stop.output, tail(stop)
+    assert training_pids(hosts("ray_head")[0]) == [], "the nodes that answered are stopped"
 
 
 def test_stop_stops_training_and_ray_but_keeps_containers_logs_and_checkpoints():

@@ -52,6 +52,8 @@ def test_logs_collects_every_node_bounded_and_without_the_key(tmp_path):
     head = {name.split("/", 1)[1]: data for name, data in packed.items() if name.startswith(HEAD + "/")}
     assert any(re.fullmatch(r"training/verl_qwen3_8b_.*\.log", name) for name in head), sorted(head)
     assert {"training/start_verl.out", "deploy-state/launch.json", "deploy-state/stopped_at", "host-npu-log/slog/host.log"} <= set(head)
+    # Every start's own output: the crashed ones' too (the faults started the training several times).
+    assert {"training/start_verl.out.1", "training/start_verl.out.2"} <= set(head), sorted(head)
     # Some trainings of the fault tests died before their first step (their worker group lost a node), as verl's do.
     assert any(b"step:" in data for name, data in head.items() if name.startswith("training/verl_qwen3_8b_"))
     # The effective settings: the launch record the training started from, never the key.

@@ -12,7 +12,8 @@ def test_defaults_name_the_container_and_workdir():
     assert not errors and not warnings
     assert found == {"container_name": "verl", "workdir": "/verl", "log_dir": "/mnt/project/verl/logs",
                      "host_stage_dir": "/var/lib/verl-deploy", "status_log_lines": 20, "status_stall_seconds": 1800,
-                     "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20, "log_prefix": "verl_qwen3_8b_"}
+                     "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20, "log_prefix": "verl_qwen3_8b_",
+                     "deploy_lock_timeout": 300}
 
 
 def test_the_trainings_inputs_are_not_needed_even_when_wrong():

@@ -97,3 +97,32 @@ def test_another_algorithm_is_drift():
 def test_another_resume_setting_is_drift():
     drift = launch_drift(record(), record(verl_resume_mode="resume_path", verl_resume_from_path="/ckpt/global_step_2"))
     assert drift == ["resume_from_path  -> /ckpt/global_step_2", "resume_mode auto -> resume_path"], drift
+
+
+AUTO = {"resume_mode": "auto", "save_freq": 2, "ckpts_dir": "/mnt/ckpts/run"}
+
+
+def test_a_training_past_its_first_save_with_no_checkpoint_now_is_refused():
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+
+    look = "last_step=1700000000 716\nckpts_seen=\nckpts_fs=64\nexists=yes\nfs_now=64\ncheckpoints=0\nmountpoint=no\n"
+    text = fresh_start_refusal(look, AUTO, "node1")
+    assert text.startswith("node1 (head): the last training reached step 716, but verl_ckpts_dir has no checkpoint: "
+                           "is its storage mounted on node1?")
+    assert text.endswith("To start over, give verl_resume_mode=disable.")
+    # An empty mountpoint of another file system than before says so.
+    other = fresh_start_refusal(look.replace("fs_now=64", "fs_now=77").replace("mountpoint=no", "mountpoint=yes"), AUTO, "node1")
+    assert "another file system than when the training started: device 77, then 64, an empty mountpoint" in other
+    # Checkpoints seen at the last start count, also below the first save.
+    assert fresh_start_refusal("last_step=1 1\nckpts_seen=1700000000\ncheckpoints=0\n", AUTO, "n")
+
+
+def test_no_refusal_with_checkpoints_a_young_training_or_another_resume_mode():
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+
+    assert fresh_start_refusal("last_step=1 716\ncheckpoints=3\n", AUTO, "n") == ""
+    assert fresh_start_refusal("last_step=1 1\ncheckpoints=0\n", AUTO, "n") == ""  # before its first save
+    assert fresh_start_refusal("checkpoints=0\n", AUTO, "n") == ""  # never trained
+    assert fresh_start_refusal("last_step=1 716\ncheckpoints=0\n", dict(AUTO, resume_mode="disable"), "n") == ""
+    assert fresh_start_refusal("last_step=1 716\ncheckpoints=0\n", dict(AUTO, save_freq=-1), "n") == ""
+    assert fresh_start_refusal("", AUTO, "n") == ""  # nothing read (no host answer)
