@@ -259,4 +259,3 @@ def test_each_start_keeps_the_previous_starts_output(control):
     assert (control.logs / "start_verl.out").exists() and (control.logs / "start_verl.out.1").exists()
     status = control("status", "", "5", "1800").stdout
     assert "start output: %s/start_verl.out (the previous start's: %s/start_verl.out.1)" % (control.logs, control.logs) in status
-

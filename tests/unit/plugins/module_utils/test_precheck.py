@@ -44,6 +44,7 @@ def checked(npu_facts, **changes):
     return base
 
 
+HUNG = "cannot read the Docker engine at unix:///var/run/docker.sock: timed out"
 BUSY = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  # pids on NPUs 0, 1, 4, 5, 6, 7
 PIDS = (1271095, 1271097, 1976542, 1976544, 1976548, 1976558)
 
@@ -98,8 +99,7 @@ def test_a3_chips_are_matched_by_phy_id():
     (pc.npu_smi_failed, {"npu": {"failed": True, "msg": "dcmi module initialize failed. ret is -8005"}},
      "npu-smi failed: dcmi module initialize failed. ret is -8005 Fix: check the Ascend driver"),
     (pc.docker_unanswered, {"docker": {"can_talk_to_docker": False, "msg": "no socket"}}, "the Docker engine does not answer (no socket)"),
-    (pc.docker_unanswered, {"docker": {"can_talk_to_docker": False, "msg": "cannot read the Docker engine at unix:///var/run/docker.sock: "
-                                                                             "timed out"}}, "the Docker engine hangs: restart it"),
+    (pc.docker_unanswered, {"docker": {"can_talk_to_docker": False, "msg": HUNG}}, "the Docker engine hangs: restart it"),
     (pc.no_route_to_the_head, {"route": {"ok": False, "msg": ""}}, "no route to the head 10.0.0.1 (verl_master_addr): no matching route"),
     (pc.socket_ifname_unknown, {"launch": dict(LAUNCH, socket_ifname="ib9")}, "verl_socket_ifname=ib9 is not an interface of this host (eth0)"),
     (pc.ray_ports_taken, {"container": {"exists": False}, "facts": {"listening_ports": [6379]}}, "port(s) 6379 on 10.0.0.1 are in use"),
