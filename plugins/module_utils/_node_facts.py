@@ -21,7 +21,7 @@ import re
 
 __all__ = (
     'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
-    'read_text', 'container_of', 'annotate_processes', 'device_holders', 'summarize_containers', 'container_info',
+    'read_text', 'container_of', 'annotate_processes', 'still_listed', 'device_holders', 'summarize_containers', 'container_info',
     'image_present', 'holding_containers', 'find_paths', 'path_state', 'parse_hccn_value',
 )
 
@@ -177,6 +177,13 @@ def annotate_processes(processes, read, host_cgroup=''):
         annotated.append(dict(process, seen=cgroup is not None, comm=(comm or '').strip(),
                               container_id=container_of(cgroup, host_cgroup) if cgroup is not None else None))
     return annotated
+
+
+def still_listed(annotated, again):
+    """annotate_processes() rows less those this host does not show whose pid a second npu-smi read no longer
+    lists (they ended between the reads). A pid npu-smi keeps listing but the host does not show stays."""
+    listed = {process.get('pid') for process in again or []}
+    return [process for process in annotated if process.get('seen') or process.get('pid') in listed]
 
 
 def device_holders(processes, host_cgroup=''):

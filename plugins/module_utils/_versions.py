@@ -62,7 +62,7 @@ def entry_point(algorithm, release=None):
 
 
 def _short(text, limit=300):
-    text = " ".join(str(text or "").split())
+    text = " ".join(str(text or "").split()).rstrip(".")
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -292,6 +292,16 @@ def read_npu(module):
         return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
     # npu-smi prints host pids: what each process is here (the training's container, another, the host).
     facts['processes'] = nf.annotate_processes(facts['processes'], nf.read_text, _read('/proc/1/cgroup'))
+    if any(not process['seen'] for process in facts['processes']):
+        # A pid /proc no longer shows may have ended between npu-smi's read and ours (a training's worker that
+        # exits): ask npu-smi once more, and keep only the unseen pids it still lists.
+        rc, out, err = bounded(module)(argv)
+        try:
+            again = parse_info(checked_output(argv, rc, out, err))
+        except NpuSmiError:
+            again = None
+        if again is not None:
+            facts['processes'] = nf.still_listed(facts['processes'], again['processes'])
     facts.update(failed=False, npu_smi_path=npu_smi)
     if module.params['npu_board']:
         facts['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])

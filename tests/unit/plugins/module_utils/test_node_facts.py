@@ -198,3 +198,10 @@ def test_npu_smi_processes_are_annotated_with_what_this_host_shows_of_their_pid(
 ])
 def test_hccn_tools_answers(text, key, value):
     assert nf.parse_hccn_value(text, key) == value
+
+
+def test_a_pid_that_ended_between_two_npu_smi_reads_is_not_a_holder():
+    """A training's worker that exits while the pre-check reads: npu-smi listed it, /proc no longer shows it."""
+    annotated = [{"pid": 10, "seen": True}, {"pid": 11, "seen": False}, {"pid": 12, "seen": False}]
+    assert nf.still_listed(annotated, [{"pid": 10}, {"pid": 12}]) == [{"pid": 10, "seen": True}, {"pid": 12, "seen": False}]
+    assert nf.still_listed(annotated, []) == [{"pid": 10, "seen": True}]
