@@ -15,6 +15,7 @@ No Ansible imports.
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
 
 def _ids(numbers):
@@ -175,16 +176,7 @@ def containers_holding_the_npus(checked):
     """Running containers (other than the training's) that were given these NPUs' devices, or are privileged."""
     launch = checked.get("launch") or {}
     devices = ((launch.get("container") or {}).get("devices") or [])[:-3]
-    wanted, own = set(devices), launch.get("container_name")
-    holders = []
-    for entry in (checked.get("docker") or {}).get("containers") or []:
-        names = [name.lstrip("/") for name in entry.get("Names") or []]
-        host_config = entry.get("HostConfig") or {}
-        if entry.get("State") != "running" or own in names:
-            continue
-        mapped = {device.get("PathOnHost") for device in host_config.get("Devices") or []}
-        if host_config.get("Privileged") or mapped & wanted:
-            holders.append((names or [entry.get("Id", "")[:12]])[0])
+    holders = holding_containers((checked.get("docker") or {}).get("containers") or [], devices, launch.get("container_name"))
     if not holders:
         return ""
     return ("running container(s) %s hold NPU device(s) this deploy needs (%s). Fix: stop them, or choose other NPUs with "
