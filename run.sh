@@ -192,9 +192,11 @@ setup_newest() { # .venv-newest: the newest ansible-core and `ansible` on PyPI, 
         "${python}" -m venv "${NEWEST_VENV}"
     fi
     "${NEWEST_VENV}/bin/python" -m pip install --quiet --upgrade pip
-    # The newest releases, as a user installing today gets them; the test runner at the versions the suite pins.
+    # The newest ansible-core and `ansible`, as a user installing today gets them; the controller's other
+    # requirements (hydra-core) and the test runner at the versions requirements*.txt pin.
     # shellcheck disable=SC2046 # one requirement per word
     "${NEWEST_VENV}/bin/python" -m pip install --quiet --upgrade ansible-core ansible \
+        $(grep -E '^[A-Za-z]' requirements.txt | grep -vE '^(ansible|ansible-core)==') \
         $(grep -E '^(pytest|pytest-xdist|PyYAML)==' requirements-test.txt)
     link_collection
     export PATH="${NEWEST_VENV}/bin:${PATH}"
