@@ -265,7 +265,8 @@ test)
         prereqs docker debootstrap
     fi
     # As CI: two workers; loadgroup keeps each xdist_group (the simulated-cluster tests) on one worker.
-    python -m pytest -n 2 --dist loadgroup "$@"
+    # The 25 slowest tests are listed at the end: CI's time budget is spent where that list says.
+    python -m pytest -n 2 --dist loadgroup --durations=25 "$@"
     ;;
 newest)
     prereqs python git
