@@ -1,0 +1,36 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The deploy_lock filter: this deploy's lock identity, as the tasks give it to verl_control.sh."""
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.verl.deploy.plugins.filter.deploy_lock import FilterModule
+
+deploy_lock = FilterModule().filters()["deploy_lock"]
+
+
+def test_the_token_is_this_controller_and_playbook_run():
+    lock = deploy_lock(300)
+    host, pid, started = lock["token"].split(":")
+    assert host == os.uname().nodename and int(pid) > 0 and int(started) > 0
+    assert lock["holder"] == "the deploy of controller %s pid %s" % (host, pid)
+
+
+def test_the_env_prefix_the_control_script_reads():
+    lock = deploy_lock("120", "42")
+    assert lock["env"][0] == "env"
+    assert lock["env"][1:] == ["VERL_DEPLOY_LOCK_TOKEN=" + lock["token"], "VERL_DEPLOY_LOCK_HOLDER=" + lock["holder"],
+                               "VERL_DEPLOY_LOCK_WAIT=120"]
+    assert lock["holder"].endswith(" (AWX job 42)")
+
+
+def test_no_awx_job_id_names_no_job():
+    for job in ("", "  ", None):
+        assert "AWX" not in deploy_lock(300, job)["holder"]
+
+
+def test_the_token_holds_no_character_the_lock_file_cannot_keep():
+    # verl_control.sh writes it with printf into a token= line; a new line would forge another field.
+    assert re.fullmatch(r"[A-Za-z0-9._-]+:\d+:\d+", deploy_lock(300)["token"])
