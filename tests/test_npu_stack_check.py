@@ -202,7 +202,7 @@ def judged(image, algorithm="dapo"):
 
 def test_verls_own_image_passes_and_its_versions_are_said(image):
     verdict = judged(image)
-    assert verdict["problems"] == []
+    assert verdict["problems"] == [] and verdict["verl"] == "0.7.0.dev", "the deploy's summary shows the image's verl"
     assert verdict["notes"] == [
         "verl 0.7.0.dev; torch 2.7.1, torch_npu 2.7.1+verl-sim, transformers 4.57.1, vllm 0.11.0, vllm_ascend 0.11.0rc1, "
         "megatron.core 0.12.1, mindspeed.megatron_adaptor ?, mbridge 0.15.1",
