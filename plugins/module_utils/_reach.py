@@ -19,7 +19,7 @@ def parse(stdout):
     found = {}
     for line in str(stdout or "").splitlines():
         name, sep, rest = line.partition("=")
-        port, _, result = rest.partition(" ")
+        port, _space, result = rest.partition(" ")
         if sep and port.isdigit() and result:
             found[name.strip()] = (int(port), result.strip())
     return found

@@ -158,8 +158,8 @@ def test_path_state_follows_links(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "d")
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
-    assert nf.path_state(str(tmp_path / "link")) == {"exists": True, "isdir": True, "isreg": False, "real": str(tmp_path / "d"),
-                                                      "kind": "directory"}
+    expected = {"exists": True, "isdir": True, "isreg": False, "real": str(tmp_path / "d"), "kind": "directory"}
+    assert nf.path_state(str(tmp_path / "link")) == expected
     assert nf.path_state(str(tmp_path / "dangling"))["exists"] is False
 
 
