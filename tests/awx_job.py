@@ -81,21 +81,12 @@ class _ExtravarsDumper(yaml.SafeDumper):
 _ExtravarsDumper.add_representer(_Unsafe, lambda dumper, value: dumper.represent_scalar("!unsafe", str(value), style="'"))
 
 
-def _survives_unsafe(text):
-    """Whether ansible-core reads `!unsafe 'text'` back as the string `text`. ansible-core 2.19 resolves the
-    tagged scalar as if it were plain (the quotes are lost): `!unsafe '0010000'` loads as the int 4096 and
-    `!unsafe 'true'` as True (test_awx.py pins this). Such strings are written quoted without the tag here,
-    so that the survey's mask keeps its zeros; every other string is marked, as AWX marks it."""
-    try:
-        return isinstance(yaml.safe_load(text), str)
-    except yaml.YAMLError:
-        return True
-
-
 def mark_unsafe(value):
-    """Every string in `value` (nested ones too) marked !unsafe, as AWX writes them (but see _survives_unsafe)."""
+    """Every string in `value` (nested ones too) marked !unsafe, as AWX writes them. ansible-core then reads a marked
+    string that looks like a YAML 1.1 number or boolean as one (`!unsafe '0010000'` is the octal int 4096): the
+    collection reads its settings from what arrives (the mask: _features.mask_from_number)."""
     if isinstance(value, str):
-        return _Unsafe(value) if _survives_unsafe(value) else value
+        return _Unsafe(value)
     if isinstance(value, list):
         return [mark_unsafe(item) for item in value]
     if isinstance(value, dict):

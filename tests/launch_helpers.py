@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -16,6 +17,9 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "sim"))
+import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "roles" / "training" / "templates"
@@ -113,8 +117,11 @@ CANN_SET_ENV = {
     "ascend-toolkit/set_env.sh": ('export ASCEND_TOOLKIT_HOME="$(dirname "${BASH_SOURCE[0]}")/latest"\n'
                                   'export ASCEND_HOME_PATH="${ASCEND_TOOLKIT_HOME}"\n'
                                   'export LD_LIBRARY_PATH="${ASCEND_TOOLKIT_HOME}/lib64:${LD_LIBRARY_PATH}"\n'),
-    "nnal/atb/set_env.sh": 'export ATB_HOME_PATH="$(dirname "${BASH_SOURCE[0]}")/latest/atb/cxx_abi_${ATB_ABI_UNSET}1"\n',
+    "nnal/atb/set_env.sh": ('export ATB_HOME_PATH="$(dirname "${BASH_SOURCE[0]}")/latest/atb/cxx_abi_${ATB_ABI_UNSET}1"\n'
+                            'export LD_LIBRARY_PATH="${ATB_HOME_PATH}/lib:${LD_LIBRARY_PATH}"\n'),
 }
+# NNAL's ATB library where its set_env.sh points (tests/sim/stand_in_packages.py's _atb_ops loads it).
+ATB_LIBRARY = "nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so"
 
 
 def cann_stand_in(root):
@@ -125,6 +132,9 @@ def cann_stand_in(root):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         paths.append(str(path))
+    library = Path(root) / ATB_LIBRARY
+    library.parent.mkdir(parents=True, exist_ok=True)
+    library.write_text(stand_in_packages.ATB_LIBRARY)
     return paths
 
 

@@ -167,6 +167,19 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     assert_key_nowhere(job)
 
 
+def test_the_survey_mask_with_leading_zeros_trains_as_typed(tmp_path):
+    """AWX writes the answer 0010000 as `!unsafe '0010000'`, which ansible-core reads as the int 4096: the deploy
+    reads the mask typed (Offload, bit 2), not a refusal and not another mask."""
+    answers = survey_answers("render", **PATHS, mask="0010000", verl_output_dir=str(tmp_path / "out"), **awx_variables())
+    inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}}, "ray_workers": {"hosts": {}}}}}
+    job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300)
+    assert "mask: !unsafe '0010000'" in (job.data_dir / "env" / "extravars").read_text()
+    assert job.status == "successful", job.describe()
+    training = job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
+    assert "\nPARAM_OFFLOAD=True\n" in training and "\nUSE_REMOVE_PADDING=False\n" in training, training
+    assert "\nUSE_DYNAMIC_BSZ=False\n" in training, training
+
+
 def test_awx_marks_survey_answers_unsafe_as_awx_does():
     text = awx_job.extravars_text({"verl_experiment_name": "{{ x }}", "verl_train_steps": 4, "verl_extra_env": {"HCCL_X": "{{ y }}"},
                                    "template_var": "{{ z }}"}, trusted=("template_var",))
@@ -175,9 +188,9 @@ def test_awx_marks_survey_answers_unsafe_as_awx_does():
 
 
 def test_ansible_core_reads_an_unsafe_number_like_string_as_a_number():
-    """Pinned: what AWX writes for the mask answer 0010000 (`!unsafe '0010000'`) is read by ansible-core 2.19 as
-    the octal int 4096, so under real AWX the mask check refuses it ("read as a number") rather than training
-    with the wrong features; awx_job.py therefore writes such answers without the tag."""
+    """Pinned: what AWX writes for the mask answer 0010000 (`!unsafe '0010000'`) is read by ansible-core (2.19 to
+    2.21) as the octal int 4096: its YAML constructor resolves an !unsafe scalar as if it were plain. The mask is
+    read back from that number (test_the_survey_mask_with_leading_zeros_trains_as_typed)."""
     from ansible.parsing.yaml.loader import AnsibleLoader
 
     loaded = yaml.load("mask: !unsafe '0010000'\nname: !unsafe 'x{{ y }}'\n", Loader=AnsibleLoader)  # noqa: S506

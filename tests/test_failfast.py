@@ -173,7 +173,7 @@ def test_deploy_refuses_exactly_the_tags_it_does_not_use():
     assert used - {"always"} == set(STAGE_TAGS)
     assert plays[0]["vars"]["_verl_preflight_tags"] == STAGE_TAGS
     names = [play["name"] for play in plays]
-    assert [name.split(".")[0] for name in names] == ["0", "1", "2", "3", "4", "5", "6", "7", "7", "7", "7", "7-8"], names
+    assert [name.split(".")[0] for name in names] == ["0", "1", "2", "3", "4", "5", "6", "7", "7", "7", "7", "7", "7-8"], names
 
 
 def test_more_nodes_than_forks_is_warned_about(tmp_path, closed_port):

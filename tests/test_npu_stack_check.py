@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch_helpers import cann_stand_in
+from launch_helpers import ATB_LIBRARY, cann_stand_in
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
@@ -202,8 +202,12 @@ def judged(image, algorithm="dapo"):
 
 def test_verls_own_image_passes_and_its_versions_are_said(image):
     verdict = judged(image)
-    assert verdict["problems"] == []
-    assert verdict["notes"] == ["verl 0.7.0.dev; torch_npu 2.7.1+verl-sim, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1"]
+    assert verdict["problems"] == [] and verdict["verl"] == "0.7.0.dev", "the deploy's summary shows the image's verl"
+    assert verdict["notes"] == [
+        "verl 0.7.0.dev; torch 2.7.1, torch_npu 2.7.1+verl-sim, transformers 4.57.1, vllm 0.11.0, vllm_ascend 0.11.0rc1, "
+        "megatron.core 0.12.1, mindspeed.megatron_adaptor ?, mbridge 0.15.1",
+        "ATB op library loaded (ATB_HOME_PATH=%s/Ascend/nnal/atb/latest/atb/cxx_abi_1)." % image["site"].parent,
+        "NPU 0 computes."]
 
 
 def test_another_verl_release_is_refused_naming_what_is_supported(image):
@@ -256,3 +260,53 @@ def test_companions_outside_the_known_combinations_are_a_note_not_a_refusal(imag
 
 def test_an_output_without_the_stack_line_is_a_problem():
     assert image_stack("torch_npu 2.7.1 loads", "dapo")["problems"][0].startswith("the container check printed no stack= line")
+
+
+def test_without_nnals_environment_the_atb_library_does_not_load_as_vllm_ascend_reports(image):
+    """vllm-ascend#152: "libatb.so: cannot open shared object file" when nnal/atb/set_env.sh was not sourced."""
+    scripts = [script for script in image["scripts"] if "/nnal/" not in script]
+    proc = check(image["env"], 8, scripts)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    problems = image_stack(proc.stdout, "dapo")["problems"]
+    assert problems == ["torch_npu 2.7.1+verl-sim cannot load CANN's ATB op library (ATB_HOME_PATH=(not set)): OSError: libatb.so: "
+                        "cannot open shared object file: No such file or directory. vLLM-Ascend loads it at its start. Fix: source "
+                        "NNAL's environment (nnal/atb/set_env.sh in verl_ascend_env_scripts), or use an image with CANN's NNAL "
+                        "package installed (verl's Ascend images have it)."]
+
+
+def test_an_atb_library_of_another_release_fails_with_the_undefined_symbol_users_report(image):
+    """Ascend/pytorch#99: `import torch_npu` works, the ATB op plugin's load fails on libtbe_adapter.so."""
+    library = image["site"].parent / "Ascend" / ATB_LIBRARY
+    library.write_text(library.read_text().replace("version=8.3.RC1", "version=8.2.RC1"))
+    problems = judged(image)["problems"]
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("torch_npu 2.7.1+verl-sim cannot load CANN's ATB op library (ATB_HOME_PATH=")
+    assert ("cxx_abi_1/lib/libtbe_adapter.so: undefined symbol: _ZN3Mki2DlC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEb"
+            in problems[0])
+    assert "Fix: use an image whose NNAL (nnal/atb) is of the same CANN release as its toolkit" in problems[0]
+
+
+def test_a_driver_that_does_not_fit_cann_fails_the_first_operation_and_is_named(image):
+    """vllm-ascend#4859: everything imports, the first aclnn operator fails with 561103."""
+    problems = judged(dict(image, env=dict(image["env"], SIM_NPU_FIRST_OP_ERROR="561103")))["problems"]
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(
+        "the first operation on NPU 0 (set_device, then a small tensor operation) failed with torch_npu 2.7.1+verl-sim: RuntimeError: "
+        "zero_:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:26 NPU function error: call aclnnInplaceZero failed, error code is "
+        "561103.")
+    assert "Fix: use a verl image whose CANN this driver supports" in problems[0]
+
+
+def test_the_first_operation_is_skipped_while_the_deploys_training_holds_the_npus(image):
+    """The training in this container holds its NPUs: the check must not open a context beside it."""
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+                               "print('held', flush=True); time.sleep(60)", os.path.join(image["env"]["SIM_DEV_DIR"], "davinci0")],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        verdict = judged(dict(image, env=dict(image["env"], SIM_NPU_FIRST_OP_ERROR="561103")))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert verdict["problems"] == []
+    assert "NPU 0 not touched: pid(s) %d of this container hold its NPUs (the deploy's training runs there)." % holder.pid in verdict["notes"]

@@ -143,7 +143,7 @@ BAD_INPUTS = [
     (["-e", "mask=11111111"], "mask", "'11111111'", "seven characters"),
     (["-e", "mask=abcdefg"], "mask", "'abcdefg'", "each 0 or 1"),
     (["-e", "mask="], "mask", "''", "seven characters"),
-    (["-e", '{"mask": 10000}'], "mask", "10000", "Quote it"),
+    (["-e", '{"mask": 10000}'], "mask", "10000", "Give the mask as text"),
     (["-e", "verl_train_tp=3"], "verl_train_tp", "verl_train_tp=3", "Fix:"),
     (["-e", "verl_train_tp=2", "-e", "verl_train_pp=1"], "verl_train_tp", "2 x 1 = 2", "multiple of 8"),
     (["-e", "verl_gen_tp=2"], "verl_gen_tp", "verl_gen_tp=2", "set verl_gen_tp=4"),

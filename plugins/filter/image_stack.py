@@ -45,6 +45,9 @@ _value:
       description: The versions found, and a warning when they are not a combination known to work.
       type: list
       elements: str
+    verl:
+      description: The image's verl version, or none when the check printed none (verl does not import, or no stack= line).
+      type: str
 """
 
 import json
@@ -56,13 +59,14 @@ def image_stack(output, algorithm):
     lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
     if not lines:
         return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
-                             "deploy with this collection's own files."], "notes": []}
+                             "deploy with this collection's own files."], "notes": [], "verl": None}
     try:
         stack = json.loads(lines[-1][len("stack="):])
     except ValueError as exc:
-        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": []}
+        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None}
     problems, notes = check_stack(stack, algorithm)
-    return {"problems": problems, "notes": notes}
+    verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
+    return {"problems": problems, "notes": notes, "verl": verl}
 
 
 class FilterModule:

@@ -113,16 +113,38 @@ SWAP_OPTIMIZER_WARNING = (
 )
 
 
+def mask_from_number(number):
+    """The seven characters of 0 and 1 that YAML 1.1 reads as `number`, or None.
+
+    ansible-core (2.19 to 2.21 at least) resolves a scalar tagged `!unsafe` as if it were plain, dropping its quotes
+    (its YAML constructor repeats the implicit resolution), and AWX writes every survey answer so: the answer 0010000
+    arrives as `!unsafe '0010000'` and is read as the octal int 4096; 1010000 as the int 1010000; an unquoted YAML
+    value the same. The two readings cannot be confused (an octal one is at most 0o111111 = 37449, a decimal one at
+    least 1000000), so the text typed is recovered exactly; any other number is None."""
+    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+        return None
+    decimal, octal = str(number), format(number, "o")
+    if len(decimal) == MASK_LENGTH and decimal[0] == "1" and set(decimal) <= {"0", "1"}:
+        return decimal
+    if len(octal) < MASK_LENGTH and set(octal) <= {"0", "1"}:
+        return octal.zfill(MASK_LENGTH)
+    return None
+
+
 def validate_mask(mask, variable="verl_feature_mask"):
-    """Return the mask as a string, or raise MaskError naming the variable, the value and the fix."""
+    """Return the mask as a string, or raise MaskError naming the variable, the value and the fix. A number that YAML
+    1.1 read from a mask (mask_from_number: an AWX survey answer, an unquoted YAML value) is that mask."""
     fix = "Fix: give seven characters, each 0 or 1, leftmost = bit 0 (Remove Padding), e.g. %s=0000000." % variable
     if isinstance(mask, bool) or mask is None:
         raise MaskError("%s=%r is not a feature mask. %s" % (variable, mask, fix))
     if isinstance(mask, int):
-        # A YAML/JSON number lost its leading zeros (and 0010000 may even be read as octal).
-        raise MaskError(
-            "%s=%r was read as a number, not as a string of bits. Quote it (%s: '0010000' in YAML). %s" % (variable, mask, variable, fix)
-        )
+        recovered = mask_from_number(mask)
+        if recovered is None:
+            raise MaskError(
+                "%s=%r was read as a number that no mask of seven 0s and 1s reads as (YAML reads 0010000 unquoted, or as an AWX "
+                "survey answer, as the octal 4096; 1010000 as 1010000). Give the mask as text (%s: '1010000' in YAML, "
+                "-e %s=1010000). %s" % (variable, mask, variable, variable, fix))
+        return recovered
     text = str(mask)
     if not MASK_PATTERN.fullmatch(text):
         if len(text) != MASK_LENGTH:

@@ -18,6 +18,7 @@ import fnmatch
 import ipaddress
 import os
 import re
+import stat
 
 __all__ = (
     'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
@@ -306,8 +307,19 @@ def find_paths(roots, patterns, file_type='any', depth=None, limit=20):
 
 
 def path_state(path):
-    """{'exists', 'isdir', 'isreg'} of a path; a symbolic link counts as what it points to (a dangling one does not exist)."""
-    return {'exists': os.path.exists(path), 'isdir': os.path.isdir(path), 'isreg': os.path.isfile(path)}
+    """{'exists', 'isdir', 'isreg', 'real', 'kind'} of a path on this host; a symbolic link counts as what it points to (a
+    dangling one does not exist). real: the path with every link and '..' resolved as this host's kernel would (of a
+    path that does not exist yet, its existing part), the form the pre-check judges a mounted or written path on;
+    kind: 'directory', 'file', 'socket', 'other' (a device, a FIFO) or 'missing'."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        kind = 'missing'
+    else:
+        kind = ('directory' if stat.S_ISDIR(mode) else 'file' if stat.S_ISREG(mode) else
+                'socket' if stat.S_ISSOCK(mode) else 'other')
+    return {'exists': kind != 'missing', 'isdir': kind == 'directory', 'isreg': kind == 'file', 'real': os.path.realpath(path),
+            'kind': kind}
 
 
 def parse_hccn_value(text, key):

@@ -15,6 +15,7 @@ No Ansible imports.
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
 
@@ -201,6 +202,52 @@ def paths_missing(checked):
     return text + "."
 
 
+def host_paths(launch):
+    """[(variable, host path)] of what the deploy mounts into the container, writes or chmods on the host: the host
+    sides of its bind mounts, and the stage folder (<verl_host_stage_dir>/<verl_container_name>)."""
+    found = [("verl_log_dir", launch.get("log_dir")), ("verl_ckpts_dir", launch.get("ckpts_dir")),
+             ("verl_swanlab_log_dir", launch.get("swanlab_log_dir")), ("verl_model_path", launch.get("model_path")),
+             ("verl_resume_from_path", launch.get("resume_from_path")), ("verl_host_stage_dir", launch.get("host_stage_dir"))]
+    if launch.get("host_stage_dir") and launch.get("container_name"):
+        found.append(("verl_host_stage_dir", "%s/%s" % (launch["host_stage_dir"], launch["container_name"])))
+    for volume in launch.get("container_extra_volumes") or []:
+        found.append(("verl_container_extra_volumes", str(volume).split(":", 1)[0]))
+    return [(variable, path) for variable, path in found if path]
+
+
+def _host_state(checked):
+    """{canonical path: path_state()} of the paths node_facts read on this host."""
+    return {canonical_path(str(path)): state for path, state in ((checked.get("paths") or {}).get("state") or {}).items()}
+
+
+def host_paths_resolve_to_system_folders(checked):
+    """A mounted or written path that is fine as text but, through this host's symbolic links, is a system folder."""
+    state, bad = _host_state(checked), []
+    for variable, path in host_paths(checked.get("launch") or {}):
+        real = (state.get(canonical_path(path)) or {}).get("real")
+        if not real or canonical_path(real) == canonical_path(path):
+            continue
+        problem = system_problem(canonical_path(real), "mount")
+        if problem:
+            bad.append("%s=%s is %s on this host (through symbolic links): that %s" % (variable, short(path, 1024), short(real, 1024), problem))
+    if not bad:
+        return ""
+    return "; ".join(bad) + ", or remove the link. Nothing was mounted or written."
+
+
+def npu_smi_not_a_file(checked):
+    """verl_npu_smi_path is bind-mounted into the container as the npu-smi program: it must be a file on the host."""
+    path = (checked.get("launch") or {}).get("npu_smi_path")
+    found = _host_state(checked).get(canonical_path(path or "")) if path else None
+    if not found or found.get("kind") == "file":
+        return ""
+    return ("verl_npu_smi_path=%s is %s on this host, not a file: it is bind-mounted into the container as the npu-smi "
+            "program. Fix: give the npu-smi executable itself (command -v npu-smi on the host, e.g. "
+            "/usr/local/sbin/npu-smi), or leave verl_npu_smi_path empty to find it."
+            % (short(path, 1024), {"directory": "a folder", "socket": "a socket", "other": "a device or FIFO", "missing": "missing"}
+               .get(found.get("kind"), "not a file")))
+
+
 def no_route_to_the_head(checked):
     route, launch = checked.get("route") or {}, checked.get("launch") or {}
     if route.get("ok"):
@@ -308,6 +355,7 @@ def small_shm(checked):
 
 
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
+            host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down)
 WARNINGS = (devices_open_outside, small_shm)
 

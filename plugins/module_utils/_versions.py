@@ -10,7 +10,9 @@ for, with where each algorithm's entry point lives in verl's tree, and the compa
 it on Ascend (from that release's own docker/ascend/Dockerfile.ascend_<cann>_a2/_a3 and
 docs/ascend_tutorial/ascend_quick_start.rst). The container stage reads the image in one call (its
 npu_stack_check.sh: each module imported, its version, transformer_engine, the entry point's file) and
-check_stack() turns that into problems (the deploy stops before Ray) and notes (shown).
+check_stack() turns that into problems (the deploy stops before Ray) and notes (shown). The probe also loads CANN's
+ATB library as vLLM-Ascend does and runs one operation on the first NPU, where a driver that does not fit the image's
+CANN first shows.
 No Ansible imports.
 """
 from __future__ import annotations
@@ -36,7 +38,7 @@ RELEASES = (
 SUPPORTED = RELEASES[0]
 # What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
 # vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
-MODULES = ("verl", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
+MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
 # CUDA-only: in an NPU image it breaks MindSpeed's import ("import transformer_engine.common ... _load_cudnn").
 FORBIDDEN = ("transformer_engine",)
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
@@ -102,6 +104,9 @@ def check_stack(stack, algorithm):
         problems.append("the image's vLLM %s does not know the model's architecture %s: vLLM would stop with \"Model architectures "
                         "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
                         "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
+    torch_npu = (modules.get("torch_npu") or {}).get("version") or "?"
+    problems.extend(text for text in (_atb_problem(stack.get("atb"), torch_npu), _first_op_problem(stack.get("first_op"), torch_npu))
+                    if text)
     if release is not None:
         point = entry_point(algorithm, release)
         if not stack.get("entry_file"):
@@ -113,10 +118,52 @@ def check_stack(stack, algorithm):
         versions = {name: (modules.get(name) or {}).get("version") for name in ("torch_npu", "vllm", "vllm_ascend", "megatron.core")}
         # 2.7.1.post2 is torch_npu 2.7.1; 0.11.0rc1 is not vLLM-Ascend 0.11.0.
         good = [combo for combo in release["known_good"] if all((versions[name] or "").startswith(combo[name]) for name in versions)]
-        notes.append("verl %s; %s" % (verl.get("version"), ", ".join("%s %s" % (name, versions[name] or "?") for name in versions)))
+        notes.append("verl %s; %s" % (verl.get("version"), ", ".join(
+            "%s %s" % (name, (modules.get(name) or {}).get("version") or "?") for name in MODULES[1:] if name in modules)))
         if not good and not problems:
             combos = "; ".join(", ".join("%s %s" % item for item in sorted(combo.items()) if item[0] != "cann")
                                for combo in release["known_good"])
             notes.append("these versions are not a combination known to work with verl %s on Ascend (%s); if the training fails "
                          "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
+    notes.extend(_probe_notes(stack))
     return problems, notes
+
+
+def _atb_problem(atb, torch_npu):
+    """CANN's ATB library (NNAL) that torch_npu's op plugin cannot load, as vLLM-Ascend would fail at its start."""
+    if not (atb or {}).get("error"):
+        return None
+    error = atb["error"]
+    if "cannot open shared object" in error:
+        fix = ("source NNAL's environment (nnal/atb/set_env.sh in verl_ascend_env_scripts), or use an image with CANN's NNAL "
+               "package installed (verl's Ascend images have it)")
+    else:
+        fix = ("use an image whose NNAL (nnal/atb) is of the same CANN release as its toolkit and the one torch_npu %s is "
+               "built for (verl's Ascend images pair them; see docs/ascend-images.md)" % torch_npu)
+    return ("torch_npu %s cannot load CANN's ATB op library (ATB_HOME_PATH=%s): %s. vLLM-Ascend loads it at its start. Fix: %s."
+            % (torch_npu, atb.get("home") or "(not set)", _short(error), fix))
+
+
+def _first_op_problem(first_op, torch_npu):
+    """The first operation on the deploy's first NPU failed: the stack imports, but cannot compute there."""
+    if not (first_op or {}).get("error"):
+        return None
+    return ("the first operation on NPU %s (set_device, then a small tensor operation) failed with torch_npu %s: %s. "
+            "An error code there (561103, 500001, 507033, E30006) means the image's CANN does not fit the host's driver and "
+            "firmware. Fix: use a verl image whose CANN this driver supports (compare npu-smi info's version with the CANN "
+            "release's compatibility list), or upgrade the driver and firmware; the device log is in ~/ascend/log inside the "
+            "container." % (first_op.get("device", 0), torch_npu, _short(first_op["error"])))
+
+
+def _probe_notes(stack):
+    """What the probe's ATB load and first operation found, for the summary."""
+    notes = []
+    atb = stack.get("atb") or {}
+    if atb and not atb.get("error"):
+        notes.append("ATB op library loaded (ATB_HOME_PATH=%s)." % (atb.get("home") or "(not set)"))
+    first_op = stack.get("first_op") or {}
+    if first_op.get("ok"):
+        notes.append("NPU %s computes." % first_op.get("device", 0))
+    elif first_op.get("skipped"):
+        notes.append("NPU %s not touched: %s (the deploy's training runs there)." % (first_op.get("device", 0), first_op["skipped"]))
+    return notes

@@ -190,10 +190,13 @@ docker:
       type: list
       elements: dict
 paths:
-  description: Per path given in O(paths), C(exists), C(isdir), C(isreg) (a symbolic link counts as what it points to).
+  description:
+    - Per path given in O(paths), C(exists), C(isdir), C(isreg) (a symbolic link counts as what it points to), C(kind)
+      (V(directory), V(file), V(socket), V(other) or V(missing)) and C(real), the path with links and C(..) resolved on
+      this host (of a path not made yet, its existing part resolved).
   returned: always
   type: dict
-  sample: {/mnt/public/Qwen3-8B: {exists: true, isdir: true, isreg: false}}
+  sample: {/mnt/public/Qwen3-8B: {exists: true, isdir: true, isreg: false, kind: directory, real: /mnt/public/Qwen3-8B}}
 found:
   description: C(models) and C(datasets) found under O(model_search_paths) and O(dataset_search_paths), sorted.
   returned: always

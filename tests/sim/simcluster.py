@@ -365,7 +365,10 @@ CMD ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]
         "ascend/nnal/atb/set_env.sh": (
             "# Stand-in for CANN's nnal/atb set_env.sh (verl-sim).\n"
             "export ATB_HOME_PATH=/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1\n"
+            "export LD_LIBRARY_PATH=${ATB_HOME_PATH}/lib:${LD_LIBRARY_PATH}\n"
             "export VERL_SIM_ATB=sourced\n"),
+        # NNAL's ATB library, which torch_npu's op plugin loads (tests/sim/stand_in_packages.py).
+        "ascend/nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so": stand_in_packages.ATB_LIBRARY,
     }
     VERL_BUILD = """set -eux
 apt-get update -qq

@@ -24,6 +24,16 @@ What the real stack does, and what this one copies of it (sources named per rule
   141 MB here (capture 005's idle contexts); _sim_hold_memory(mb) stands for the weights, the
   optimizer and the KV cache a real worker allocates. The account is a small JSON file under
   /tmp/.sim-npu/<pid> that the simulated npu-smi on the host reads through /proc/<pid>/root.
+- The first kernel (_sim_kernel, what tests/sim/stand_in_packages.py's torch calls for a tensor on the NPU):
+  needs a set device (the runtime's context), and is where a driver that does not fit the image's CANN
+  shows: `import torch_npu`, device_count() and set_device() all work, and the first aclnn operator fails
+  (vllm-ascend#4859: "zero_:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:26 NPU function error: call
+  aclnnInplaceZero failed, error code is 561103" / "ERR00100 PTA call acl api failed", fixed by a CANN
+  that matches the driver). SIM_NPU_FIRST_OP_ERROR=<code> makes the simulated node such a node (the
+  simulated driver is otherwise always the one its CANN wants): 561103 as above.
+- The ATB op plugin (torch_npu/op_plugin/atb/_atb_ops.py, in stand_in_packages.SITE): its import loads
+  torch_npu's lib/libop_plugin_atb.so, which links CANN's ATB library (libatb.so, from NNAL) found through
+  LD_LIBRARY_PATH as nnal/atb/set_env.sh exports it; see that module for how it fails.
 """
 from __future__ import annotations
 
@@ -43,6 +53,8 @@ _ACCOUNT_DIR = "/tmp/.sim-npu"
 _OPEN = {}      # physical device number -> file descriptor, kept for the process's life
 _MEMORY = {}    # physical device number -> MB this process uses on it
 _CURRENT = []   # the logical id set_device() chose
+# The version of CANN's ATB library (NNAL) this torch_npu was built against: its op plugin links that ABI.
+ATB_BUILT_FOR = "8.3.RC1"
 
 
 def _acl_error(call, code, reason):
@@ -121,6 +133,18 @@ class _Npu:
     @staticmethod
     def current_device():
         return _CURRENT[0] if _CURRENT else 0
+
+    @staticmethod
+    def _sim_kernel(op, aclnn):
+        """verl-sim only: run one aclnn operator on the current device (what torch's NPU tensors call)."""
+        if not _CURRENT:
+            raise RuntimeError("%s:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:26 NPU function error: call %s failed: "
+                               "no device set" % (op, aclnn))
+        code = os.environ.get("SIM_NPU_FIRST_OP_ERROR", "")
+        if code:
+            raise RuntimeError("%s:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:26 NPU function error: call %s failed, "
+                               "error code is %s\n[ERROR] (PID:%d, Device:%d, RankID:-1) ERR00100 PTA call acl api failed."
+                               % (op, aclnn, code, os.getpid(), _CURRENT[0]))
 
     @staticmethod
     def _sim_hold_memory(mb):

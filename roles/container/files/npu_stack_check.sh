@@ -82,12 +82,14 @@ if count < int(sys.argv[1]):
 
 # The image's stack, as the training will import it (python3 -m from verl_workdir): each module of
 # VERL_PROBE_MODULES imported in order with its version or its error, the CUDA-only packages of
-# VERL_PROBE_FORBIDDEN that are installed, the entry point's file, and whether the image's vLLM knows the
-# model's architecture. One stack= line (JSON) for the deploy to judge (plugins/module_utils/_versions.py).
+# VERL_PROBE_FORBIDDEN that are installed, the entry point's file, whether the image's vLLM knows the
+# model's architecture, CANN's ATB library loaded as vLLM-Ascend loads it, and one operation on the first NPU.
+# One stack= line (JSON) for the deploy to judge (plugins/module_utils/_versions.py).
 import importlib
 import importlib.metadata
 import importlib.util
 import json
+import re
 
 
 def _version(name, module):
@@ -140,6 +142,50 @@ if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", 
         stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs()}
     except Exception as exc:  # an unreadable config.json, a registry that does not answer
         stack["model"] = {"error": _first_line(exc)}
+# CANN's ATB library, as vLLM-Ascend loads it when it starts: torch_npu's ATB op plugin links NNAL's libatb.so (found
+# through LD_LIBRARY_PATH, which nnal/atb/set_env.sh sets); an NNAL of another CANN release fails here with an undefined
+# symbol although `import torch_npu` worked.
+stack["atb"] = {"home": os.environ.get("ATB_HOME_PATH")}
+try:
+    plugin = importlib.import_module("torch_npu.op_plugin.atb._atb_ops")
+    if hasattr(plugin, "_register_atb_extensions"):  # later torch_npu releases load it on first use
+        plugin._register_atb_extensions()  # pylint: disable=protected-access
+except BaseException as exc:  # the OSError of dlopen
+    stack["atb"]["error"] = _first_line(exc)
+
+
+def _holders(folder):
+    """pids of this container's other processes that hold one of its NPUs open (the deploy's own training)."""
+    found = set()
+    for pid in (name for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()):
+        try:
+            targets = [os.readlink("/proc/%s/fd/%s" % (pid, fd)) for fd in os.listdir("/proc/%s/fd" % pid)]
+        except OSError:  # ended meanwhile, or not ours to read
+            continue
+        if any(os.path.dirname(target) == folder and re.fullmatch(r"davinci\d+", os.path.basename(target)) for target in targets):
+            found.add(int(pid))
+    return sorted(found)
+
+
+# One set_device and one small operation on the first NPU of this deploy (logical id 0 under ASCEND_RT_VISIBLE_DEVICES):
+# a driver that does not fit the image's CANN lets everything above pass and fails only at the first operator. Not while
+# the deploy's own training runs on these NPUs (it proves the stack, and must not be disturbed). SIM_DEV_DIR: where the
+# simulated runtime's device files are (tests); /dev on a node.
+stack["first_op"] = {"device": 0}
+held = _holders(os.environ.get("SIM_DEV_DIR", "/dev"))
+if held:
+    stack["first_op"]["skipped"] = "pid(s) %s of this container hold its NPUs" % ", ".join(map(str, held))
+else:
+    try:
+        import torch
+
+        torch_npu.npu.set_device(0)
+        value = torch.zeros(4, device="npu:0").add_(1).sum().item()
+        if value != 4:
+            raise ArithmeticError("zeros(4) + 1 summed to %r on the NPU, not 4" % (value,))
+        stack["first_op"]["ok"] = True
+    except BaseException as exc:  # torch_npu's RuntimeError around the failed ACL call
+        stack["first_op"]["error"] = _first_line(exc)
 print("stack=" + json.dumps(stack, sort_keys=True))
 print("torch_npu %s loads and sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s" % (version, count, visible))
 PYTHON

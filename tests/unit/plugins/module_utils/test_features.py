@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
+
+from launch_helpers import all_masks
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import (
     FEATURES,
@@ -12,6 +15,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._features import (
     MaskError,
     decode_mask,
     feature_overrides,
+    mask_from_number,
     validate_mask,
 )
 
@@ -31,9 +35,25 @@ def test_bad_masks_are_rejected_naming_the_variable_and_the_fix(mask):
     assert "Fix:" in message and "0000000" in message
 
 
-def test_a_number_mask_is_explained():
-    with pytest.raises(MaskError, match="read as a number"):
+def test_a_number_no_mask_reads_as_is_explained():
+    with pytest.raises(MaskError, match="read as a number that no mask of seven 0s and 1s reads as"):
         validate_mask(10000)
+
+
+@pytest.mark.parametrize("typed", all_masks())
+def test_every_mask_read_as_a_number_by_yaml_is_the_mask_typed(typed):
+    """What ansible-core makes of an AWX survey answer (`!unsafe '<mask>'`) or an unquoted YAML value, for each of the
+    128 masks: the mask typed comes back, never another one."""
+    from ansible.parsing.yaml.loader import AnsibleLoader  # pylint: disable=import-outside-toplevel
+
+    for text in ("mask: !unsafe '%s'\n" % typed, "mask: %s\n" % typed):
+        loaded = yaml.load(text, Loader=AnsibleLoader)["mask"]  # noqa: S506
+        assert validate_mask(loaded) == typed, (text, loaded)
+
+
+@pytest.mark.parametrize("number", [10000, 2, 3, 1000002, 1111112, 37450, -1, 0o1000000])
+def test_numbers_that_are_no_mask_stay_refused(number):
+    assert mask_from_number(number) is None
 
 
 def test_all_off_says_prefix_caching_off_explicitly():

@@ -158,8 +158,30 @@ def test_path_state_follows_links(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "link").symlink_to(tmp_path / "d")
     (tmp_path / "dangling").symlink_to(tmp_path / "gone")
-    assert nf.path_state(str(tmp_path / "link")) == {"exists": True, "isdir": True, "isreg": False}
+    expected = {"exists": True, "isdir": True, "isreg": False, "real": str(tmp_path / "d"), "kind": "directory"}
+    assert nf.path_state(str(tmp_path / "link")) == expected
     assert nf.path_state(str(tmp_path / "dangling"))["exists"] is False
+
+
+def test_path_state_resolves_links_and_dotdot_on_the_host_also_below_a_path_not_made_yet(tmp_path):
+    """The host's own answer: a log folder under a link to /etc is /etc/..., whatever its text says."""
+    (tmp_path / "logs").symlink_to("/etc")
+    assert nf.path_state(str(tmp_path / "logs" / "verl"))["real"] == "/etc/verl"
+    assert nf.path_state(str(tmp_path / "logs" / ".."))["real"] == "/", "'..' after a link is taken back from where it points"
+
+
+def test_path_state_says_what_kind_of_thing_a_path_is(tmp_path):
+    import socket  # pylint: disable=import-outside-toplevel
+
+    (tmp_path / "f").write_text("x")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "s"))
+    try:
+        kinds = {name: nf.path_state(str(tmp_path / name))["kind"] for name in ("f", "s", "none")}
+    finally:
+        server.close()
+    assert kinds == {"f": "file", "s": "socket", "none": "missing"}
+    assert nf.path_state(str(tmp_path))["kind"] == "directory" and nf.path_state("/dev/null")["kind"] == "other"
 
 
 OUTER, INNER = "a" * 64, "b" * 64

@@ -9,7 +9,7 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.precheck_report import FilterModule
 from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, path_state
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu-smi"
@@ -164,3 +164,74 @@ def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn,
     text = pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=2)))
     assert words in text and "Fix: check the NPU ports' cables" in text, text
     assert pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=1))) == "", "one node: HCCL stays inside it"
+
+
+# --------------------------------------------------------------------------- host paths, resolved on the host
+
+def _on_host(tmp_path, **launch):
+    """What the pre-check reads of the launch's host paths, by node_facts' own path_state on this machine."""
+    config = dict(LAUNCH, **launch)
+    paths = [path for _variable, path in pc.host_paths(config)] + ([config["npu_smi_path"]] if config.get("npu_smi_path") else [])
+    return checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), launch=config, paths={"checks": [], "state": {p: path_state(p) for p in paths}})
+
+
+@pytest.mark.parametrize("variable, setting, extra", [
+    ("verl_log_dir", "log_dir", ""),
+    ("verl_ckpts_dir", "ckpts_dir", "/qwen3"),
+    ("verl_swanlab_log_dir", "swanlab_log_dir", "/"),
+])
+def test_a_mounted_folder_that_is_a_system_folder_through_a_link_is_refused(tmp_path, variable, setting, extra):
+    """Round 3: the text passes every rule, the host's link makes it /etc (mounted read-write into the container)."""
+    (tmp_path / "mnt").mkdir()
+    (tmp_path / "mnt" / "logs").symlink_to("/etc")
+    path = str(tmp_path / "mnt" / "logs") + extra
+    problem = pc.host_paths_resolve_to_system_folders(_on_host(tmp_path, **{setting: path}))
+    real = "/etc" + extra.rstrip("/")
+    assert problem.startswith("%s=%s is %s on this host (through symbolic links): that is the root or a system folder (%s), which "
+                              "must not be mounted into the container. Fix: give a folder of its own" % (variable, path, real, real)), problem
+    assert problem.endswith(", or remove the link. Nothing was mounted or written.")
+
+
+def test_the_stage_folder_and_extra_volumes_are_resolved_too(tmp_path):
+    (tmp_path / "stage").symlink_to("/usr")
+    (tmp_path / "data").symlink_to("/var/lib/docker")
+    problem = pc.host_paths_resolve_to_system_folders(_on_host(tmp_path, host_stage_dir=str(tmp_path / "stage"), container_name="bin",
+                                                               container_extra_volumes=[str(tmp_path / "data") + ":/data:ro"]))
+    assert "verl_host_stage_dir=%s/stage/bin is /usr/bin on this host" % tmp_path in problem, problem
+    assert "verl_container_extra_volumes=%s/data is /var/lib/docker on this host" % tmp_path in problem, problem
+
+
+def test_a_link_to_a_folder_of_its_own_is_fine(tmp_path):
+    (tmp_path / "real-logs").mkdir()
+    (tmp_path / "logs").symlink_to(tmp_path / "real-logs")
+    assert pc.host_paths_resolve_to_system_folders(_on_host(tmp_path, log_dir=str(tmp_path / "logs"))) == ""
+    assert pc.host_paths_resolve_to_system_folders(_on_host(tmp_path)) == "", "no path read: nothing to judge"
+
+
+@pytest.mark.parametrize("make, kind", [("folder", "a folder"), ("socket", "a socket"), ("link-to-folder", "a folder"), ("none", "missing")])
+def test_verl_npu_smi_path_must_be_a_file_on_the_host(tmp_path, make, kind):
+    import socket  # pylint: disable=import-outside-toplevel
+
+    path = tmp_path / "npu-smi"
+    server = None
+    if make == "folder":
+        path.mkdir()
+    elif make == "link-to-folder":
+        path.symlink_to(tmp_path)
+    elif make == "socket":
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+    try:
+        problem = pc.npu_smi_not_a_file(_on_host(tmp_path, npu_smi_path=str(path)))
+    finally:
+        if server:
+            server.close()
+    assert problem == ("verl_npu_smi_path=%s is %s on this host, not a file: it is bind-mounted into the container as the npu-smi "
+                       "program. Fix: give the npu-smi executable itself (command -v npu-smi on the host, e.g. "
+                       "/usr/local/sbin/npu-smi), or leave verl_npu_smi_path empty to find it." % (path, kind))
+
+
+def test_an_npu_smi_file_is_fine(tmp_path):
+    (tmp_path / "npu-smi").write_text("#!/bin/sh\n")
+    assert pc.npu_smi_not_a_file(_on_host(tmp_path, npu_smi_path=str(tmp_path / "npu-smi"))) == ""
+    assert pc.npu_smi_not_a_file(_on_host(tmp_path)) == "", "not stated: node_facts found an executable"

@@ -5,10 +5,17 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 
-GOOD = {"modules": {"verl": {"version": "0.7.0"}, "torch_npu": {"version": "2.7.1.post1"}, "transformers": {"version": "4.57.1"},
+GOOD = {"modules": {"verl": {"version": "0.7.0"}, "torch": {"version": "2.7.1"}, "torch_npu": {"version": "2.7.1.post1"}, "transformers": {"version": "4.57.1"},
                     "vllm": {"version": "0.11.0"}, "vllm_ascend": {"version": "0.11.0rc1"}, "megatron.core": {"version": "0.12.1"},
                     "mindspeed.megatron_adaptor": {"version": None}, "mbridge": {"version": "0.15.1"}},
-        "forbidden": {}, "workdir": "/verl", "entry_file": True, "model": {"architecture": "Qwen3ForCausalLM", "supported": True}}
+        "forbidden": {}, "workdir": "/verl", "entry_file": True, "model": {"architecture": "Qwen3ForCausalLM", "supported": True},
+        "atb": {"home": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"}, "first_op": {"device": 0, "ok": True}}
+# What the real stack prints when it fails (vllm-ascend#152, Ascend/pytorch#99, vllm-ascend#4859).
+NO_ATB = "OSError: libatb.so: cannot open shared object file: No such file or directory"
+ATB_OTHER_RELEASE = ("OSError: /usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1/lib/libtbe_adapter.so: undefined symbol: "
+                     "_ZN3Mki2DlC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEb")
+OP_561103 = ("RuntimeError: zero_:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:26 NPU function error: call aclnnInplaceZero "
+             "failed, error code is 561103")
 
 
 @pytest.mark.parametrize("version, release, supported", [
@@ -27,7 +34,10 @@ def test_entry_points_are_where_verl_0_7_0_has_them():
 
 def test_a_good_stack_has_no_problem_and_says_its_versions():
     problems, notes = versions.check_stack(GOOD, "dapo")
-    assert problems == [] and notes == ["verl 0.7.0; torch_npu 2.7.1.post1, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1"]
+    assert problems == [] and notes == [
+        "verl 0.7.0; torch 2.7.1, torch_npu 2.7.1.post1, transformers 4.57.1, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1, "
+        "mindspeed.megatron_adaptor ?, mbridge 0.15.1",
+        "ATB op library loaded (ATB_HOME_PATH=/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1).", "NPU 0 computes."]
 
 
 @pytest.mark.parametrize("change, words", [
@@ -37,16 +47,28 @@ def test_a_good_stack_has_no_problem_and_says_its_versions():
     ({"forbidden": {"transformer_engine": "2.8.0"}}, "the image has transformer_engine 2.8.0, which is for CUDA"),
     ({"entry_file": False}, "has no recipe/dapo/main_dapo.py, the DAPO entry point"),
     ({"model": {"architecture": "Qwen9ForCausalLM", "supported": False}}, "does not know the model's architecture Qwen9ForCausalLM"),
+    ({"atb": {"home": None, "error": NO_ATB}}, "ATB_HOME_PATH=(not set)): %s. vLLM-Ascend loads it at its start. Fix: source NNAL's" % NO_ATB),
+    ({"atb": dict(GOOD["atb"], error=ATB_OTHER_RELEASE)}, "undefined symbol: _ZN3Mki2Dl"),
+    ({"atb": dict(GOOD["atb"], error=ATB_OTHER_RELEASE)}, "Fix: use an image whose NNAL (nnal/atb) is of the same CANN release"),
+    ({"first_op": {"device": 0, "error": OP_561103}}, "the first operation on NPU 0 (set_device, then a small tensor operation) failed "
+                                                      "with torch_npu 2.7.1.post1: %s." % OP_561103),
+    ({"first_op": {"device": 0, "error": OP_561103}}, "Fix: use a verl image whose CANN this driver supports"),
 ])
 def test_each_problem_names_the_package_and_the_fix(change, words):
     problems, _notes = versions.check_stack(dict(GOOD, **change), "dapo")
     assert len(problems) == 1 and words in problems[0] and "Fix:" in problems[0], problems
 
 
+def test_a_first_operation_skipped_beside_the_running_training_is_said_not_refused():
+    problems, notes = versions.check_stack(dict(GOOD, first_op={"device": 0, "skipped": "pid(s) 42 of this container hold its NPUs"}), "dapo")
+    assert problems == []
+    assert notes[-1] == "NPU 0 not touched: pid(s) 42 of this container hold its NPUs (the deploy's training runs there)."
+
+
 def test_the_8_2_rc1_stack_is_known_good_too():
     stack = dict(GOOD, modules=dict(GOOD["modules"], torch_npu={"version": "2.5.1"}, vllm={"version": "0.9.1"},
                                     vllm_ascend={"version": "0.9.1"}))
-    assert len(versions.check_stack(stack, "grpo")[1]) == 1
+    assert len(versions.check_stack(stack, "grpo")[1]) == 3, "versions, ATB, the first operation: no warning"
 
 
 def test_the_docs_table_is_the_table():

@@ -1,0 +1,78 @@
+# shellcheck shell=bash
+# Run by the Ray stage in the training containers (docker exec), once Ray is up and before the training starts:
+#   bash -c "$(cat reach.sh)" reach listen SECONDS COUNT       (on the head)
+#   bash -c "$(cat reach.sh)" reach connect HOST SECONDS NAME=PORT ...   (on each worker)
+# Workers that joined Ray can still be unable to reach the head's other ports: verl's worker groups rendezvous
+# (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port the rank-0 worker picks among the free ones,
+# and a firewall or security group that opens only Ray's port lets Ray form and the training hang for 30 minutes
+# ("TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out").
+# listen: on the head, a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range),
+#   kept in the background for SECONDS or COUNT connections; prints port=N and range=LOW-HIGH
+#   (/proc/sys/net/ipv4/ip_local_port_range), then returns.
+# connect: from a worker, one bounded TCP connect to HOST per NAME=PORT; prints NAME=PORT ok, or NAME=PORT and why not.
+# Exit code 0 for both modes whatever the result (the deploy judges the lines); 2 for a wrong call.
+set -o pipefail
+exec timeout -k 5 120 python3 - "$@" <<'PYTHON'
+import os
+import socket
+import sys
+import time
+
+
+def listen(seconds, count):
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("", 0))
+    server.listen(64)
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+            low, high = handle.read().split()[:2]
+    except (OSError, ValueError):
+        low, high = "?", "?"
+    if os.fork():
+        print("port=%d" % server.getsockname()[1])
+        print("range=%s-%s" % (low, high))
+        sys.stdout.flush()
+        os._exit(0)
+    # The listener: its own session, no terminal or pipe of docker exec's, gone after SECONDS or COUNT connections.
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    deadline = time.monotonic() + seconds
+    accepted = 0
+    while accepted < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        server.settimeout(left)
+        try:
+            connection, _peer = server.accept()
+        except OSError:  # the deadline (socket.timeout), or the socket gone
+            break
+        connection.close()
+        accepted += 1
+    os._exit(0)
+
+
+def connect(host, seconds, targets):
+    for target in targets:
+        name, _, port = target.partition("=")
+        try:
+            with socket.create_connection((host, int(port)), timeout=seconds):
+                result = "ok"
+        except socket.timeout:
+            result = "timed out after %g s (no answer: packets dropped on the way)" % seconds
+        except OSError as exc:  # refused, no route, unknown host
+            result = "failed: %s" % (exc.strerror or exc)
+        print("%s=%s %s" % (name, port, result))
+
+
+if len(sys.argv) == 4 and sys.argv[1] == "listen":
+    listen(float(sys.argv[2]), int(sys.argv[3]))
+elif len(sys.argv) >= 5 and sys.argv[1] == "connect":
+    connect(sys.argv[2], float(sys.argv[3]), sys.argv[4:])
+else:
+    print("usage: reach listen SECONDS COUNT | reach connect HOST SECONDS NAME=PORT ...")
+    sys.exit(2)
+PYTHON

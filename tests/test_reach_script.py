@@ -1,0 +1,94 @@
+"""The Ray stage's check that each worker's container reaches the head's ports (roles/ray/files/reach.sh), executed as
+the deploy runs it (bash -c, python3 of the image), on 127.0.0.1: the head's listener, a worker's connects, a port nobody
+listens on; and the head's judgement of the lines (plugins/filter/reach_problems.py)."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.filter.reach_listened import reach_listened
+from ansible_collections.verl.deploy.plugins.filter.reach_problems import reach_problems
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "roles/ray/files/reach.sh"
+
+
+@pytest.fixture()
+def env(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return {"PATH": "%s:/usr/bin:/bin" % bin_dir}
+
+
+def reach(env, *args, timeout=60):
+    return subprocess.run(["bash", "-c", SCRIPT.read_text(), "reach", *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def closed_port():
+    """A port of 127.0.0.1 nobody listens on: bound, never listened, then released."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_the_background(env):
+    started = time.monotonic()
+    proc = reach(env, "listen", "30", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert time.monotonic() - started < 10, "docker exec must not wait for the listener"
+    listener = reach_listened(proc.stdout)
+    low, high = (int(part) for part in listener["range"].split("-"))
+    assert low <= listener["port"] <= high, "a port as the kernel picks a free one"
+    ray = socket.socket()
+    ray.bind(("127.0.0.1", 0))
+    ray.listen(1)
+    ray_port = ray.getsockname()[1]
+    try:
+        worker = reach(env, "connect", "127.0.0.1", "5", "ray=%d" % ray_port, "rendezvous=%d" % listener["port"])
+    finally:
+        ray.close()
+    assert worker.returncode == 0, worker.stdout + worker.stderr
+    assert worker.stdout.splitlines() == ["ray=%d ok" % ray_port, "rendezvous=%d ok" % listener["port"]]
+    assert reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "127.0.0.1", proc.stdout) == []
+    # The second connection was the last the listener waits for: it is gone.
+    reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % listener["port"])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        again = reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % listener["port"])
+        if "refused" in again.stdout:
+            break
+        time.sleep(0.2)
+    assert "failed: Connection refused" in again.stdout, again.stdout
+
+
+def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
+    port = closed_port()
+    worker = reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % port)
+    assert worker.returncode == 0 and worker.stdout.strip() == "rendezvous=%d failed: Connection refused" % port, worker.stdout
+    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "127.0.0.1", "port=%d\nrange=32768-60999\n" % port)
+    assert problems == [
+        "worker-1: from its container, 127.0.0.1:%d did not answer (rendezvous; a free port the head listened on, as verl's "
+        "rendezvous (torch.distributed's TCPStore, MASTER_PORT) picks one from the range 32768-60999): failed: Connection "
+        "refused. Fix: allow TCP from worker-1 to 127.0.0.1 on Ray's port and the ephemeral ports 32768-60999 (firewall, "
+        "security group, or a container network other than the host's), then run deploy.yml again; without it the "
+        "training would wait 30 minutes at its rendezvous." % port]
+
+
+def test_a_wrong_call_is_refused(env):
+    proc = reach(env, "connect", "127.0.0.1")
+    assert proc.returncode == 2 and proc.stdout.startswith("usage: reach listen"), proc.stdout
+
+
+def test_the_script_passes_shellcheck():
+    from test_shellcheck import SHELLCHECK  # pylint: disable=import-outside-toplevel
+
+    lint = subprocess.run([SHELLCHECK, "--severity=style", str(SCRIPT)], capture_output=True, text=True, check=False, env=dict(os.environ))
+    assert lint.returncode == 0, lint.stdout
