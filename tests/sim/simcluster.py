@@ -700,7 +700,7 @@ def build(verbose=True):
 # --------------------------------------------------------------------------- the cluster
 
 def _names(prefix):
-    return {"network": "%s-net" % prefix, "registry": "%s-registry" % prefix}
+    return {"network": "%s-net" % prefix, "registry": "%s-registry" % prefix, "ckpts": "%s-ckpts" % prefix}
 
 
 def node_name(prefix, index):
@@ -910,9 +910,13 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
             env = {"SIM_NPU_FIXTURE": chosen.get(index, DEFAULT_FIXTURE), "SIM_DOCKER_BIP": "10.96.%d.1/24" % index}
             if npu_count:
                 env["SIM_NPU_COUNT"] = str(npu_count)
-            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS))[:12]
+            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS), names["ckpts"])[:12]
             argv = ["--hostname", name, "--network", names["network"], *DIND_OPTIONS,
-                    "--mount", "type=volume,dst=/var/lib/docker,volume-label=%s=1,volume-label=%s.prefix=%s" % (LABEL, LABEL, prefix)]
+                    "--mount", "type=volume,dst=/var/lib/docker,volume-label=%s=1,volume-label=%s.prefix=%s" % (LABEL, LABEL, prefix),
+                    # One volume on every node at /sim/ckpts: the shared storage verl_ckpts_dir must be on (the pre-check
+                    # refuses a checkpoint folder that is not the same storage on every node); `down` removes it.
+                    "--mount", "type=volume,src=%s,dst=/sim/ckpts,volume-label=%s=1,volume-label=%s.prefix=%s" % (
+                        names["ckpts"], LABEL, LABEL, prefix)]
             for key, value in sorted(env.items()):
                 argv += ["-e", "%s=%s" % (key, value)]
             _ensure_container(name, prefix, "node", spec, argv + [refs["node"]], existing, changes)

@@ -223,3 +223,22 @@ def test_the_precheck_report_runs_the_checkpoint_rules_on_the_head_only_for_shar
     assert pc.ckpts_not_shared(worker) == "" and pc.ckpts_resume_broken(worker) == ""
     # A read of another path than the settings check gave judges nothing.
     assert pc.ckpts_resume_broken(dict(checked, launch=launch(tmp_path / "x"))) == ""
+
+
+def test_the_simulated_trainers_save_is_what_the_rule_calls_complete(tmp_path):
+    """tests/sim/stand_in_main_dapo.py saves in verl's layout and order: its save resumes, and the same folder cut
+    before its metadata.json (an interrupted save) is refused."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "sim"))
+    try:
+        import stand_in_main_dapo
+    finally:
+        sys.path.pop(0)
+    stand_in_main_dapo._save_checkpoint(str(tmp_path), 2)
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert ck.tracked_step(read["tracker"]) == 2 and ck.resume_broken(read, launch(tmp_path)) == ""
+    (tmp_path / "global_step_2" / "actor" / "dist_ckpt" / "metadata.json").unlink()
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert "actor/dist_ckpt/metadata.json is missing" in ck.resume_broken(read, launch(tmp_path))
