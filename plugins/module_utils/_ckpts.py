@@ -186,7 +186,7 @@ def read_model_params(model_path):
 
 # --------------------------------------------------------------------------- the settings that shape the saves
 
-def _override(launch, key):
+def override(launch, key):
     """The value a verl_extra_overrides line gives key (the last one wins), or None."""
     value = None
     for line in launch.get("extra_overrides") or []:
@@ -198,7 +198,7 @@ def _override(launch, key):
 
 def save_contents(launch):
     """What each save holds: verl's default [model, optimizer, extra] unless verl_extra_overrides sets it."""
-    text = _override(launch, SAVE_CONTENTS_KEY)
+    text = override(launch, SAVE_CONTENTS_KEY)
     if text is None:
         return ["model", "optimizer", "extra"]
     return [word.strip(" '\"") for word in text.strip("[]").split(",") if word.strip(" '\"")]
@@ -221,7 +221,7 @@ def saves_ahead(launch, from_step=0):
     if freq <= 0 or total <= from_step:
         return 0
     count = sum(1 for step in range(from_step + 1, total + 1) if step % freq == 0 or step == total)
-    keep = tracked_step(_override(launch, KEEP_KEY))
+    keep = tracked_step(override(launch, KEEP_KEY))
     return min(count, keep) if keep and keep > 0 else count
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
+from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
 
@@ -314,6 +315,23 @@ def ckpts_newer_than_tracked(checked):
     return _ckpts.newer_than_tracked(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
 
 
+# --------------------------------------------------------------------------- the data sets (rules: _parquet.py)
+
+def datasets_not_verls(checked):
+    """On the head: both parquet files in verl's shape, the training one with a batch's rows at least."""
+    launch = checked.get("launch") or {}
+    read = (checked.get("facts") or {}).get("parquet") or {}
+    if not launch.get("is_head"):
+        return ""
+    prompt_key = _ckpts.override(launch, "data.prompt_key") or "prompt"
+    problems = []
+    for variable, key, rows in (("verl_train_file", "train_file", launch.get("train_batch_size") or 1), ("verl_test_file", "test_file", 1)):
+        path = launch.get(key)
+        if path and path in read:
+            problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
+    return " ".join(problems)
+
+
 # --------------------------------------------------------------------------- warnings
 
 def devices_open_outside(checked):
@@ -342,7 +360,7 @@ def small_shm(checked):
 
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
-            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken)
+            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls)
 WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked)
 
 

@@ -88,6 +88,12 @@ options:
       - The model folder whose C(config.json) gives the size of one checkpoint (C(model_params) of RV(ckpts)).
     type: str
     default: ''
+  parquet_paths:
+    description:
+      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head).
+    type: list
+    elements: str
+    default: []
   hccn:
     description:
       - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g) and C(-net_health -g)) into RV(hccn), where
@@ -253,6 +259,13 @@ ckpts:
   returned: always
   type: dict
   sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4], model_params: 8190735360}
+parquet:
+  description:
+    - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
+      with each field's type) and C(fields) (the fields of struct columns), or C(error) (why it is not a parquet file this reads).
+  returned: always
+  type: dict
+  sample: {/mnt/data/train.parquet: {num_rows: 7473, columns: {data_source: string}, fields: {}}}
 shm:
   description: C(/dev/shm) as C(exists), C(size_kb), C(free_kb).
   returned: always
@@ -281,6 +294,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_model_params
+from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, parse_info, read_boards
 
@@ -473,6 +487,7 @@ def main():
             hccn=dict(type='bool', default=False),
             ckpts_dir=dict(type='str', default=''),
             ckpts_model_path=dict(type='str', default=''),
+            parquet_paths=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
     )
@@ -493,6 +508,7 @@ def main():
         },
         network=network,
         ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['ckpts_model_path'])),
+        parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
         # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
