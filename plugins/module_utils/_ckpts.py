@@ -174,14 +174,28 @@ def model_params(config):
         return None
 
 
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
+
+
 def read_model_params(model_path):
-    """model_params() of <model_path>/config.json, or None (no such file, not JSON: the model checks say why)."""
-    text = _read(os.path.join(model_path, "config.json")) if model_path else None
-    try:
-        config = json.loads(text) if text else None
-    except ValueError:
+    """The parameters of the model at model_path, or None: from the weight files present (their bytes over the bytes of
+    config.json's torch_dtype: what the model really is on this disk, also a stand-in's small shards), else from
+    config.json's shape (param_count()). None when neither can be read (the model checks say why)."""
+    if not model_path:
         return None
-    return model_params(config) if isinstance(config, dict) else None
+    text = _read(os.path.join(model_path, "config.json"))
+    try:
+        config = json.loads(text) if text else {}
+    except ValueError:
+        config = {}
+    config = config if isinstance(config, dict) else {}
+    try:
+        weights = sum(entry.stat().st_size for entry in os.scandir(model_path) if entry.name.endswith(".safetensors") and entry.is_file())
+    except OSError:
+        weights = 0
+    if weights:
+        return weights // DTYPE_BYTES.get(str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"), 2)
+    return model_params(config) if config else None
 
 
 # --------------------------------------------------------------------------- the settings that shape the saves

@@ -85,7 +85,8 @@ options:
     default: ''
   ckpts_model_path:
     description:
-      - The model folder whose C(config.json) gives the size of one checkpoint (C(model_params) of RV(ckpts)).
+      - The model folder whose weight files (C(*.safetensors), else the shape in C(config.json)) give the size of one checkpoint
+        (C(model_params) of RV(ckpts)).
     type: str
     default: ''
   parquet_paths:

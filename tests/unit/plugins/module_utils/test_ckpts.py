@@ -242,3 +242,14 @@ def test_the_simulated_trainers_save_is_what_the_rule_calls_complete(tmp_path):
     (tmp_path / "global_step_2" / "actor" / "dist_ckpt" / "metadata.json").unlink()
     read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
     assert "actor/dist_ckpt/metadata.json is missing" in ck.resume_broken(read, launch(tmp_path))
+
+
+def test_the_model_size_is_what_its_weight_files_hold(tmp_path):
+    """The weights present decide (bf16: 2 bytes a parameter), so a stand-in's small shards give a small checkpoint."""
+    (tmp_path / "config.json").write_text(json.dumps(dict(QWEN3_8B, torch_dtype="bfloat16")))
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"\0" * 3000)
+    (tmp_path / "model-00002-of-00002.safetensors").write_bytes(b"\0" * 1000)
+    (tmp_path / "tokenizer.json").write_bytes(b"\0" * 5000)
+    assert ck.read_model_params(str(tmp_path)) == 2000
+    (tmp_path / "config.json").write_text(json.dumps(dict(QWEN3_8B, torch_dtype="float32")))
+    assert ck.read_model_params(str(tmp_path)) == 1000
