@@ -88,13 +88,13 @@ class _Reader:
             size, element = header >> 4, header & 0x0F
             if size == 15:
                 size = self.varint()
-            return [self.value(element, depth + 1) for _ in range(size)]
+            return [self.value(element, depth + 1) for _index in range(size)]
         if kind == 11:
             size = self.varint()
             if not size:
                 return {}
             types = self.byte()
-            return dict((self.value(types >> 4, depth + 1), self.value(types & 0x0F, depth + 1)) for _ in range(size))
+            return dict((self.value(types >> 4, depth + 1), self.value(types & 0x0F, depth + 1)) for _index in range(size))
         if kind == 12:
             return self.struct(depth + 1)
         raise ParquetError("unknown Thrift compact type %d" % kind)
@@ -155,7 +155,7 @@ def _tree(elements, index):
     node = {"name": _name(element), "repeated": element.get(3) == REPEATED, "children": [],
             "type": TYPES.get(element.get(1)), "converted": element.get(6), "logical": set((element.get(10) or {}).keys())}
     index += 1
-    for _ in range(element.get(5) or 0):
+    for _child in range(element.get(5) or 0):
         if index >= len(elements):
             raise ParquetError("the schema lists fewer elements than its groups' num_children")
         child, index = _tree(elements, index)
