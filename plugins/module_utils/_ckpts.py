@@ -114,6 +114,8 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
     if not path or not path.startswith("/"):
         return {"path": path or "", "read": False}
     path = os.path.normpath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        return {"path": path, "read": False, "msg": "it exists and is not a folder"}
     existing, missing = nearest_existing(path)
     result = {"path": path, "read": True, "exists": not missing, "existing": existing, "missing": missing,
               "writable": os.access(existing, os.W_OK | os.X_OK), "euid": os.geteuid()}

@@ -253,3 +253,11 @@ def test_the_model_size_is_what_its_weight_files_hold(tmp_path):
     assert ck.read_model_params(str(tmp_path)) == 2000
     (tmp_path / "config.json").write_text(json.dumps(dict(QWEN3_8B, torch_dtype="float32")))
     assert ck.read_model_params(str(tmp_path)) == 1000
+
+
+def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
+    (tmp_path / "ckpts").write_text("x")
+    read = ck.read_ckpts_dir(str(tmp_path / "ckpts"))
+    assert ck.not_writable(read, launch(tmp_path / "ckpts")) == (
+        "verl_ckpts_dir=%s could not be read on this host (it exists and is not a folder). Fix: give an absolute path on "
+        "storage every node mounts." % (tmp_path / "ckpts"))
