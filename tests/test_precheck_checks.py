@@ -130,3 +130,25 @@ def test_the_checkpoint_to_resume_from_is_checked_on_the_head(tmp_path):
     assert "or use verl_resume_mode=auto" in text
     rc, out = run_checks(tmp_path, launch={"resume_mode": "auto", "resume_from_path": "/no/ckpt/global_step_9"})
     assert rc == 0, out[-3000:]
+
+
+def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
+    """vars/main.yml hands the rules node_facts' read of verl_ckpts_dir: a half-written newest checkpoint is refused."""
+    from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
+
+    ckpts = tmp_path / "ckpts"
+    (ckpts / "global_step_2" / "actor" / "dist_ckpt").mkdir(parents=True)
+    (ckpts / "latest_checkpointed_iteration.txt").write_text("2")
+    facts = copy.deepcopy(FACTS)
+    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
+    text = " ".join(out.split())
+    assert rc != 0
+    assert "%s/global_step_2, the checkpoint latest_checkpointed_iteration.txt names, is incomplete" % ckpts in text, text[-3000:]
+    (ckpts / "global_step_2" / "actor" / "dist_ckpt" / "metadata.json").write_text("{}")
+    for name in ("data.pt", "actor/huggingface/config.json"):
+        (ckpts / "global_step_2" / name).parent.mkdir(parents=True, exist_ok=True)
+        (ckpts / "global_step_2" / name).write_text("x")
+    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
+    assert rc == 0, out[-3000:]

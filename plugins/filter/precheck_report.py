@@ -20,8 +20,8 @@ options:
     description:
       - "A dict: C(launch) (the launch configuration), C(npu), C(docker) and C(facts) (what M(verl.deploy.node_facts)
         returned), C(container) (the training container, as the P(verl.deploy.container_info#filter) filter gives it),
-        C(paths) (C(checks), the paths to check with their variable and kind; C(state), each path's state) and C(route)
-        (the route to the head)."
+        C(paths) (C(checks), the paths to check with their variable and kind; C(state), each path's state), C(route)
+        (the route to the head) and C(ckpts_nodes) (each node's read of the checkpoint folder, by inventory name)."
     type: dict
     required: true
 """

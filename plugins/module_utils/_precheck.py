@@ -15,6 +15,8 @@ No Ansible imports.
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
+from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
+from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
@@ -328,6 +330,55 @@ def npu_network_down(checked):
             % "; ".join(bad))
 
 
+# --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
+
+def _ckpts_read(checked):
+    """node_facts' read of verl_ckpts_dir, when it read the folder the settings check gave (else nothing is judged)."""
+    ckpts = (checked.get("facts") or {}).get("ckpts") or {}
+    launch = checked.get("launch") or {}
+    return ckpts if ckpts.get("path") and ckpts.get("path") == launch.get("ckpts_dir") else {}
+
+
+def ckpts_not_writable(checked):
+    return _ckpts.not_writable(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
+
+
+def ckpts_not_shared(checked):
+    """Judged once, on the head, over every node's read."""
+    launch = checked.get("launch") or {}
+    return _ckpts.not_shared(checked.get("ckpts_nodes") or {}, launch) if launch.get("is_head") and _ckpts_read(checked) else ""
+
+
+def ckpts_no_space(checked):
+    ckpts = _ckpts_read(checked)
+    return _ckpts.no_space(ckpts, checked.get("launch") or {}, ckpts.get("model_params")) if ckpts else ""
+
+
+def ckpts_resume_broken(checked):
+    return _ckpts.resume_broken(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
+
+
+def ckpts_newer_than_tracked(checked):
+    return _ckpts.newer_than_tracked(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
+
+
+# --------------------------------------------------------------------------- the data sets (rules: _parquet.py)
+
+def datasets_not_verls(checked):
+    """On the head: both parquet files in verl's shape, the training one with a batch's rows at least."""
+    launch = checked.get("launch") or {}
+    read = (checked.get("facts") or {}).get("parquet") or {}
+    if not launch.get("is_head"):
+        return ""
+    prompt_key = _ckpts.override(launch, "data.prompt_key") or "prompt"
+    problems = []
+    for variable, key, rows in (("verl_train_file", "train_file", launch.get("train_batch_size") or 1), ("verl_test_file", "test_file", 1)):
+        path = launch.get(key)
+        if path and path in read:
+            problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
+    return " ".join(problems)
+
+
 # --------------------------------------------------------------------------- warnings
 
 def devices_open_outside(checked):
@@ -356,8 +407,9 @@ def small_shm(checked):
 
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
-            no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down)
-WARNINGS = (devices_open_outside, small_shm)
+            no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
+            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls)
+WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked)
 
 
 def in_use_by_training(checked):
@@ -372,7 +424,7 @@ def report(checked):
     checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
     'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
-    'route': the route to the head ({ok, msg, src})}.
+    'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run}.
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
             "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],

@@ -77,6 +77,24 @@ options:
       - At most this many candidates of each search (the first ones in sorted order).
     type: int
     default: 20
+  ckpts_dir:
+    description:
+      - The checkpoint folder (C(verl_ckpts_dir)) to read into RV(ckpts) - it, or the nearest folder of its path that exists,
+        whether the deploy user may write there, free space, which storage it is and verl's checkpoints in it. Nothing is created.
+    type: str
+    default: ''
+  ckpts_model_path:
+    description:
+      - The model folder whose weight files (C(*.safetensors), else the shape in C(config.json)) give the size of one checkpoint
+        (C(model_params) of RV(ckpts)).
+    type: str
+    default: ''
+  parquet_paths:
+    description:
+      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head).
+    type: list
+    elements: str
+    default: []
   hccn:
     description:
       - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g) and C(-net_health -g)) into RV(hccn), where
@@ -235,6 +253,23 @@ network:
       description: Why C(ip) could not be run.
       returned: when C(ip) is missing
       type: str
+ckpts:
+  description:
+    - O(ckpts_dir) as read (C(read), C(exists), C(existing) the nearest existing folder and C(missing) the part below it,
+      C(writable), C(readonly), C(free_bytes), C(size_bytes), C(storage) the mount and inode that tell one shared storage
+      from separate disks, C(tracker) the text of C(latest_checkpointed_iteration.txt), C(steps) the C(global_step_<N>)
+      folders, C(step_files) the files of a complete save present in the folders the rules read) and C(model_params)
+      (the parameters of O(ckpts_model_path)'s model, V(null) when unknown).
+  returned: always
+  type: dict
+  sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4], model_params: 8190735360}
+parquet:
+  description:
+    - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
+      with each field's type) and C(fields) (the fields of struct columns), or C(error) (why it is not a parquet file this reads).
+  returned: always
+  type: dict
+  sample: {/mnt/data/train.parquet: {num_rows: 7473, columns: {data_source: string}, fields: {}}}
 shm:
   description: C(/dev/shm) as C(exists), C(size_kb), C(free_kb).
   returned: always
@@ -262,6 +297,8 @@ from urllib.parse import quote, urlparse
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
+from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_model_params
+from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, parse_info, read_boards
 
@@ -452,6 +489,9 @@ def main():
             dataset_search_paths=dict(type='list', elements='path', default=[]),
             search_limit=dict(type='int', default=20),
             hccn=dict(type='bool', default=False),
+            ckpts_dir=dict(type='str', default=''),
+            ckpts_model_path=dict(type='str', default=''),
+            parquet_paths=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
     )
@@ -471,6 +511,8 @@ def main():
             'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
         },
         network=network,
+        ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['ckpts_model_path'])),
+        parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
         # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.

@@ -133,6 +133,7 @@ DEFAULT_FIXTURE = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  #
 NODE_SHM = "1g"
 DIND_OPTIONS = ("--init", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined",
                 "--security-opt", "apparmor=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--shm-size", NODE_SHM)
+SIM_FULL_FS = "/sim/full:size=1m"
 DOCKERD_TIMEOUT = float(os.environ.get("SIM_DOCKERD_TIMEOUT", "90"))
 REGISTRY_TIMEOUT = 30.0
 ENV = dict(os.environ, DOCKER_BUILDKIT="0", DOCKER_CLI_HINTS="false")
@@ -703,7 +704,7 @@ def build(verbose=True):
 # --------------------------------------------------------------------------- the cluster
 
 def _names(prefix):
-    return {"network": "%s-net" % prefix, "registry": "%s-registry" % prefix}
+    return {"network": "%s-net" % prefix, "registry": "%s-registry" % prefix, "ckpts": "%s-ckpts" % prefix}
 
 
 def node_name(prefix, index):
@@ -913,9 +914,15 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
             env = {"SIM_NPU_FIXTURE": chosen.get(index, DEFAULT_FIXTURE), "SIM_DOCKER_BIP": "10.96.%d.1/24" % index}
             if npu_count:
                 env["SIM_NPU_COUNT"] = str(npu_count)
-            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS))[:12]
+            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS), names["ckpts"], SIM_FULL_FS)[:12]
             argv = ["--hostname", name, "--network", names["network"], *DIND_OPTIONS,
-                    "--mount", "type=volume,dst=/var/lib/docker,volume-label=%s=1,volume-label=%s.prefix=%s" % (LABEL, LABEL, prefix)]
+                    "--mount", "type=volume,dst=/var/lib/docker,volume-label=%s=1,volume-label=%s.prefix=%s" % (LABEL, LABEL, prefix),
+                    # One volume on every node at /sim/ckpts: the shared storage verl_ckpts_dir must be on (the pre-check
+                    # refuses a checkpoint folder that is not the same storage on every node); `down` removes it.
+                    "--mount", "type=volume,src=%s,dst=/sim/ckpts,volume-label=%s=1,volume-label=%s.prefix=%s" % (
+                        names["ckpts"], LABEL, LABEL, prefix),
+                    # A tiny file system that is full at once (1 MiB of tmpfs): a checkpoint folder without room.
+                    "--tmpfs", SIM_FULL_FS]
             for key, value in sorted(env.items()):
                 argv += ["-e", "%s=%s" % (key, value)]
             _ensure_container(name, prefix, "node", spec, argv + [refs["node"]], existing, changes)

@@ -34,7 +34,8 @@ What it does, in the real trainer's order:
 5. Resumes as verl's RayPPOTrainer._load_checkpoint does: with trainer.resume_mode=auto from the step
    named by <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; with
    resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
-   Like verl, it saves a checkpoint (global_step_N/ and that tracker file) every trainer.save_freq steps.
+   Like verl, it saves a checkpoint every trainer.save_freq steps: global_step_N/ with the files of verl's save
+   (token contents), in verl's order, then that tracker file.
 6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the entry
    point and config it ran as, the advantage estimator, the step it resumed from, each worker's node,
    pid and device), then runs a step every SIM_TRAINER_STEP_SECONDS (default 2), each a call on every
@@ -173,7 +174,19 @@ def _validate_config(config):
 
 
 def _save_checkpoint(local_dir, step):
-    os.makedirs(os.path.join(local_dir, "global_step_%d" % step), exist_ok=True)
+    """A save in verl v0.7.0's layout and order, with token contents (the weights are not real): the actor's optimizer
+    shards and then Megatron's actor/dist_ckpt/metadata.json (dist_checkpointing's metadata_finalize_fn, rank 0, after
+    the shards), the Hugging Face actor/huggingface/config.json (mbridge, use_mbridge=True, the default), data.pt (the
+    dataloader, ray_trainer.py _save_checkpoint), and the tracker file last. A save stopped part-way leaves what verl
+    would leave: the files before the stop."""
+    folder = os.path.join(local_dir, "global_step_%d" % step)
+    for name, text in (("actor/dist_ckpt/__0_0.distcp", "stand-in optimizer shard\n"), ("actor/dist_ckpt/common.pt", "stand-in\n"),
+                       ("actor/dist_ckpt/metadata.json", '{"sharded_backend": "torch_dist", "sharded_backend_version": 1}\n'),
+                       ("actor/huggingface/config.json", '{"architectures": ["Qwen3ForCausalLM"]}\n'),
+                       ("data.pt", "stand-in dataloader state\n")):
+        os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
+        with open(os.path.join(folder, name), "w") as handle:
+            handle.write(text)
     temporary = os.path.join(local_dir, TRACKER + ".tmp")
     with open(temporary, "w") as handle:
         handle.write("%d\n" % step)

@@ -144,8 +144,9 @@ def test_two_deploys_at_once_start_one_training(tmp_path):
 
 
 def test_an_empty_mountpoint_under_the_checkpoints_is_refused_before_anything_starts():
-    """After steps were logged and checkpoints saved, verl_ckpts_dir's storage gone (an empty file system mounted
-    there): with verl_resume_mode=auto the training would start over from step 0, so the deploy refuses."""
+    """After steps were logged and checkpoints saved, verl_ckpts_dir's storage gone on the head (an empty file system
+    mounted there): with verl_resume_mode=auto the training would start over from step 0, and the head's folder is no
+    longer the storage the workers write to, so the pre-check refuses, naming the head's file system and the workers'."""
     pid = training_pids(HEAD)
     ckpts = "/sim/ckpts/qwen3-8b-dapo"
     on_node(HEAD, "mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", ckpts)
@@ -153,11 +154,11 @@ def test_an_empty_mountpoint_under_the_checkpoints_is_refused_before_anything_st
         proc = playbook("deploy.yml", "-e", "verl_restart=true")
     finally:
         on_node(HEAD, "umount", ckpts)
+    text = " ".join(proc.output.split())
     assert proc.returncode != 0, tail(proc)
-    assert "%s (head): the last training reached step" % HEAD in proc.output, tail(proc)
-    assert "but verl_ckpts_dir has no checkpoint: is its storage mounted on %s?" % HEAD in proc.output, tail(proc)
-    assert "on another file system than when the training started" in proc.output, tail(proc)
-    assert "To start over, give verl_resume_mode=disable" in proc.output, tail(proc)
+    assert "verl_ckpts_dir=%s is not the same storage on every node (" % ckpts in text, tail(proc)
+    assert "%s: tmpfs tmpfs on %s" % (HEAD, ckpts) in text, tail(proc)
+    assert "Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every node" in text, tail(proc)
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
     assert training_pids(HEAD) == pid
 

@@ -102,3 +102,25 @@ def test_a_missing_npu_smi_is_named(capsys, tmp_path):
     result = run_module(capsys, {'npu_smi_path': str(tmp_path / 'no-npu-smi'), 'docker': False})
     assert result['npu']['failed'] is True and 'verl_npu_smi_path' in result['npu']['msg']
     assert result['docker']['msg'] == 'not read (docker=false)'
+
+
+def test_the_checkpoint_folder_and_the_data_sets_are_read_in_the_same_call(capsys, tmp_path):
+    """verl_ckpts_dir (not there yet: read at its parent, nothing created), the model's size, the parquet footers."""
+    from pathlib import Path
+
+    model = tmp_path / 'Qwen3-8B'
+    model.mkdir()
+    (model / 'config.json').write_text(json.dumps({'hidden_size': 4096, 'num_hidden_layers': 36, 'intermediate_size': 12288,
+                                                   'vocab_size': 151936, 'num_attention_heads': 32, 'num_key_value_heads': 8,
+                                                   'head_dim': 128}))
+    data = Path(__file__).resolve().parents[3] / 'fixtures' / 'parquet' / 'verl.parquet'
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False,
+                                 'ckpts_dir': str(tmp_path / 'ckpts' / 'run1'), 'ckpts_model_path': str(model),
+                                 'parquet_paths': [str(data), str(tmp_path / 'none.parquet')]})
+    ckpts = result['ckpts']
+    assert ckpts['read'] and not ckpts['exists'] and ckpts['existing'] == str(tmp_path) and ckpts['missing'] == 'ckpts/run1'
+    assert not (tmp_path / 'ckpts').exists()
+    assert ckpts['free_bytes'] > 0 and ckpts['storage']['boot_id'] and ckpts['storage']['fstype']
+    assert round(ckpts['model_params'] / 1e9, 2) == 8.19
+    assert result['parquet'][str(data)]['num_rows'] == 256
+    assert 'No such file' in result['parquet'][str(tmp_path / 'none.parquet')]['error']

@@ -1,0 +1,368 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+"""verl_ckpts_dir as the pre-check reads it on every node, and the rules over what was read.
+
+read_ckpts_dir() runs in verl.deploy.node_facts' one call per host and only reads: the folder (or the nearest
+folder of its path that exists: nothing is created before the confirmation), whether the deploy user may write
+there, the file system it is on and how much is free, which storage that is (to tell shared storage from one disk
+per node without writing a marker), and verl's checkpoints in it. The rules below take those reads of all nodes and
+the launch configuration and return '' or a sentence naming the variable, the value and the fix.
+
+What verl v0.7.0 writes, and in which order (verl/trainer/ppo/ray_trainer.py `_save_checkpoint`,
+verl/utils/checkpoint/megatron_checkpoint_manager.py `save_checkpoint`):
+  <ckpts>/global_step_<N>/actor/dist_ckpt/     optimizer and extra state by every rank; Megatron's dist_checkpointing
+                                               writes metadata.json last, from rank 0, after the shards
+                                               (megatron/core/dist_checkpointing/serialization.py metadata_finalize_fn)
+  <ckpts>/global_step_<N>/actor/huggingface/   the weights (mbridge, the default use_mbridge=True) and, from rank 0,
+                                               the Hugging Face config.json and tokenizer
+  <ckpts>/global_step_<N>/data.pt              the dataloader state, after the actor's save
+  <ckpts>/latest_checkpointed_iteration.txt    N, written last (not with checkpoint.async_save)
+With resume_mode=auto verl reads the tracker file and resumes from global_step_<N>; a tracker file that names a
+missing folder, or none at all, makes verl start from step 0 without an error (checkpoint_manager.py
+find_latest_ckpt_path prints "Checkpoint does not exist" / "Checkpoint tracker file does not exist").
+No Ansible imports.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+
+# File systems that several hosts can mount as one storage. A local one (ext4, xfs, tmpfs, overlay...) is shared
+# only by nodes that run on the same kernel (the simulated cluster's containers, or one host's containers).
+NETWORK_FS = ("nfs", "nfs4", "lustre", "ceph", "cephfs", "glusterfs", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "9p",
+              "virtiofs", "ocfs2", "gfs2", "orangefs", "pvfs2", "wekafs", "dfs", "afs")
+TRACKER = "latest_checkpointed_iteration.txt"
+STEP = re.compile(r"^global_step_(\d+)$")
+# The files of a complete save, each written after the parts before it (see the module docstring).
+COMPLETE_FILES = ("actor/dist_ckpt/metadata.json", "data.pt")
+MODEL_FILES = ("actor/huggingface/config.json",)
+# Bytes per parameter in one checkpoint (verl's default save_contents [model, optimizer, extra]): the weights in
+# bf16 (2) and the distributed optimizer's fp32 master weights and Adam's two moments (4 + 4 + 4).
+MODEL_BYTES, OPTIMIZER_BYTES = 2, 12
+SAVE_CONTENTS_KEY = "actor_rollout_ref.actor.checkpoint.save_contents"
+KEEP_KEY = "trainer.max_actor_ckpt_to_keep"
+GIB = 1024 ** 3
+
+
+# --------------------------------------------------------------------------- reads (node_facts)
+
+def parse_mountinfo(text):
+    """/proc/self/mountinfo -> [{'dev': 'MAJ:MIN', 'root', 'mount_point', 'fstype', 'source', 'options'}] in its order."""
+    mounts = []
+    for line in (text or "").splitlines():
+        left, sep, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if not sep or len(fields) < 6 or len(tail) < 2:
+            continue
+        mounts.append({"dev": fields[2], "root": _unescape(fields[3]), "mount_point": _unescape(fields[4]), "options": fields[5],
+                       "fstype": tail[0], "source": _unescape(tail[1])})
+    return mounts
+
+
+def _unescape(text):
+    # mountinfo writes a space, a tab, a newline and a backslash of a path as octal escapes.
+    return re.sub(r"\\([0-7]{3})", lambda match: chr(int(match.group(1), 8)), text)
+
+
+def mount_of(path, mounts):
+    """The mount a path lies on: the last-listed mount whose mount point is the longest prefix of the path."""
+    best = None
+    for mount in mounts:
+        point = mount["mount_point"].rstrip("/") or "/"
+        if path == point or path.startswith(point.rstrip("/") + "/"):
+            if best is None or len(point) >= len(best["mount_point"].rstrip("/") or "/"):
+                best = mount
+    return best
+
+
+def nearest_existing(path):
+    """(the nearest folder of path that exists (path itself when it does), the part below it that does not)."""
+    current, missing = path, []
+    while current and current != "/" and not os.path.isdir(current):
+        current, name = os.path.split(current)
+        missing.insert(0, name)
+    return current or "/", "/".join(missing)
+
+
+def tracked_step(text):
+    """The step latest_checkpointed_iteration.txt names (verl reads int() of its text), or None."""
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
+def _step_files(folder):
+    return [name for name in COMPLETE_FILES + MODEL_FILES if os.path.isfile(os.path.join(folder, name))]
+
+
+def read_ckpts_dir(path, mountinfo=None, boot_id=None):
+    """What the rules need of verl_ckpts_dir on this host; reads only. mountinfo, boot_id: the texts of
+    /proc/self/mountinfo and /proc/sys/kernel/random/boot_id (read here when None)."""
+    if not path or not path.startswith("/"):
+        return {"path": path or "", "read": False}
+    path = os.path.normpath(path)
+    if os.path.exists(path) and not os.path.isdir(path):
+        return {"path": path, "read": False, "msg": "it exists and is not a folder"}
+    existing, missing = nearest_existing(path)
+    result = {"path": path, "read": True, "exists": not missing, "existing": existing, "missing": missing,
+              "writable": os.access(existing, os.W_OK | os.X_OK), "euid": os.geteuid()}
+    try:
+        stat, vfs = os.stat(existing), os.statvfs(existing)
+    except OSError as exc:
+        result.update(read=False, msg="cannot read %s: %s" % (existing, exc))
+        return result
+    mount = mount_of(existing, parse_mountinfo(_read("/proc/self/mountinfo") if mountinfo is None else mountinfo)) or {}
+    result.update({
+        "readonly": bool(vfs.f_flag & os.ST_RDONLY),
+        "free_bytes": vfs.f_bavail * vfs.f_frsize, "size_bytes": vfs.f_blocks * vfs.f_frsize,
+        # Which storage this is, as every node can read it without writing: the mount (file system type, source, the
+        # folder of the file system mounted there), the folder's inode and the file system's id; and the kernel.
+        "storage": {"fstype": mount.get("fstype", ""), "source": mount.get("source", ""), "root": mount.get("root", ""),
+                    "mount_point": mount.get("mount_point", ""), "dev": "%d:%d" % (os.major(stat.st_dev), os.minor(stat.st_dev)),
+                    "ino": stat.st_ino, "fsid": vfs.f_fsid, "existing": existing, "missing": missing,
+                    "boot_id": (_read("/proc/sys/kernel/random/boot_id") if boot_id is None else boot_id or "").strip()},
+        "tracker": None, "steps": [], "step_files": {},
+    })
+    if result["exists"]:
+        result["tracker"] = _read(os.path.join(path, TRACKER))
+        try:
+            names = os.listdir(path)
+        except OSError:
+            names = []
+        steps = sorted(int(m.group(1)) for m in (STEP.match(n) for n in names) if m and os.path.isdir(os.path.join(path, m.group(0))))
+        result["steps"] = steps
+        # Only the folders the rules look at: the one the tracker names, the one before it (to resume from instead) and the newest.
+        tracked = tracked_step(result["tracker"])
+        before = [step for step in steps if tracked is not None and step < tracked]
+        for step in {tracked, before[-1] if before else None, steps[-1] if steps else None} - {None}:
+            if step in steps:
+                result["step_files"][str(step)] = _step_files(os.path.join(path, "global_step_%d" % step))
+    return result
+
+
+# --------------------------------------------------------------------------- the model's size
+
+def param_count(hidden, layers, intermediate, vocab, heads, kv_heads, head_dim=None, tied=False):
+    """Parameters of a dense decoder (Qwen2/Qwen3/Llama layout): embeddings, per layer the attention (q, k, v, o with
+    q/k/v biases as Qwen2 has them ignored: < 0.01 %), the gated MLP (3 matrices) and two norms, and the final norm;
+    the output head unless tied. Qwen3-8B (4096, 36, 12288, 151936, 32, 8, 128, False) -> 8.19e9."""
+    head_dim = head_dim or hidden // heads
+    attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2 + 2 * head_dim  # q, o; k, v; Qwen3's q/k norms
+    per_layer = attention + 3 * hidden * intermediate + 2 * hidden
+    return vocab * hidden * (1 if tied else 2) + layers * per_layer + hidden
+
+
+def model_params(config):
+    """param_count() from a Hugging Face config.json's dict, or None when a number it needs is missing."""
+    try:
+        return param_count(int(config["hidden_size"]), int(config["num_hidden_layers"]), int(config["intermediate_size"]),
+                           int(config["vocab_size"]), int(config["num_attention_heads"]),
+                           int(config.get("num_key_value_heads") or config["num_attention_heads"]),
+                           int(config["head_dim"]) if config.get("head_dim") else None, bool(config.get("tie_word_embeddings")))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
+
+
+def read_model_params(model_path):
+    """The parameters of the model at model_path, or None: from the weight files present (their bytes over the bytes of
+    config.json's torch_dtype: what the model really is on this disk, also a stand-in's small shards), else from
+    config.json's shape (param_count()). None when neither can be read (the model checks say why)."""
+    if not model_path:
+        return None
+    text = _read(os.path.join(model_path, "config.json"))
+    try:
+        config = json.loads(text) if text else {}
+    except ValueError:
+        config = {}
+    config = config if isinstance(config, dict) else {}
+    try:
+        weights = sum(entry.stat().st_size for entry in os.scandir(model_path) if entry.name.endswith(".safetensors") and entry.is_file())
+    except OSError:
+        weights = 0
+    if weights:
+        return weights // DTYPE_BYTES.get(str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"), 2)
+    return model_params(config) if config else None
+
+
+# --------------------------------------------------------------------------- the settings that shape the saves
+
+def override(launch, key):
+    """The value a verl_extra_overrides line gives key (the last one wins), or None."""
+    value = None
+    for line in launch.get("extra_overrides") or []:
+        name, sep, text = str(line).lstrip("+").partition("=")
+        if sep and name.strip() == key:
+            value = text.strip()
+    return value
+
+
+def save_contents(launch):
+    """What each save holds: verl's default [model, optimizer, extra] unless verl_extra_overrides sets it."""
+    text = override(launch, SAVE_CONTENTS_KEY)
+    if text is None:
+        return ["model", "optimizer", "extra"]
+    return [word.strip(" '\"") for word in text.strip("[]").split(",") if word.strip(" '\"")]
+
+
+def checkpoint_bytes(params, contents):
+    """Bytes of one checkpoint of a model of params parameters holding contents."""
+    per_param = (MODEL_BYTES if "model" in contents else 0) + (OPTIMIZER_BYTES if "optimizer" in contents else 0)
+    per_param += MODEL_BYTES if "hf_model" in contents and "model" not in contents else 0
+    return params * per_param
+
+
+def saves_ahead(launch, from_step=0):
+    """How many checkpoints the training writes from from_step on: every save_freq steps and at the last step
+    (ray_trainer.py fit: `is_last_step or self.global_steps % save_freq == 0`), at most max_actor_ckpt_to_keep kept."""
+    try:
+        total, freq = int(launch.get("train_steps") or 0), int(launch.get("save_freq") or -1)
+    except (TypeError, ValueError):
+        return 0
+    if freq <= 0 or total <= from_step:
+        return 0
+    count = sum(1 for step in range(from_step + 1, total + 1) if step % freq == 0 or step == total)
+    keep = tracked_step(override(launch, KEEP_KEY))
+    return min(count, keep) if keep and keep > 0 else count
+
+
+# --------------------------------------------------------------------------- rules
+
+def _gib(number):
+    return "%.1f GiB" % (number / GIB)
+
+
+def not_writable(ckpts, launch):
+    """The folder, or the nearest folder that exists to create it in, on a read-only file system or not writable."""
+    if not ckpts.get("read"):
+        return ("verl_ckpts_dir=%s could not be read on this host (%s). Fix: give an absolute path on storage every node mounts."
+                % (launch.get("ckpts_dir"), ckpts.get("msg") or "no absolute path")) if ckpts.get("msg") else ""
+    where = ckpts["path"] if ckpts["exists"] else "%s (it does not exist; its nearest existing folder %s)" % (ckpts["path"], ckpts["existing"])
+    if ckpts.get("readonly"):
+        return ("verl_ckpts_dir=%s is on a read-only file system (%s on %s): verl's first save would fail. Fix: mount it read-write, "
+                "or give a folder on writable shared storage." % (where, ckpts["storage"]["fstype"], ckpts["storage"]["mount_point"]))
+    if not ckpts.get("writable"):
+        return ("verl_ckpts_dir=%s is not writable for the deploy user (uid %s): verl's first save would fail with a permission "
+                "error, or the container could not create it. Fix: make it writable (chown/chmod), or give another folder."
+                % (where, ckpts.get("euid")))
+    return ""
+
+
+def _identity(ckpts):
+    storage = ckpts.get("storage") or {}
+    same = (storage.get("fstype"), storage.get("source"), storage.get("root"), storage.get("ino"), storage.get("existing"),
+            storage.get("missing"))
+    if storage.get("fstype") in NETWORK_FS:
+        return same
+    # A local file system is the same storage only on the same kernel, on the same device.
+    return same + (storage.get("boot_id"), storage.get("dev"), storage.get("fsid"))
+
+
+def _storage_text(ckpts):
+    storage = ckpts.get("storage") or {}
+    return "%s %s on %s" % (storage.get("fstype") or "?", storage.get("source") or "?", storage.get("mount_point") or "?")
+
+
+def not_shared(nodes, launch):
+    """On a multi-node run, verl_ckpts_dir must be one storage on every node: Megatron's distributed checkpoint is
+    written by every rank into the same folder, metadata.json by rank 0 only. nodes: {host: read_ckpts_dir()}."""
+    read = {host: ckpts for host, ckpts in sorted(nodes.items()) if (ckpts or {}).get("read") and ckpts.get("storage")}
+    if (launch.get("nnodes") or 1) < 2 or len(read) < 2:
+        return ""
+    groups = {}
+    for host, ckpts in read.items():
+        groups.setdefault(_identity(ckpts), []).append(host)
+    if len(groups) == 1:
+        return ""
+    shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
+    return ("verl_ckpts_dir=%s is not the same storage on every node (%s). Megatron's distributed checkpoint is written by "
+            "the ranks of every node into one folder and read back whole, so on separate disks the first save fails "
+            "(\"Parent directory .../global_step_<N> does not exist\") or a resume fails (\"... is not a distributed "
+            "checkpoint\"). Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every "
+            "node, from the same source, and give a folder on it." % (launch.get("ckpts_dir"), shown))
+
+
+def no_space(ckpts, launch, params):
+    """Free space on the checkpoint storage for the checkpoints this training writes and keeps."""
+    if not ckpts.get("read") or not params or "free_bytes" not in ckpts:
+        return ""
+    resumed = tracked_step(ckpts.get("tracker")) if launch.get("resume_mode") == "auto" else None
+    count = saves_ahead(launch, resumed or 0)
+    one = checkpoint_bytes(params, save_contents(launch))
+    if not count or not one or ckpts["free_bytes"] >= one * count:
+        return ""
+    return ("verl_ckpts_dir=%s has %s free on %s, but this training writes %d checkpoint(s) of %s each (%.2fe9 parameters: "
+            "bf16 weights 2 B and the optimizer's fp32 master weights and Adam moments 12 B per parameter; verl_train_steps=%s, "
+            "verl_save_freq=%s, every one kept): %s. The save would fail with \"No space left on device\". Fix: free space "
+            "or give a folder on larger storage, save less often (verl_save_freq), or keep fewer (verl_extra_overrides: "
+            "%s=<N>)." % (launch.get("ckpts_dir"), _gib(ckpts["free_bytes"]), _storage_text(ckpts), count, _gib(one),
+                          params / 1e9, launch.get("train_steps"), launch.get("save_freq"), _gib(one * count), KEEP_KEY))
+
+
+def _missing_files(ckpts, step, contents):
+    present = set((ckpts.get("step_files") or {}).get(str(step)) or [])
+    wanted = COMPLETE_FILES + (MODEL_FILES if "model" in contents else ())
+    return [name for name in wanted if name not in present]
+
+
+def _complete_before(ckpts, step, contents):
+    """The newest step folder below step whose files are all there (only the folders read), or None."""
+    for older in reversed(ckpts.get("steps") or []):
+        if older < step and str(older) in (ckpts.get("step_files") or {}) and not _missing_files(ckpts, older, contents):
+            return older
+    return None
+
+
+def resume_broken(ckpts, launch):
+    """With verl_resume_mode=auto on the head: the checkpoint verl would resume from must be there and complete."""
+    if launch.get("resume_mode") != "auto" or not launch.get("is_head") or not ckpts.get("read") or not ckpts.get("exists"):
+        return ""
+    path, steps, contents = ckpts["path"], ckpts.get("steps") or [], save_contents(launch)
+    step = tracked_step(ckpts.get("tracker"))
+    choice = ("Fix: resume from a complete checkpoint with verl_resume_mode=resume_path verl_resume_from_path=%s/global_step_<N>, "
+              "or start from step 0 with verl_resume_mode=disable (no checkpoint is deleted)." % path)
+    if step is None:
+        if not steps:
+            return ""
+        return ("verl_ckpts_dir=%s holds global_step_%s but no readable %s (%s): with verl_resume_mode=auto verl would start "
+                "from step 0 without a word (\"Checkpoint tracker file does not exist\"). %s" % (
+                    path, ", global_step_".join(str(s) for s in steps), TRACKER,
+                    "it is missing" if ckpts.get("tracker") is None else "it holds %r" % ckpts["tracker"].strip()[:40], choice))
+    if step not in steps:
+        return ("%s/%s names step %d, but %s/global_step_%d does not exist: verl would start from step 0 without a word "
+                "(\"Checkpoint does not exist\"). %s" % (path, TRACKER, step, path, step, choice))
+    missing = _missing_files(ckpts, step, contents)
+    if not missing:
+        return ""
+    older = _complete_before(ckpts, step, contents)
+    return ("%s/global_step_%d, the checkpoint %s names, is incomplete: %s missing (an interrupted save, or a node that "
+            "wrote its part elsewhere); verl_resume_mode=auto would fail on it at every start. %s" % (
+                path, step, TRACKER, ", ".join(missing) + (" is" if len(missing) == 1 else " are"),
+                choice.replace("global_step_<N>", "global_step_%d" % older) if older is not None else choice))
+
+
+def newer_than_tracked(ckpts, launch):
+    """A warning: a global_step folder newer than the tracker's (a save interrupted before its end); verl resumes from
+    the tracker's step and writes that folder again when it gets there."""
+    if launch.get("resume_mode") != "auto" or not launch.get("is_head") or not ckpts.get("read"):
+        return ""
+    step, steps = tracked_step(ckpts.get("tracker")), ckpts.get("steps") or []
+    if step is None or not steps or steps[-1] <= step:
+        return ""
+    return ("%s/global_step_%d is newer than the step %s names (%d): a save that did not finish. verl resumes from step %d "
+            "and writes global_step_%d again when it gets there." % (ckpts["path"], steps[-1], TRACKER, step, step, steps[-1]))

@@ -1,0 +1,270 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+"""A parquet file's schema and row count from its footer, in pure Python (the hosts have no pyarrow), and the rules
+verl v0.7.0's dataset and reward code put on a training data set.
+
+The footer (Apache Parquet format, parquet.thrift): ... <FileMetaData, Thrift compact protocol> <its length, 4 bytes
+little-endian> "PAR1". FileMetaData: 1 version, 2 schema (list<SchemaElement>, the tree flattened depth first, each
+group with num_children), 3 num_rows. SchemaElement: 1 type, 3 repetition_type, 4 name, 5 num_children,
+6 converted_type, 10 logicalType. Only these are interpreted; every other field is skipped by its wire type.
+
+What verl reads (verl/utils/dataset/rl_dataset.py RLHFDataset, verl/workers/reward_manager): the prompt column
+(data.prompt_key, "prompt") as chat messages, a list of {role, content}, given to the tokenizer's chat template;
+reward_model.ground_truth and data_source for the reward; the train dataloader drops the last partial batch
+(drop_last=True), so fewer rows than data.train_batch_size give no step at all.
+No Ansible imports.
+"""
+from __future__ import annotations
+
+import struct
+
+MAGIC = b"PAR1"
+FOOTER_MAX = 64 * 1024 * 1024
+# parquet.thrift enums
+TYPES = {0: "boolean", 1: "int32", 2: "int64", 3: "int96", 4: "float", 5: "double", 6: "binary", 7: "fixed_len_byte_array"}
+REPEATED = 2
+CONVERTED_UTF8, CONVERTED_MAP, CONVERTED_MAP_KEY_VALUE, CONVERTED_LIST = 0, 1, 2, 3
+# LogicalType union members (field ids): 1 STRING, 2 MAP, 3 LIST.
+LOGICAL_STRING, LOGICAL_MAP, LOGICAL_LIST = 1, 2, 3
+
+
+class ParquetError(ValueError):
+    """The file is not a parquet file this reader understands; the message says why."""
+
+
+# --------------------------------------------------------------------------- Thrift compact protocol
+
+class _Reader:
+    def __init__(self, data):
+        self.data, self.pos = data, 0
+
+    def byte(self):
+        if self.pos >= len(self.data):
+            raise ParquetError("the footer ends early")
+        value = self.data[self.pos]
+        self.pos += 1
+        return value
+
+    def take(self, count):
+        if count < 0 or self.pos + count > len(self.data):
+            raise ParquetError("the footer ends early")
+        chunk = self.data[self.pos:self.pos + count]
+        self.pos += count
+        return chunk
+
+    def varint(self):
+        shift = result = 0
+        while True:
+            byte = self.byte()
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return result
+            shift += 7
+            if shift > 70:
+                raise ParquetError("a varint is too long")
+
+    def zigzag(self):
+        value = self.varint()
+        return (value >> 1) ^ -(value & 1)
+
+    def value(self, kind, depth=0):
+        if depth > 64:
+            raise ParquetError("the footer nests too deep")
+        if kind in (1, 2):  # a boolean inside a list is one byte
+            return self.byte() == 1
+        if kind == 3:
+            return struct.unpack("b", self.take(1))[0]
+        if kind in (4, 5, 6):
+            return self.zigzag()
+        if kind == 7:
+            return struct.unpack("<d", self.take(8))[0]
+        if kind == 8:
+            return self.take(self.varint())
+        if kind in (9, 10):
+            header = self.byte()
+            size, element = header >> 4, header & 0x0F
+            if size == 15:
+                size = self.varint()
+            return [self.value(element, depth + 1) for _index in range(size)]
+        if kind == 11:
+            size = self.varint()
+            if not size:
+                return {}
+            types = self.byte()
+            return dict((self.value(types >> 4, depth + 1), self.value(types & 0x0F, depth + 1)) for _index in range(size))
+        if kind == 12:
+            return self.struct(depth + 1)
+        raise ParquetError("unknown Thrift compact type %d" % kind)
+
+    def struct(self, depth=0):
+        """{field id: value}; a boolean field's value is in its type nibble (1 true, 2 false)."""
+        fields, last = {}, 0
+        while True:
+            header = self.byte()
+            if header == 0:
+                return fields
+            delta, kind = header >> 4, header & 0x0F
+            field = last + delta if delta else self.zigzag()
+            fields[field] = (kind == 1) if kind in (1, 2) else self.value(kind, depth)
+            last = field
+
+
+def footer(data):
+    """The FileMetaData struct ({field id: value}) of a parquet file's bytes, or of its tail that holds the footer."""
+    if len(data) < 12 or data[-4:] != MAGIC:
+        raise ParquetError("it does not end with the parquet magic PAR1 (not a parquet file, or cut short)")
+    length = struct.unpack("<I", data[-8:-4])[0]
+    if length + 8 > len(data):
+        raise ParquetError("its footer length %d is more than the file holds" % length)
+    return _Reader(data[-8 - length:-8]).struct()
+
+
+def read_tail(path):
+    """The bytes of a parquet file's footer and what follows it, read from the end (no more than the footer)."""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        if size < 12:
+            raise ParquetError("it has %d bytes, fewer than any parquet file" % size)
+        handle.seek(0)
+        if handle.read(4) != MAGIC:
+            raise ParquetError("it does not start with the parquet magic PAR1 (not a parquet file)")
+        handle.seek(size - 8)
+        tail = handle.read(8)
+        length = struct.unpack("<I", tail[:4])[0]
+        if tail[4:] != MAGIC:
+            raise ParquetError("it does not end with the parquet magic PAR1 (not a parquet file, or cut short)")
+        if length > FOOTER_MAX or length + 12 > size:
+            raise ParquetError("its footer length %d does not fit the file of %d bytes" % (length, size))
+        handle.seek(size - 8 - length)
+        return handle.read(length + 8)
+
+
+# --------------------------------------------------------------------------- the schema
+
+def _name(element):
+    name = element.get(4, b"")
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+
+
+def _tree(elements, index):
+    element = elements[index]
+    node = {"name": _name(element), "repeated": element.get(3) == REPEATED, "children": [],
+            "type": TYPES.get(element.get(1)), "converted": element.get(6), "logical": set((element.get(10) or {}).keys())}
+    index += 1
+    for _child in range(element.get(5) or 0):
+        if index >= len(elements):
+            raise ParquetError("the schema lists fewer elements than its groups' num_children")
+        child, index = _tree(elements, index)
+        node["children"].append(child)
+    return node, index
+
+
+def _describe(node):
+    """A readable type: string, int64, list<...>, struct<a: ..., b: ...>, map<...>."""
+    if not node["children"]:
+        if node["type"] == "binary" and (node["converted"] == CONVERTED_UTF8 or LOGICAL_STRING in node["logical"]):
+            text = "string"
+        else:
+            text = node["type"] or "?"
+        return "list<%s>" % text if node["repeated"] else text
+    if node["converted"] == CONVERTED_LIST or LOGICAL_LIST in node["logical"]:
+        # The three-level list: <name> (LIST) -> repeated group "list" -> "element"; the two-level legacy one:
+        # <name> (LIST) -> repeated <element>.
+        repeated = node["children"][0]
+        if repeated["children"] and len(repeated["children"]) == 1:
+            inner = repeated["children"][0]  # three-level: <name> -> repeated group list -> element
+        else:
+            inner = dict(repeated, repeated=False)  # two-level: <name> -> repeated element (a field, or a group of several)
+        return "list<%s>" % _describe(inner)
+    if node["converted"] in (CONVERTED_MAP, CONVERTED_MAP_KEY_VALUE) or LOGICAL_MAP in node["logical"]:
+        pairs = node["children"][0]["children"]
+        return "map<%s>" % ", ".join(_describe(dict(child, repeated=False)) for child in pairs)
+    text = "struct<%s>" % ", ".join("%s: %s" % (child["name"], _describe(child)) for child in node["children"])
+    return "list<%s>" % text if node["repeated"] else text
+
+
+def _fields(node):
+    """{field name: type text} of a struct's (or a list of structs') fields, {} otherwise."""
+    text = _describe(node)
+    while text.startswith("list<"):
+        text = text[len("list<"):-1]
+    if not text.startswith("struct<"):
+        return {}
+    found, depth, start, body = {}, 0, 0, text[len("struct<"):-1]
+    parts = []
+    for position, char in enumerate(body):
+        if char == "<":
+            depth += 1
+        elif char == ">":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(body[start:position])
+            start = position + 1
+    parts.append(body[start:])
+    for part in parts:
+        name, _sep, kind = part.strip().partition(": ")
+        found[name] = kind
+    return found
+
+
+def describe(meta):
+    """{'num_rows', 'columns': {name: type text}, 'fields': {name: {field: type text}}} of a FileMetaData struct."""
+    elements = meta.get(2) or []
+    if not elements:
+        raise ParquetError("its footer has no schema")
+    root, _end = _tree(elements, 0)
+    return {"num_rows": meta.get(3), "columns": {child["name"]: _describe(child) for child in root["children"]},
+            "fields": {child["name"]: _fields(child) for child in root["children"] if _fields(child)}}
+
+
+def read_schema(path):
+    """describe() of the parquet file at path, or {'error': why} (never raises on a bad file)."""
+    try:
+        return describe(footer(read_tail(path)))
+    except (OSError, ParquetError, struct.error, UnicodeDecodeError) as exc:
+        return {"error": str(exc)}
+
+
+# --------------------------------------------------------------------------- verl's rules
+
+PREPROCESS = ("verl's preprocessing scripts write this shape: examples/data_preprocess/gsm8k.py (GSM8K), math_dataset.py "
+              "(MATH), dapo_multiturn_w_tool.py and the DAPO recipe's data (recipe/dapo/prepare_dapo_data.sh: dapo-math-17k, "
+              "aime-2024)")
+
+
+def dataset_problems(variable, path, schema, prompt_key="prompt", min_rows=1):
+    """What verl would fail on in one data set: sentences naming the file, the column, what was found and the fix."""
+    if schema.get("error"):
+        return ["%s=%s cannot be read as parquet: %s. Fix: give a parquet file (%s)." % (variable, path, schema["error"], PREPROCESS)]
+    columns, fields, problems = schema.get("columns") or {}, schema.get("fields") or {}, []
+    found = "it has the columns %s" % ", ".join("%s (%s)" % (name, kind) for name, kind in sorted(columns.items()))
+    prompt = columns.get(prompt_key)
+    if prompt is None:
+        problems.append("%s=%s has no column %r, the prompt column verl reads (data.prompt_key); %s. verl would fail at dataset "
+                        "load with KeyError: %r." % (variable, path, prompt_key, found, prompt_key))
+    elif not (prompt.startswith("list<struct<") and {"role", "content"} <= set(fields.get(prompt_key) or {})):
+        problems.append("%s=%s: the column %r is %s, but verl gives it to the chat template as a list of messages, "
+                        "list<struct<role, content>>." % (variable, path, prompt_key, prompt))
+    if "reward_model" not in columns:
+        problems.append("%s=%s has no column 'reward_model' (a struct with ground_truth); %s. verl would fail after the first "
+                        "rollout with KeyError: 'reward_model'." % (variable, path, found))
+    elif "ground_truth" not in (fields.get("reward_model") or {}):
+        problems.append("%s=%s: the column 'reward_model' is %s, without the field ground_truth the reward reads."
+                        % (variable, path, columns["reward_model"]))
+    if "data_source" not in columns:
+        problems.append("%s=%s has no column 'data_source' (the reward function is chosen by it); %s. verl would fail scoring the "
+                        "first rollout with NotImplementedError: Reward function is not implemented for data_source=."
+                        % (variable, path, found))
+    rows = schema.get("num_rows")
+    if isinstance(rows, int) and rows < min_rows:
+        problems.append("%s=%s has %d row(s), fewer than %d: verl's train dataloader drops the last partial batch, so the "
+                        "training would have no step (data.train_batch_size=%d)." % (variable, path, rows, min_rows, min_rows)
+                        if min_rows > 1 else "%s=%s has no rows." % (variable, path))
+    if problems:
+        problems[-1] += " Fix: convert the data set to verl's format (%s; the raw GSM8K's question/answer columns become " \
+                        "prompt, reward_model.ground_truth, data_source)." % PREPROCESS
+    return problems

@@ -1,0 +1,263 @@
+"""verl_ckpts_dir as node_facts reads it (plugins/module_utils/_ckpts.py) and the pre-check's rules over it: real
+folders laid out as verl v0.7.0 saves them, mountinfo lines as Linux prints them."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils import _ckpts as ck
+from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
+
+QWEN3_8B = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36, "intermediate_size": 12288,
+            "vocab_size": 151936, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "tie_word_embeddings": False}
+QWEN25_7B = {"hidden_size": 3584, "num_hidden_layers": 28, "intermediate_size": 18944, "vocab_size": 152064,
+             "num_attention_heads": 28, "num_key_value_heads": 4, "tie_word_embeddings": False}
+LAUNCH = {"ckpts_dir": "", "resume_mode": "auto", "is_head": True, "nnodes": 2, "train_steps": 4, "save_freq": 2, "extra_overrides": []}
+# /proc/self/mountinfo of a node with the checkpoints on NFS and the root on ext4.
+MOUNTINFO = (
+    "22 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw\n"
+    "95 22 0:53 /export/project /mnt/project rw,relatime shared:40 - nfs4 10.0.0.9:/export rw,vers=4.2\n"
+    "96 95 0:54 / /mnt/project/scratch\\040space rw - tmpfs tmpfs rw,size=1024k\n")
+
+
+def save(root, step, files=ck.COMPLETE_FILES + ck.MODEL_FILES, tracker=True):
+    """A global_step_<step> folder with the given files of a save, and (tracker) the tracker file naming it."""
+    folder = root / ("global_step_%d" % step)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in files:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x")
+    if tracker:
+        (root / ck.TRACKER).write_text(str(step))
+
+
+def launch(path, **changes):
+    return dict(copy.deepcopy(LAUNCH), ckpts_dir=str(path), **changes)
+
+
+@pytest.mark.parametrize("config, billions", [(QWEN3_8B, 8.19), (QWEN25_7B, 7.07 + 0.545)])
+def test_the_parameter_count_of_real_configs(config, billions):
+    """Qwen3-8B: 8.19e9 (its model card); Qwen2.5-7B: 7.61e9 (its card; the q/k/v biases, 1e-4 of it, are left out)."""
+    assert ck.model_params(config) / 1e9 == pytest.approx(billions, rel=2e-3)
+
+
+def test_a_config_without_a_needed_number_gives_no_count():
+    assert ck.model_params({"hidden_size": 4096}) is None
+
+
+def test_the_model_size_read_from_config_json(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(QWEN3_8B))
+    assert ck.read_model_params(str(tmp_path)) == ck.model_params(QWEN3_8B)
+    assert ck.read_model_params(str(tmp_path / "missing")) is None
+
+
+def test_mountinfo_parsed_and_the_mount_of_a_path():
+    mounts = ck.parse_mountinfo(MOUNTINFO)
+    assert mounts[1] == {"dev": "0:53", "root": "/export/project", "mount_point": "/mnt/project", "options": "rw,relatime",
+                         "fstype": "nfs4", "source": "10.0.0.9:/export"}
+    assert ck.mount_of("/mnt/project/ckpts/qwen3", mounts)["fstype"] == "nfs4"
+    assert ck.mount_of("/mnt/project/scratch space/x", mounts)["fstype"] == "tmpfs"
+    assert ck.mount_of("/mnt/projectx", mounts)["fstype"] == "ext4"
+
+
+def test_a_folder_that_does_not_exist_is_read_at_its_nearest_existing_parent(tmp_path):
+    read = ck.read_ckpts_dir(str(tmp_path / "a" / "b"), mountinfo=MOUNTINFO, boot_id="boot")
+    assert (read["exists"], read["existing"], read["missing"], read["writable"]) == (False, str(tmp_path), "a/b", True)
+    assert not (tmp_path / "a").exists()  # nothing was created
+    assert read["free_bytes"] > 0 and read["storage"]["boot_id"] == "boot"
+
+
+def test_the_checkpoints_are_read(tmp_path):
+    save(tmp_path, 2)
+    save(tmp_path, 4)
+    save(tmp_path, 6, files=("actor/dist_ckpt/__0_0.distcp",), tracker=False)
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert read["steps"] == [2, 4, 6] and ck.tracked_step(read["tracker"]) == 4
+    assert read["step_files"] == {"2": list(ck.COMPLETE_FILES + ck.MODEL_FILES), "4": list(ck.COMPLETE_FILES + ck.MODEL_FILES),
+                                  "6": []}
+
+
+def test_a_read_only_file_system_and_a_folder_not_writable_are_refused(tmp_path):
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert ck.not_writable(read, launch(tmp_path)) == ""
+    text = ck.not_writable(dict(read, readonly=True), launch(tmp_path))
+    assert text.startswith("verl_ckpts_dir=%s is on a read-only file system" % tmp_path) and "Fix: mount it read-write" in text
+    text = ck.not_writable(dict(read, writable=False, exists=False, existing="/mnt", path="/mnt/c"), launch(tmp_path))
+    assert "/mnt/c (it does not exist; its nearest existing folder /mnt) is not writable for the deploy user" in text
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_a_folder_the_user_may_not_write_reads_as_not_writable(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    read = ck.read_ckpts_dir(str(locked / "ckpts"), mountinfo=MOUNTINFO, boot_id="")
+    assert read["writable"] is False and "is not writable" in ck.not_writable(read, launch(locked / "ckpts"))
+
+
+def _storage(**changes):
+    base = {"fstype": "nfs4", "source": "10.0.0.9:/export", "root": "/export/project", "mount_point": "/mnt/project",
+            "dev": "0:53", "ino": 1234, "fsid": 0, "existing": "/mnt/project/ckpts", "missing": "", "boot_id": "b1"}
+    return {"read": True, "storage": dict(base, **changes)}
+
+
+@pytest.mark.parametrize("worker, shared", [
+    ({}, True),
+    # NFS: each client numbers the device itself, and runs its own kernel: still one storage.
+    ({"dev": "0:61", "boot_id": "b2"}, True),
+    ({"source": "10.0.0.10:/export"}, False),
+    ({"ino": 99}, False),
+    # A local disk on each node: the same device numbers and even inode on two machines, but two kernels.
+    ({"fstype": "ext4", "boot_id": "b2"}, False),
+])
+def test_one_storage_on_every_node(worker, shared):
+    head = _storage(**({"fstype": worker["fstype"]} if "fstype" in worker else {}))
+    text = ck.not_shared({"head": head, "worker1": _storage(**worker)}, LAUNCH)
+    assert (text == "") is shared, text
+    if not shared:
+        assert "is not the same storage on every node (head: " in text
+        assert '"Parent directory .../global_step_<N> does not exist"' in text and "is not a distributed checkpoint" in text
+        assert "Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every node" in text
+
+
+def test_the_simulated_nodes_share_a_local_folder_on_one_kernel():
+    """Containers on one host (the simulated cluster) bind-mount one folder: same kernel, device and inode."""
+    local = {"fstype": "ext4", "source": "/dev/sda1", "boot_id": "b1"}
+    assert ck.not_shared({"head": _storage(**local), "w": _storage(**local)}, LAUNCH) == ""
+    assert ck.not_shared({"head": _storage(**local), "w": _storage(**dict(local, fsid=7))}, LAUNCH) != ""
+
+
+def test_one_node_needs_no_shared_storage():
+    assert ck.not_shared({"head": _storage(), "w": _storage(ino=9)}, dict(LAUNCH, nnodes=1)) == ""
+
+
+@pytest.mark.parametrize("steps, freq, overrides, resumed, expected", [
+    (4, 2, [], 0, 2),
+    (5, 2, [], 0, 3),  # 2, 4 and the last step
+    (4, -1, [], 0, 0),
+    (10, 2, ["trainer.max_actor_ckpt_to_keep=2"], 0, 2),
+    (10, 2, [], 6, 2),  # resumed at 6: 8 and 10
+])
+def test_the_saves_ahead(steps, freq, overrides, resumed, expected):
+    assert ck.saves_ahead(dict(LAUNCH, train_steps=steps, save_freq=freq, extra_overrides=overrides), resumed) == expected
+
+
+@pytest.mark.parametrize("overrides, per_param", [
+    ([], 14),
+    (["actor_rollout_ref.actor.checkpoint.save_contents=[model]"], 2),
+    (["actor_rollout_ref.actor.checkpoint.save_contents=['model','optimizer','extra','hf_model']"], 14),
+])
+def test_the_size_of_one_checkpoint(overrides, per_param):
+    assert ck.checkpoint_bytes(1000, ck.save_contents(dict(LAUNCH, extra_overrides=overrides))) == 1000 * per_param
+
+
+def test_too_little_free_space_is_refused_with_the_numbers(tmp_path):
+    read = dict(ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id=""), free_bytes=150 * ck.GIB)
+    params = ck.model_params(QWEN3_8B)
+    # Two saves of 8.19e9 x 14 B = 106.8 GiB each.
+    text = ck.no_space(read, launch(tmp_path), params)
+    assert text.startswith("verl_ckpts_dir=%s has 150.0 GiB free" % tmp_path), text
+    assert "writes 2 checkpoint(s) of 106.8 GiB each (8.19e9 parameters" in text and ": 213.6 GiB." in text
+    assert '"No space left on device"' in text and "trainer.max_actor_ckpt_to_keep=<N>" in text
+    assert ck.no_space(read, launch(tmp_path, extra_overrides=["trainer.max_actor_ckpt_to_keep=1"]), params) == ""
+    assert ck.no_space(read, launch(tmp_path), None) == ""  # the size unknown: the model checks say why
+
+
+def test_a_tiny_full_file_system_is_refused(tmp_path):
+    read = dict(ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id=""), free_bytes=0)
+    assert "has 0.0 GiB free" in ck.no_space(read, launch(tmp_path), 1000)
+
+
+def test_a_complete_newest_checkpoint_resumes(tmp_path):
+    save(tmp_path, 2)
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert ck.resume_broken(read, launch(tmp_path)) == "" and ck.newer_than_tracked(read, launch(tmp_path)) == ""
+
+
+def test_a_half_written_checkpoint_is_refused_naming_the_previous_complete_one(tmp_path):
+    save(tmp_path, 2)
+    save(tmp_path, 4, files=("actor/dist_ckpt/__0_0.distcp", "actor/huggingface/config.json"))
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    text = ck.resume_broken(read, launch(tmp_path))
+    assert text.startswith("%s/global_step_4, the checkpoint latest_checkpointed_iteration.txt names, is incomplete: "
+                           "actor/dist_ckpt/metadata.json, data.pt are missing" % tmp_path), text
+    assert "verl_resume_mode=resume_path verl_resume_from_path=%s/global_step_2" % tmp_path in text
+    assert "or start from step 0 with verl_resume_mode=disable (no checkpoint is deleted)" in text
+    assert ck.resume_broken(read, launch(tmp_path, resume_mode="disable")) == ""
+    assert ck.resume_broken(read, launch(tmp_path, is_head=False)) == ""
+
+
+def test_a_tracker_naming_a_missing_folder_is_a_silent_fresh_start(tmp_path):
+    save(tmp_path, 2)
+    (tmp_path / ck.TRACKER).write_text("4")
+    text = ck.resume_broken(ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id=""), launch(tmp_path))
+    assert "latest_checkpointed_iteration.txt names step 4, but %s/global_step_4 does not exist" % tmp_path in text
+    assert '"Checkpoint does not exist"' in text
+
+
+def test_checkpoints_without_a_tracker_are_a_silent_fresh_start(tmp_path):
+    save(tmp_path, 2, tracker=False)
+    text = ck.resume_broken(ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id=""), launch(tmp_path))
+    assert "holds global_step_2 but no readable latest_checkpointed_iteration.txt (it is missing)" in text
+    assert '"Checkpoint tracker file does not exist"' in text
+
+
+def test_a_newer_interrupted_save_is_a_warning(tmp_path):
+    save(tmp_path, 2)
+    save(tmp_path, 4, files=(), tracker=False)
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert ck.resume_broken(read, launch(tmp_path)) == ""
+    assert "global_step_4 is newer than the step latest_checkpointed_iteration.txt names (2)" in ck.newer_than_tracked(read, launch(tmp_path))
+
+
+def test_the_precheck_report_runs_the_checkpoint_rules_on_the_head_only_for_sharing(tmp_path):
+    save(tmp_path, 2, files=("data.pt",))
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="b1")
+    other = dict(read, storage=dict(read["storage"], boot_id="b2"))
+    checked = {"launch": launch(tmp_path), "facts": {"ckpts": dict(read, model_params=None)}, "ckpts_nodes": {"h": read, "w": other}}
+    problems = [pc.ckpts_not_writable(checked), pc.ckpts_not_shared(checked), pc.ckpts_resume_broken(checked)]
+    assert problems[0] == "" and "not the same storage" in problems[1] and "is incomplete" in problems[2]
+    worker = dict(checked, launch=launch(tmp_path, is_head=False))
+    assert pc.ckpts_not_shared(worker) == "" and pc.ckpts_resume_broken(worker) == ""
+    # A read of another path than the settings check gave judges nothing.
+    assert pc.ckpts_resume_broken(dict(checked, launch=launch(tmp_path / "x"))) == ""
+
+
+def test_the_simulated_trainers_save_is_what_the_rule_calls_complete(tmp_path):
+    """tests/sim/stand_in_main_dapo.py saves in verl's layout and order: its save resumes, and the same folder cut
+    before its metadata.json (an interrupted save) is refused."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "sim"))
+    try:
+        import stand_in_main_dapo
+    finally:
+        sys.path.pop(0)
+    stand_in_main_dapo._save_checkpoint(str(tmp_path), 2)
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert ck.tracked_step(read["tracker"]) == 2 and ck.resume_broken(read, launch(tmp_path)) == ""
+    (tmp_path / "global_step_2" / "actor" / "dist_ckpt" / "metadata.json").unlink()
+    read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
+    assert "actor/dist_ckpt/metadata.json is missing" in ck.resume_broken(read, launch(tmp_path))
+
+
+def test_the_model_size_is_what_its_weight_files_hold(tmp_path):
+    """The weights present decide (bf16: 2 bytes a parameter), so a stand-in's small shards give a small checkpoint."""
+    (tmp_path / "config.json").write_text(json.dumps(dict(QWEN3_8B, torch_dtype="bfloat16")))
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"\0" * 3000)
+    (tmp_path / "model-00002-of-00002.safetensors").write_bytes(b"\0" * 1000)
+    (tmp_path / "tokenizer.json").write_bytes(b"\0" * 5000)
+    assert ck.read_model_params(str(tmp_path)) == 2000
+    (tmp_path / "config.json").write_text(json.dumps(dict(QWEN3_8B, torch_dtype="float32")))
+    assert ck.read_model_params(str(tmp_path)) == 1000
+
+
+def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
+    (tmp_path / "ckpts").write_text("x")
+    read = ck.read_ckpts_dir(str(tmp_path / "ckpts"))
+    assert ck.not_writable(read, launch(tmp_path / "ckpts")) == (
+        "verl_ckpts_dir=%s could not be read on this host (it exists and is not a folder). Fix: give an absolute path on "
+        "storage every node mounts." % (tmp_path / "ckpts"))
