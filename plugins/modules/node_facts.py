@@ -16,6 +16,8 @@ description:
   - the NPUs (C(npu-smi info), as M(verl.deploy.npu_info)); the processes that hold C(/dev/davinci*) open;
   - the Docker engine, its containers (with the devices of the running ones) and images, over the engine's socket;
   - the paths the settings point at, and (when asked) model and dataset candidates under search folders;
+  - the model folder O(model_path) where it exists: C(config.json), the weights' index against the shard files and their
+    headers (never the weights), the tokenizer files;
   - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
   - the size of C(/dev/shm) and the TCP ports that are listening.
   - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
@@ -58,6 +60,12 @@ options:
         resolved on the target); its route is read with C(ip -4 route get) into RV(network.head_route).
       - Leave empty when the address is only known later; the routing table in RV(network.routes) lets the
         controller compute the route then (the P(verl.deploy.route_to#filter) filter).
+    type: str
+    default: ''
+  model_path:
+    description:
+      - The model folder (C(verl_model_path), the same path on the host and in the container) to read into RV(model);
+        empty for none.
     type: str
     default: ''
   model_search_paths:
@@ -194,6 +202,17 @@ paths:
   returned: always
   type: dict
   sample: {/mnt/public/Qwen3-8B: {exists: true, isdir: true, isreg: false}}
+model:
+  description:
+    - The model folder O(model_path) as read on this host (plugins/module_utils/_model.py), V({}) when O(model_path) is empty.
+    - C(facts) (V(null) when C(config.json) cannot be used) holds C(architecture), C(num_layers), C(num_attention_heads),
+      C(num_kv_heads), C(vocab_size), C(max_position_embeddings), C(tie_word_embeddings), C(hidden_size), C(intermediate_size),
+      C(head_dim) and C(torch_dtype); C(parameters) the parameter count from them; C(summary) one line of them.
+    - C(problems) names what is unusable or missing (C(config.json), shards the index names, truncated shards, the tokenizer),
+      each with the path and the fix; C(shards), C(missing) and C(truncated) list the weight files.
+  returned: always
+  type: dict
+  sample: {path: /mnt/public/Qwen3-8B, summary: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions', problems: []}
 found:
   description: C(models) and C(datasets) found under O(model_search_paths) and O(dataset_search_paths), sorted.
   returned: always
@@ -258,6 +277,7 @@ from urllib.parse import quote, urlparse
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, parse_info, read_boards
@@ -445,6 +465,7 @@ def main():
             docker_timeout=dict(type='int', default=30),
             paths=dict(type='list', elements='str', default=[]),
             head_address=dict(type='str', default=''),
+            model_path=dict(type='str', default=''),
             model_search_paths=dict(type='list', elements='path', default=[]),
             dataset_search_paths=dict(type='list', elements='path', default=[]),
             search_limit=dict(type='int', default=20),
@@ -463,6 +484,8 @@ def main():
         device_holders=read_holders(),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},
+        # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
+        model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
         found={
             'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
             'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
