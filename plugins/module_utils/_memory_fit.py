@@ -85,10 +85,12 @@ def verdict(c):
     head = ("Memory estimate per NPU (%s HBM, TP %d x PP %d x DP %d, rollout TP %d, %.2g B parameters): " % (
         _gib(hbm), c["train_tp"], c["train_pp"], e["dp"], c["gen_tp"], c["parameters"] / 1e9))
     if e["kv_cache"] < e["kv_one_sequence"]:
-        seen = ("'No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.'"
-                if e["kv_cache"] <= 0 else "'To serve at least one request with the model's max seq len (%d), (%s KV cache) is "
-                "needed, which is larger than the available KV cache memory'" % (c["facts"]["max_position_embeddings"],
-                                                                                   _gib(e["kv_one_sequence"])))
+        # vLLM's own words (vllm/v1/core/kv_cache_utils.py, check_enough_kv_cache_memory; vllm-ascend's worker).
+        if e["kv_cache"] <= 0:
+            seen = "'No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.'"
+        else:
+            seen = ("'To serve at least one request with the model's max seq len (%d), (%s KV cache) is needed, which is larger "
+                    "than the available KV cache memory'" % (c["facts"]["max_position_embeddings"], _gib(e["kv_one_sequence"])))
         problems.append(head + (
             "vLLM gets verl_gpu_memory_utilization=%s x HBM = %s; the actor holds %s of it when vLLM starts, the rollout weights "
             "%s, its profiling about %s, the runtime %s, which leaves %s for the KV cache, less than one sequence of %d tokens "

@@ -43,6 +43,7 @@ QWEN25_7B = {
 }
 MODELS = {"Qwen3-8B": (QWEN3_8B, 5), "Qwen2.5-7B": (QWEN25_7B, 4)}
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+TOKEN_KEYS = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
 
 
 def tensor_names(config):
@@ -90,8 +91,7 @@ def tokenizer_files():
     }
     config = {
         "add_bos_token": False, "add_prefix_space": False,
-        "added_tokens_decoder": {str(token["id"]): {k: token[k] for k in ("content", "lstrip", "normalized", "rstrip", "single_word",
-                                                                        "special")} for token in added},
+        "added_tokens_decoder": {str(token["id"]): {k: token[k] for k in TOKEN_KEYS} for token in added},
         "additional_special_tokens": ["<|im_start|>", "<|im_end|>"], "bos_token": None,
         # Qwen's template, shortened to the messages (no tools, no thinking).
         "chat_template": ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "

@@ -88,8 +88,8 @@ FIRST = "model-00001-of-00005.safetensors"
 
 @pytest.mark.parametrize("drop, cut, words", [
     ((), None, None),
-    (("model-00003-of-00005.safetensors",), None, "1 of the 5 weight shard(s) model.safetensors.index.json names are missing: "
-                                                   "model-00003-of-00005.safetensors"),
+    (("model-00003-of-00005.safetensors",), None,
+     "1 of the 5 weight shard(s) model.safetensors.index.json names are missing: model-00003-of-00005.safetensors"),
     ((), (FIRST, len(FILES[FIRST]) - 1), "truncated shard(s) (an interrupted copy): model-00001-of-00005.safetensors has %d "
                                          "bytes, its header says %d" % (len(FILES[FIRST]) - 1, len(FILES[FIRST]))),
     ((), (FIRST, 100), "unreadable shard(s): model-00001-of-00005.safetensors: it ends inside its"),
