@@ -180,3 +180,12 @@ def test_an_unreadable_shard_is_missing(tmp_path):
     if os.access(os.path.join(path, FIRST), os.R_OK):
         pytest.skip("running as root: every file is readable")
     assert FIRST in model.judge(model.read_folder(path))["missing"]
+
+
+@pytest.mark.parametrize("name", sorted(model_files.MODELS))
+def test_the_simulated_clusters_folders_are_what_the_generator_writes(name):
+    # tests/sim/prepare.yml copies tests/sim/models; regenerate with `python3 tests/sim/model_files.py tests/sim/models`.
+    folder = Path(model_files.__file__).parent / "models" / name
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == model_files.model_files(name)
+    judged = model.judge(model.read_folder(str(folder)))
+    assert judged["problems"] == [] and judged["facts"]["architecture"] == model_files.MODELS[name][0]["architectures"][0]
