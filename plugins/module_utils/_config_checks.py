@@ -99,8 +99,8 @@ def check_parallelism(c):
     `c` holds the normalised settings: train_tp, train_pp, gen_tp, npu_per_node, nnodes, world_size,
     train_batch_size, ppo_mini_batch_size, n_resp_per_prompt, ppo_micro_batch_size_per_gpu,
     ref_log_prob_micro_batch_size_per_gpu, rollout_log_prob_micro_batch_size_per_gpu, max_prompt_length,
-    max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings
-    (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
+    max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings,
+    vocab_size (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
     dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo),
     extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it).
     """
@@ -146,6 +146,15 @@ def check_parallelism(c):
                  "%s=%d does not divide the model's %d attention heads and %d key/value heads (its config.json): %s stops after "
                  "Ray has started on every node with '%s' Fix: use one of %s (with TP x PP a multiple of the NPUs per node, %d)."
                  % (variable, value, c["num_attention_heads"], c["num_kv_heads"], who, seen, ", ".join(str(d) for d in tp_sizes(c)), npn))
+    vocab = c.get("vocab_size")
+    if known and vocab and vocab % tp:
+        # verl hands Megatron the unpadded vocabulary (verl/models/mcore/model_initializer.py:77, vocab_size=hf_config.vocab_size);
+        # megatron/core/tensor_parallel/layers.py VocabParallelEmbedding splits it with utils.divide, whose
+        # ensure_divisibility asserts "{} is not divisible by {}". vLLM pads its own embedding, so only the training minds.
+        fail("C23", "verl_train_tp", tp,
+             "verl_train_tp=%d does not divide the model's vocabulary of %d tokens (vocab_size in its config.json): Megatron splits "
+             "the embedding over TP unpadded and stops with 'AssertionError: %d is not divisible by %d'. Fix: use a verl_train_tp "
+             "that divides %d (%s)." % (tp, vocab, vocab, tp, vocab, ", ".join(str(d) for d in tp_sizes(c) if vocab % d == 0)))
     if world % gen_tp:
         fail("C7", "verl_gen_tp", gen_tp,
              "The cluster's %d NPUs cannot be split into rollout replicas of verl_gen_tp=%d NPUs. Fix: use a verl_gen_tp that divides %d."

@@ -14,7 +14,7 @@ def cluster(**changes):
         "train_batch_size": 32, "ppo_mini_batch_size": 32, "n_resp_per_prompt": 8, "ppo_micro_batch_size_per_gpu": 2,
         "ref_log_prob_micro_batch_size_per_gpu": 4, "rollout_log_prob_micro_batch_size_per_gpu": 4,
         "max_prompt_length": 1024, "max_response_length": 4096, "overlong_buffer_len": 2048,
-        "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8, "max_position_embeddings": 40960,
+        "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8, "max_position_embeddings": 40960, "vocab_size": 151936,
         "dynamic_bsz": False, "recompute": False, "vpp": False,
     }
     c.update(changes)
@@ -201,6 +201,14 @@ def test_without_the_model_the_shape_rules_wait_for_the_pre_check():
     assert {"C14", "C11", "C22"}.isdisjoint(rules(**dict(unknown, train_tp=3, gen_tp=3, train_pp=8, nnodes=3, max_response_length=50000)))
     assert rules(**dict(unknown, train_tp=8, gen_tp=8, train_pp=1)) == set()
     assert (8, 1) in valid_tp_pp(cluster(**unknown))
+
+
+@pytest.mark.parametrize("vocab, refused", [(151936, False), (152064, False), (151937, True), (151938, False)])
+def test_the_training_tp_divides_the_vocabulary(vocab, refused):
+    errors = [e for e in check_parallelism(cluster(vocab_size=vocab, train_tp=2, gen_tp=2, train_pp=4)) if e["rule"] == "C23"]
+    assert bool(errors) == refused
+    if refused:
+        assert "'AssertionError: 151937 is not divisible by 2'" in errors[0]["msg"] and "Fix:" in errors[0]["msg"]
 
 
 def test_a_budget_that_fits_the_positions_exactly_passes():
