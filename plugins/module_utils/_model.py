@@ -169,8 +169,9 @@ def judge_weights(index_text, shards):
         problems.append("%d of the %d weight shard(s) %s names are missing: %s" % (
             len(missing), len(files), INDEX, ", ".join(missing[:8]) + (" and %d more" % (len(missing) - 8) if len(missing) > 8 else "")))
     if truncated:
-        problems.append("truncated shard(s) (an interrupted copy): %s" % "; ".join(
-            "%s has %d bytes, its header says %d" % (t["file"], t["size"], t["expected"]) for t in truncated))
+        problems.append("truncated shard(s) (an interrupted copy): %s; loading them stops with 'safetensors_rust.SafetensorError: "
+                        "Error while deserializing header: MetadataIncompleteBuffer'" % "; ".join(
+                            "%s has %d bytes, its header says %d" % (t["file"], t["size"], t["expected"]) for t in truncated))
     if bad:
         problems.append("unreadable shard(s): %s" % "; ".join(bad))
     return {"problems": problems, "shards": files, "missing": missing, "truncated": truncated}

@@ -97,6 +97,8 @@ FIRST = "model-00001-of-00005.safetensors"
 ])
 def test_weights_against_the_index(drop, cut, words):
     judged = model.judge_weights(INDEX_TEXT, shards_of(FILES, drop, cut))
+    if cut and cut[1] > 1000:  # the words safetensors itself stops with, as users reported them
+        assert "Error while deserializing header: MetadataIncompleteBuffer" in judged["problems"][0]
     assert judged["shards"] == ["model-%05d-of-00005.safetensors" % n for n in range(1, 6)]
     if words is None:
         assert judged["problems"] == []
