@@ -118,9 +118,9 @@ options:
             type: str
       model:
         description:
-          - The model's numbers as C(config.json) on this host gives them (RV(verl.deploy.node_facts#module:model.facts)), for the
-            shape rules (heads and KV heads against TP, layers against PP and VPP, the prompt and response budget against
-            C(max_position_embeddings)); V(null) when not read, then those rules wait for the pre-check.
+          - The model's numbers as C(config.json) on this host gives them (C(model.facts) of what M(verl.deploy.node_facts)
+            returns), for the shape rules (heads, KV heads and vocabulary against TP, layers against PP and VPP, the prompt
+            and response budget against C(max_position_embeddings)); V(null) when not read, then those rules wait.
         type: dict
       device_ids:
         description:

@@ -16,8 +16,8 @@ description:
   - the NPUs (C(npu-smi info), as M(verl.deploy.npu_info)); the processes that hold C(/dev/davinci*) open;
   - the Docker engine, its containers (with the devices of the running ones) and images, over the engine's socket;
   - the paths the settings point at, and (when asked) model and dataset candidates under search folders;
-  - the model folder O(model_path) where it exists: C(config.json), the weights' index against the shard files and their
-    headers (never the weights), the tokenizer files;
+  - the model folder O(model_path) where it exists (C(config.json), the weights' index against the shard files and their
+    headers but never the weights, the tokenizer files);
   - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
   - the size of C(/dev/shm) and the TCP ports that are listening.
   - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
