@@ -65,7 +65,7 @@ def main():
             cmd = [PLAYBOOK, "playbooks/deploy.yml", "-i", str(hosts), "-e", "verl_train_tp=3", "-e", "verl_confirm=true"]
             seconds, proc = median_seconds(cmd, args.repeat)
             contacted = "UNREACHABLE" in proc.stdout + proc.stderr
-            named = "verl_train_tp=3" in proc.stdout
+            named = "verl_train_tp x verl_train_pp = 3 x 2" in proc.stdout
             figures = (count, syntax, seconds, seconds / syntax, proc.returncode, named, contacted, args.repeat)
             print("%4d hosts: --syntax-check %.2f s; a bad verl_train_tp refused in %.2f s = %.1fx (exit %d, variable named: %s, "
                   "a host contacted: %s; medians of %d)" % figures)

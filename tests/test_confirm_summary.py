@@ -12,7 +12,11 @@ import pytest
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
+from ansible_collections.verl.deploy.plugins.module_utils import _model
 from launch_helpers import DEFAULTS, REPO, RULES, SPEC, launch_ok, settings
+
+sys.path.insert(0, str(REPO / "tests" / "sim"))
+import model_files  # noqa: E402  (the simulated cluster's model folders)
 
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 A3 = parse_info((FIXTURES / "synthetic_info_A3_Ascend910_16chips_idle.txt").read_text())
@@ -41,10 +45,14 @@ print(Templar(loader=DataLoader(), variables=variables).template(trust_as_templa
 """
 
 
-def summary(nodes):
-    """The summary's lines for {host: (launch configuration, npu_info result)}, the first host the head."""
+def summary(nodes, model=None):
+    """The summary's lines for {host: (launch configuration, npu_info result)}, the first host the head (model: node_facts'
+    model read on every host)."""
     hosts = list(nodes)
     hostvars = {host: {"_verl_launch": launch, "__precheck_npu": npu} for host, (launch, npu) in nodes.items()}
+    if model is not None:
+        for host in hosts:
+            hostvars[host]["__precheck_facts"] = {"model": model}
     variables = {"_verl_launch": nodes[hosts[0]][0], "ansible_play_hosts": hosts, "groups": {"ray_head": hosts[:1]}, "hostvars": hostvars}
     proc = subprocess.run([sys.executable, "-c", RENDER, str(REPO / ".collections"), str(REPO / "roles/verl/templates/confirm_summary.j2")],
                           input=json.dumps(variables), capture_output=True, text=True, timeout=120, check=False)
@@ -96,3 +104,10 @@ def test_the_summary_names_the_algorithm_and_the_resume(overrides, algorithm, re
     lines = summary({"node1": (launch_ok(**overrides), {})})
     assert algorithm in lines and resume in lines, lines
     assert any(line.startswith("Feature mask 0000000: Remove Padding off") for line in lines), lines
+
+
+def test_the_summary_shows_the_model_as_read_on_the_head(tmp_path):
+    read = _model.judge(_model.read_folder(model_files.write(str(tmp_path), "Qwen3-8B")))
+    lines = summary({"node1": (launch_ok(), {})}, model=read)
+    assert "Model: Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions (its config.json on the head)" in lines, lines
+    assert "Model: not read (its config.json on the head)" in summary({"node1": (launch_ok(), {})})

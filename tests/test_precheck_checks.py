@@ -152,3 +152,17 @@ def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
     facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
     rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
     assert rc == 0, out[-3000:]
+
+
+def test_an_incomplete_model_folder_is_refused_by_the_checks(tmp_path):
+    sys.path.insert(0, str(REPO / "tests" / "sim"))
+    import model_files
+    from ansible_collections.verl.deploy.plugins.module_utils import _model
+    folder = Path(model_files.write(str(tmp_path), "Qwen3-8B"))
+    (folder / "model-00003-of-00005.safetensors").unlink()
+    facts = dict(copy.deepcopy(FACTS), model=_model.judge(_model.read_folder(str(folder))))
+    rc, out = run_checks(tmp_path, facts=facts)
+    text = " ".join(out.split())
+    assert rc != 0
+    assert "the model folder verl_model_path=%s is incomplete: 1 of the 5 weight shard(s) model.safetensors.index.json names are " \
+           "missing: model-00003-of-00005.safetensors" % folder in text, text[-3000:]

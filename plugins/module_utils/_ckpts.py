@@ -31,6 +31,8 @@ import json
 import os
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _model
+
 # File systems that several hosts can mount as one storage. A local one (ext4, xfs, tmpfs, overlay...) is shared
 # only by nodes that run on the same kernel (the simulated cluster's containers, or one host's containers).
 NETWORK_FS = ("nfs", "nfs4", "lustre", "ceph", "cephfs", "glusterfs", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "9p",
@@ -155,24 +157,12 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
 
 # --------------------------------------------------------------------------- the model's size
 
-def param_count(hidden, layers, intermediate, vocab, heads, kv_heads, head_dim=None, tied=False):
-    """Parameters of a dense decoder (Qwen2/Qwen3/Llama layout): embeddings, per layer the attention (q, k, v, o with
-    q/k/v biases as Qwen2 has them ignored: < 0.01 %), the gated MLP (3 matrices) and two norms, and the final norm;
-    the output head unless tied. Qwen3-8B (4096, 36, 12288, 151936, 32, 8, 128, False) -> 8.19e9."""
-    head_dim = head_dim or hidden // heads
-    attention = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2 + 2 * head_dim  # q, o; k, v; Qwen3's q/k norms
-    per_layer = attention + 3 * hidden * intermediate + 2 * hidden
-    return vocab * hidden * (1 if tied else 2) + layers * per_layer + hidden
-
-
-def model_params(config):
-    """param_count() from a Hugging Face config.json's dict, or None when a number it needs is missing."""
+def model_params(config_text):
+    """The parameters config.json's shape gives (_model.parameter_count, the model read's own count), or None when
+    the text is not a usable config (the model checks say why)."""
     try:
-        return param_count(int(config["hidden_size"]), int(config["num_hidden_layers"]), int(config["intermediate_size"]),
-                           int(config["vocab_size"]), int(config["num_attention_heads"]),
-                           int(config.get("num_key_value_heads") or config["num_attention_heads"]),
-                           int(config["head_dim"]) if config.get("head_dim") else None, bool(config.get("tie_word_embeddings")))
-    except (KeyError, TypeError, ValueError):
+        return _model.parameter_count(_model.parse_config(config_text))
+    except _model.ModelError:
         return None
 
 
@@ -182,7 +172,7 @@ DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
 def read_model_params(model_path):
     """The parameters of the model at model_path, or None: from the weight files present (their bytes over the bytes of
     config.json's torch_dtype: what the model really is on this disk, also a stand-in's small shards), else from
-    config.json's shape (param_count()). None when neither can be read (the model checks say why)."""
+    config.json's shape (model_params()). None when neither can be read (the model checks say why)."""
     if not model_path:
         return None
     text = _read(os.path.join(model_path, "config.json"))
@@ -197,7 +187,7 @@ def read_model_params(model_path):
         weights = 0
     if weights:
         return weights // DTYPE_BYTES.get(str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"), 2)
-    return model_params(config) if config else None
+    return model_params(text) if config else None
 
 
 # --------------------------------------------------------------------------- the settings that shape the saves

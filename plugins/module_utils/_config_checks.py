@@ -59,17 +59,28 @@ def _divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+def model_known(c):
+    """Whether config.json's numbers are there (the pre-check read the model); before that the shape rules wait."""
+    return all(c.get(key) for key in ("num_layers", "num_attention_heads", "num_kv_heads"))
+
+
+def tp_sizes(c):
+    """The tensor parallel sizes the model's heads allow: dividing both its attention heads and its KV heads
+    (Megatron: "num_query_groups (..) must be a multiple of tensor_model_parallel_size (..)")."""
+    return [d for d in _divisors(c["num_kv_heads"]) if c["num_attention_heads"] % d == 0]
+
+
 def valid_tp_pp(c):
-    """The (TP, PP) pairs that satisfy every parallelism rule for this cluster and model."""
+    """The (TP, PP) pairs that satisfy every parallelism rule for this cluster and model (without config.json's
+    numbers: those the cluster alone allows)."""
+    known = model_known(c)
     pairs = []
-    for tp in _divisors(c["num_kv_heads"]):
-        if c["num_attention_heads"] % tp:
-            continue
-        for pp in _divisors(c["num_layers"]):
+    for tp in tp_sizes(c) if known else _divisors(c["world_size"]):
+        for pp in _divisors(c["num_layers"]) if known else [d for d in _divisors(c["world_size"] // tp) if d <= 8]:
             mp = tp * pp
             if mp % c["npu_per_node"] or c["world_size"] % mp:
                 continue
-            if c["vpp"] and (pp < 2 or c["num_layers"] % (pp * VPP_SIZE)):
+            if c["vpp"] and (pp < 2 or (known and c["num_layers"] % (pp * VPP_SIZE))):
                 continue
             pairs.append((tp, pp))
     return pairs
@@ -88,7 +99,8 @@ def check_parallelism(c):
     `c` holds the normalised settings: train_tp, train_pp, gen_tp, npu_per_node, nnodes, world_size,
     train_batch_size, ppo_mini_batch_size, n_resp_per_prompt, ppo_micro_batch_size_per_gpu,
     ref_log_prob_micro_batch_size_per_gpu, rollout_log_prob_micro_batch_size_per_gpu, max_prompt_length,
-    max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads,
+    max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings,
+    vocab_size (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
     dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo),
     extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it).
     """
@@ -114,30 +126,53 @@ def check_parallelism(c):
         fail("C2", "verl_train_tp", tp,
              "The cluster has %d NPUs (%d node(s) x %d), which is not divisible by verl_train_tp x verl_train_pp = %d x %d = %d. "
              "Fix: choose TP and PP whose product divides %d. %s" % (world, nnodes, npn, tp, pp, mp, world, _suggest(c)))
-    for variable, value in (("verl_train_tp", tp), ("verl_gen_tp", gen_tp)):
+    known = model_known(c)
+    for variable, value in (("verl_train_tp", tp), ("verl_gen_tp", gen_tp)) if known else ():
         if c["num_attention_heads"] % value or c["num_kv_heads"] % value:
+            # Megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/transformer_config.py):
+            # "num_attention_heads (..) must be a multiple of tensor_model_parallel_size (..)" and "num_query_groups (..)
+            # must be a multiple of tensor_model_parallel_size (..)"; vLLM's ModelConfig.verify_with_parallel_config:
+            # "Total number of attention heads (..) must be divisible by tensor parallel size (..)".
+            if variable == "verl_gen_tp" and c["num_attention_heads"] % value:
+                who, seen = "vLLM", "Total number of attention heads (%d) must be divisible by tensor parallel size (%d)." % (
+                    c["num_attention_heads"], value)
+            elif c["num_kv_heads"] % value:
+                who, seen = "Megatron", "num_query_groups (%d) must be a multiple of tensor_model_parallel_size (%d)." % (
+                    c["num_kv_heads"], value)
+            else:
+                who, seen = "Megatron", "num_attention_heads (%d) must be a multiple of tensor_model_parallel_size (%d)." % (
+                    c["num_attention_heads"], value)
             fail("C14", variable, value,
-                 "%s=%d does not divide the model's %d attention heads and %d key/value heads (verl_model_num_attention_heads, "
-                 "verl_model_num_kv_heads). Fix: use one of %s." % (
-                     variable, value, c["num_attention_heads"], c["num_kv_heads"],
-                     ", ".join(str(d) for d in _divisors(c["num_kv_heads"]) if c["num_attention_heads"] % d == 0)))
+                 "%s=%d does not divide the model's %d attention heads and %d key/value heads (its config.json): %s stops after "
+                 "Ray has started on every node with '%s' Fix: use one of %s (with TP x PP a multiple of the NPUs per node, %d)."
+                 % (variable, value, c["num_attention_heads"], c["num_kv_heads"], who, seen, ", ".join(str(d) for d in tp_sizes(c)), npn))
+    vocab = c.get("vocab_size")
+    if known and vocab and vocab % tp:
+        # verl hands Megatron the unpadded vocabulary (verl/models/mcore/model_initializer.py:77, vocab_size=hf_config.vocab_size);
+        # megatron/core/tensor_parallel/layers.py VocabParallelEmbedding splits it with utils.divide, whose
+        # ensure_divisibility asserts "{} is not divisible by {}". vLLM pads its own embedding, so only the training minds.
+        fail("C23", "verl_train_tp", tp,
+             "verl_train_tp=%d does not divide the model's vocabulary of %d tokens (vocab_size in its config.json): Megatron splits "
+             "the embedding over TP unpadded and stops with 'AssertionError: %d is not divisible by %d'. Fix: use a verl_train_tp "
+             "that divides %d (%s)." % (tp, vocab, vocab, tp, vocab, ", ".join(str(d) for d in tp_sizes(c) if vocab % d == 0)))
     if world % gen_tp:
         fail("C7", "verl_gen_tp", gen_tp,
              "The cluster's %d NPUs cannot be split into rollout replicas of verl_gen_tp=%d NPUs. Fix: use a verl_gen_tp that divides %d."
              % (world, gen_tp, world))
-    if layers % pp:
+    if known and layers % pp:
         fail("C11", "verl_train_pp", pp,
-             "The model's %d layers (verl_model_num_layers) cannot be split evenly over verl_train_pp=%d pipeline stages. "
-             "Fix: use a verl_train_pp that divides %d (%s)." % (layers, pp, layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16)))
+             "The model's %d layers (num_hidden_layers in its config.json) cannot be split evenly over verl_train_pp=%d pipeline "
+             "stages. Fix: use a verl_train_pp that divides %d (%s)." % (
+                 layers, pp, layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16)))
     if c["vpp"]:
         if pp < 2:
             fail("C10", "verl_feature_mask", "VPP (bit 6)",
                  "VPP (bit 6) needs pipeline parallelism, but verl_train_pp=%d. Fix: set verl_train_pp to 2 or more, or turn bit 6 off." % pp)
-        elif layers % (pp * VPP_SIZE):
+        elif known and layers % (pp * VPP_SIZE):
             fail("C11", "verl_train_pp", pp,
                  "With VPP (bit 6) the model's %d layers are split into verl_train_pp x %d = %d chunks, which is not even. "
                  "Fix: use a verl_train_pp with %d %% (PP x %d) == 0, or turn bit 6 off." % (layers, VPP_SIZE, pp * VPP_SIZE, layers, VPP_SIZE))
-    if c["recompute"] and pp and layers % pp == 0:
+    if known and c["recompute"] and pp and layers % pp == 0:
         stages = pp * (VPP_SIZE if c["vpp"] and pp >= 2 else 1)
         per_stage = layers // stages
         if per_stage < RECOMPUTE_NUM_LAYERS:
@@ -194,6 +229,7 @@ def check_parallelism(c):
                      bsz, n, bsz * n, dp, micro, dp * micro, bsz, dp * micro))
 
     check_token_budgets(c, fail)
+    check_position_budget(c, fail)
 
     # Only DAPO reads the overlong buffer (GRPO's command line leaves it out).
     if c.get("algorithm", "dapo") == "dapo" and c["max_response_length"] < c["overlong_buffer_len"]:
@@ -260,6 +296,24 @@ def check_token_budgets(c, fail):
                  "to verl_extra_overrides, or turn bit 1 off." % (
                      what, key, limit, prompt, response, budget, limit, budget, limit, key, budget))
             break
+
+
+def check_position_budget(c, fail):
+    """C22: the prompt + response budget fits the model's max_position_embeddings (config.json).
+
+    verl forces vLLM's max_model_len to the model's max_position_embeddings (verl/workers/rollout/vllm_rollout/
+    vllm_async_server.py:198) and then cuts every response at max_model_len - the prompt's tokens (:471-478), so a
+    longer budget is not refused there: responses are silently shorter than verl_max_response_length, and the DAPO
+    overlong penalty measures them against a length they can never reach."""
+    positions = c.get("max_position_embeddings")
+    prompt, response = c["max_prompt_length"], c["max_response_length"]
+    if not positions or prompt + response <= positions:
+        return
+    fail("C22", "verl_max_response_length", response,
+         "verl_max_prompt_length + verl_max_response_length = %d + %d = %d tokens is more than the model's max_position_embeddings "
+         "(%d, its config.json): verl sets vLLM's max_model_len to %d and cuts each response to fit, so no response reaches "
+         "verl_max_response_length. Fix: lower verl_max_response_length to at most %d (or verl_max_prompt_length), or use a "
+         "model with a longer context." % (prompt, response, prompt + response, positions, positions, max(positions - prompt, 0)))
 
 
 def _gcd(a, b):

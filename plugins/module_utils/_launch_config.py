@@ -62,10 +62,13 @@ PARALLELISM_INPUTS = {
     "ref_log_prob_micro_batch_size_per_gpu": "verl_ref_log_prob_micro_batch_size_per_gpu",
     "rollout_log_prob_micro_batch_size_per_gpu": "verl_rollout_log_prob_micro_batch_size_per_gpu",
     "max_prompt_length": "verl_max_prompt_length", "max_response_length": "verl_max_response_length",
-    "overlong_buffer_len": "verl_overlong_buffer_len",
-    "num_layers": "verl_model_num_layers", "num_attention_heads": "verl_model_num_attention_heads",
-    "num_kv_heads": "verl_model_num_kv_heads", "algorithm": "verl_algorithm",
+    "overlong_buffer_len": "verl_overlong_buffer_len", "algorithm": "verl_algorithm",
 }
+# The model's numbers the shape rules read, from its config.json as the pre-check read it (_model.py): no settings
+# repeat them, so they cannot disagree with the model.
+MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size")
+# The settings that repeated them (up to 0.x): named when an inventory still gives one.
+READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
 
 
 # The training the scripts start and the playbooks look for, per verl_algorithm: verl's entry point (python3 -m,
@@ -405,6 +408,10 @@ def check_unknown(unknown, spec, errors):
                        "not shown. Fix: give the key as verl_swanlab_api_key (from a vault or an AWX credential) and remove %s."
                        % (text, text))
             continue
+        if name in READ_FROM_THE_MODEL:
+            warnings.append("%s is no longer a setting and is ignored: the model's layers, attention heads and key/value heads are "
+                            "read from verl_model_path's config.json. Fix: remove it from the inventory." % name)
+            continue
         close = difflib.get_close_matches(str(name), list(spec), n=1)
         warnings.append("%s is not a setting of verl.deploy and is ignored.%s" % (text, " Did you mean %s?" % close[0] if close else ""))
     return warnings
@@ -518,14 +525,16 @@ def check_resume(values, errors):
     values["verl_resume_from_path"] = None
 
 
-def check_parallelism_of(values, features, nnodes, errors):
+def check_parallelism_of(values, features, nnodes, errors, model=None):
     """The parallelism rules; they need every number they read, and still run when only other
-    settings (a path, the mask) are wrong, so that one run reports everything."""
+    settings (a path, the mask) are wrong, so that one run reports everything. model: config.json's facts
+    (detected.model); without them (before the pre-check read the model) the rules on the model's shape wait."""
     devices = values.get("verl_npu_devices")
     numbers = {key: values.get(name) for key, name in PARALLELISM_INPUTS.items()}
     if not devices or any(number is None for number in numbers.values()):
         return
     enabled = features["enabled"] if features else {}
+    numbers.update({key: (model or {}).get(key) for key in MODEL_INPUTS})
     numbers.update({
         "npu_per_node": len(devices), "nnodes": nnodes, "world_size": len(devices) * nnodes,
         "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False), "vpp": enabled.get("vpp", False),
@@ -664,7 +673,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     never comes here); host: this inventory host; is_head: whether it is the Ray head; nnodes: nodes in
     the cluster; head: {name, node_ip, ansible_host, default_ipv4} of the head host; mask: the `mask`
     extra var, when given; detected: what the pre-check found on this host ({node_ip, socket_ifname,
-    npu_smi_path, models, datasets, chip: {family, name}}), used where the user stated nothing (stated > detected > default);
+    npu_smi_path, models, datasets, chip: {family, name}, model: config.json's facts}), used where the user stated nothing (stated > detected > default);
     unknown: names of other verl_* variables (their values are never passed); static: before any host
     was contacted (check_inventory), so what only a host's facts can give is not required yet.
     """
@@ -685,7 +694,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     network = check_network(values, head, detected, errors, static)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
-    check_parallelism_of(values, features, nnodes, errors)
+    check_parallelism_of(values, features, nnodes, errors, detected.get("model"))
     image = check_image(values, detected, errors)
     if errors:
         return None, list(errors), warnings
@@ -804,6 +813,7 @@ ARGUMENT_SPEC = {
             "datasets": {"type": "list", "elements": "str"},
             "chip": {"type": "dict", "options": {"family": {"type": "str"}, "name": {"type": "str"}}},
             "device_ids": {"type": "list", "elements": "int"},
+            "model": {"type": "dict"},
         },
     },
     "head": {

@@ -14,9 +14,11 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as memory_fit
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
@@ -405,11 +407,63 @@ def small_shm(checked):
             "(mount -o remount,size=64G /dev/shm)." % (size // 1024))
 
 
+# --------------------------------------------------------------------------- the model and the memory (issue 19)
+
+def _model_read(checked):
+    return (checked.get("facts") or {}).get("model") or {}
+
+
+def model_unusable(checked):
+    """config.json unreadable, shards missing or truncated, the tokenizer incomplete (node_facts' model read)."""
+    return " ".join(_model_read(checked).get("problems") or [])
+
+
+def hbm_bytes(npu):
+    """The smallest HBM of this host's NPUs as npu-smi reports it (bytes), or None (no HBM column: 310, 310P)."""
+    sizes = [chip.get("hbm_total_mb") for card in (npu or {}).get("npus") or [] for chip in card.get("chips") or []]
+    sizes = [size for size in sizes if size]
+    return min(sizes) * 1024 * 1024 if sizes and not (npu or {}).get("failed") else None
+
+
+def memory_case(checked):
+    """The inputs of _memory_fit.verdict for this host, or None when the model or the HBM is not known."""
+    launch, read = checked.get("launch") or {}, _model_read(checked)
+    facts, hbm = read.get("facts"), hbm_bytes(checked.get("npu"))
+    if not facts or not hbm or not launch.get("train_tp"):
+        return None
+    budget = launch["max_prompt_length"] + launch["max_response_length"]
+    overrides = launch.get("extra_overrides") or []
+    enabled = (launch.get("features") or {}).get("enabled") or {}
+    shape = {"num_layers": facts["num_layers"], "num_attention_heads": facts["num_attention_heads"],
+             "num_kv_heads": facts["num_kv_heads"], "npu_per_node": launch["npu_per_node"], "world_size": launch["world_size"],
+             "vpp": enabled.get("vpp", False)}
+    return {"facts": facts, "parameters": read["parameters"], "hbm_bytes": hbm, "train_tp": launch["train_tp"],
+            "train_pp": launch["train_pp"], "gen_tp": launch["gen_tp"], "world_size": launch["world_size"],
+            "algorithm": launch.get("algorithm", "dapo"), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
+            "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
+            "max_num_batched_tokens": override_value(overrides, "actor_rollout_ref.rollout.max_num_batched_tokens", budget),
+            "max_num_seqs": verl_values(overrides)["actor_rollout_ref.rollout.max_num_seqs"],
+            "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
+            "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
+            "layouts": valid_tp_pp(shape)}
+
+
+def memory_does_not_fit(checked):
+    case = memory_case(checked)
+    return " ".join(memory_fit.verdict(case)[0]) if case else ""
+
+
+def memory_tight(checked):
+    case = memory_case(checked)
+    return " ".join(memory_fit.verdict(case)[1]) if case else ""
+
+
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
-            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls)
-WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked)
+            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
+            model_unusable, memory_does_not_fit)
+WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked, memory_tight)
 
 
 def in_use_by_training(checked):

@@ -27,11 +27,10 @@ NOT_IN_RECORD = frozenset((
     "image", "image_source", "image_by_chip", "chip", "container",
     # The launch configuration holds every setting under its name; these change nothing in a running
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
-    # what is recorded already (the mask, the swanlab part, the model shape behind the checks).
+    # what is recorded already (the mask, the swanlab part).
     "confirm", "confirm_timeout", "status_stall_seconds", "logs_dir", "logs_max_mb", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
-    "model_num_layers", "model_num_attention_heads", "model_num_kv_heads",
 ))
 STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch")
 _SHOWN = 120

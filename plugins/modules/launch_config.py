@@ -116,6 +116,12 @@ options:
           name:
             description: The chip name(s) npu-smi printed.
             type: str
+      model:
+        description:
+          - The model's numbers as C(config.json) on this host gives them (C(model.facts) of what M(verl.deploy.node_facts)
+            returns), for the shape rules (heads, KV heads and vocabulary against TP, layers against PP and VPP, the prompt
+            and response budget against C(max_position_embeddings)); V(null) when not read, then those rules wait.
+        type: dict
       device_ids:
         description:
           - The host's NPU device numbers (C(/dev/davinciN)) as npu-smi lists them; with C(verl_container_privileged=true) the

@@ -16,6 +16,8 @@ description:
   - the NPUs (C(npu-smi info), as M(verl.deploy.npu_info)); the processes that hold C(/dev/davinci*) open;
   - the Docker engine, its containers (with the devices of the running ones) and images, over the engine's socket;
   - the paths the settings point at, and (when asked) model and dataset candidates under search folders;
+  - the model folder O(model_path) where it exists (C(config.json), the weights' index against the shard files and their
+    headers but never the weights, the tokenizer files);
   - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
   - the size of C(/dev/shm) and the TCP ports that are listening.
   - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
@@ -60,6 +62,12 @@ options:
         controller compute the route then (the P(verl.deploy.route_to#filter) filter).
     type: str
     default: ''
+  model_path:
+    description:
+      - The model folder (C(verl_model_path), the same path on the host and in the container) to read into RV(model);
+        empty for none.
+    type: str
+    default: ''
   model_search_paths:
     description:
       - Folders searched (4 levels deep) for model folders named C(Qwen*); empty for no search.
@@ -81,12 +89,6 @@ options:
     description:
       - The checkpoint folder (C(verl_ckpts_dir)) to read into RV(ckpts) - it, or the nearest folder of its path that exists,
         whether the deploy user may write there, free space, which storage it is and verl's checkpoints in it. Nothing is created.
-    type: str
-    default: ''
-  ckpts_model_path:
-    description:
-      - The model folder whose weight files (C(*.safetensors), else the shape in C(config.json)) give the size of one checkpoint
-        (C(model_params) of RV(ckpts)).
     type: str
     default: ''
   parquet_paths:
@@ -215,6 +217,17 @@ paths:
   returned: always
   type: dict
   sample: {/mnt/public/Qwen3-8B: {exists: true, isdir: true, isreg: false, kind: directory, real: /mnt/public/Qwen3-8B}}
+model:
+  description:
+    - The model folder O(model_path) as read on this host (plugins/module_utils/_model.py), V({}) when O(model_path) is empty.
+    - C(facts) (V(null) when C(config.json) cannot be used) holds C(architecture), C(num_layers), C(num_attention_heads),
+      C(num_kv_heads), C(vocab_size), C(max_position_embeddings), C(tie_word_embeddings), C(hidden_size), C(intermediate_size),
+      C(head_dim) and C(torch_dtype); C(parameters) the parameter count from them; C(summary) one line of them.
+    - C(problems) names what is unusable or missing (C(config.json), shards the index names, truncated shards, the tokenizer),
+      each with the path and the fix; C(shards), C(missing) and C(truncated) list the weight files.
+  returned: always
+  type: dict
+  sample: {path: /mnt/public/Qwen3-8B, summary: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions', problems: []}
 found:
   description: C(models) and C(datasets) found under O(model_search_paths) and O(dataset_search_paths), sorted.
   returned: always
@@ -259,7 +272,7 @@ ckpts:
       C(writable), C(readonly), C(free_bytes), C(size_bytes), C(storage) the mount and inode that tell one shared storage
       from separate disks, C(tracker) the text of C(latest_checkpointed_iteration.txt), C(steps) the C(global_step_<N>)
       folders, C(step_files) the files of a complete save present in the folders the rules read) and C(model_params)
-      (the parameters of O(ckpts_model_path)'s model, V(null) when unknown).
+      (the parameters of O(model_path)'s model from its weight files, else its config.json; V(null) when unknown).
   returned: always
   type: dict
   sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4], model_params: 8190735360}
@@ -296,6 +309,7 @@ from urllib.parse import quote, urlparse
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_model_params
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
@@ -485,12 +499,12 @@ def main():
             docker_timeout=dict(type='int', default=30),
             paths=dict(type='list', elements='str', default=[]),
             head_address=dict(type='str', default=''),
+            model_path=dict(type='str', default=''),
             model_search_paths=dict(type='list', elements='path', default=[]),
             dataset_search_paths=dict(type='list', elements='path', default=[]),
             search_limit=dict(type='int', default=20),
             hccn=dict(type='bool', default=False),
             ckpts_dir=dict(type='str', default=''),
-            ckpts_model_path=dict(type='str', default=''),
             parquet_paths=dict(type='list', elements='str', default=[]),
         ),
         supports_check_mode=True,
@@ -506,12 +520,14 @@ def main():
         device_holders=read_holders(),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},
+        # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
+        model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
         found={
             'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
             'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
         },
         network=network,
-        ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['ckpts_model_path'])),
+        ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['model_path'])),
         parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),

@@ -5,16 +5,16 @@ from __future__ import annotations
 import copy
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts as ck
 from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
 
-QWEN3_8B = {"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "num_hidden_layers": 36, "intermediate_size": 12288,
-            "vocab_size": 151936, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "tie_word_embeddings": False}
-QWEN25_7B = {"hidden_size": 3584, "num_hidden_layers": 28, "intermediate_size": 18944, "vocab_size": 152064,
-             "num_attention_heads": 28, "num_key_value_heads": 4, "tie_word_embeddings": False}
+MODELS = Path(__file__).resolve().parents[3] / "sim" / "models"  # the real config.json files of the simulated cluster
+QWEN3_8B = json.loads((MODELS / "Qwen3-8B" / "config.json").read_text(encoding="utf-8"))
+QWEN25_7B = json.loads((MODELS / "Qwen2.5-7B" / "config.json").read_text(encoding="utf-8"))
 LAUNCH = {"ckpts_dir": "", "resume_mode": "auto", "is_head": True, "nnodes": 2, "train_steps": 4, "save_freq": 2, "extra_overrides": []}
 # /proc/self/mountinfo of a node with the checkpoints on NFS and the root on ext4.
 MOUNTINFO = (
@@ -41,16 +41,17 @@ def launch(path, **changes):
 @pytest.mark.parametrize("config, billions", [(QWEN3_8B, 8.19), (QWEN25_7B, 7.07 + 0.545)])
 def test_the_parameter_count_of_real_configs(config, billions):
     """Qwen3-8B: 8.19e9 (its model card); Qwen2.5-7B: 7.61e9 (its card; the q/k/v biases, 1e-4 of it, are left out)."""
-    assert ck.model_params(config) / 1e9 == pytest.approx(billions, rel=2e-3)
+    assert ck.model_params(json.dumps(config)) / 1e9 == pytest.approx(billions, rel=2e-3)
 
 
 def test_a_config_without_a_needed_number_gives_no_count():
-    assert ck.model_params({"hidden_size": 4096}) is None
+    assert ck.model_params(json.dumps({"hidden_size": 4096})) is None
+    assert ck.model_params(None) is None
 
 
 def test_the_model_size_read_from_config_json(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(QWEN3_8B))
-    assert ck.read_model_params(str(tmp_path)) == ck.model_params(QWEN3_8B)
+    assert ck.read_model_params(str(tmp_path)) == ck.model_params(json.dumps(QWEN3_8B))
     assert ck.read_model_params(str(tmp_path / "missing")) is None
 
 
@@ -155,7 +156,7 @@ def test_the_size_of_one_checkpoint(overrides, per_param):
 
 def test_too_little_free_space_is_refused_with_the_numbers(tmp_path):
     read = dict(ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id=""), free_bytes=150 * ck.GIB)
-    params = ck.model_params(QWEN3_8B)
+    params = ck.model_params(json.dumps(QWEN3_8B))
     # Two saves of 8.19e9 x 14 B = 106.8 GiB each.
     text = ck.no_space(read, launch(tmp_path), params)
     assert text.startswith("verl_ckpts_dir=%s has 150.0 GiB free" % tmp_path), text

@@ -14,7 +14,7 @@ def cluster(**changes):
         "train_batch_size": 32, "ppo_mini_batch_size": 32, "n_resp_per_prompt": 8, "ppo_micro_batch_size_per_gpu": 2,
         "ref_log_prob_micro_batch_size_per_gpu": 4, "rollout_log_prob_micro_batch_size_per_gpu": 4,
         "max_prompt_length": 1024, "max_response_length": 4096, "overlong_buffer_len": 2048,
-        "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8,
+        "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8, "max_position_embeddings": 40960, "vocab_size": 151936,
         "dynamic_bsz": False, "recompute": False, "vpp": False,
     }
     c.update(changes)
@@ -54,6 +54,7 @@ def test_the_defaults_pass():
      "verl_ref_log_prob_micro_batch_size_per_gpu"),
     ({"max_prompt_length": 256, "max_response_length": 512, "overlong_buffer_len": 256}, "C20", "verl_max_response_length"),
     ({"dynamic_bsz": True, "max_prompt_length": 2048, "max_response_length": 16384}, "C21", "verl_max_response_length"),
+    ({"max_prompt_length": 2048, "max_response_length": 40000, "overlong_buffer_len": 4096}, "C22", "verl_max_response_length"),
 ])
 def test_each_rule_fires_with_a_fix(changes, rule, variable):
     errors = check_parallelism(cluster(**changes))
@@ -169,3 +170,46 @@ def test_override_value_takes_the_last_whole_number_of_the_key():
     assert override_value([], key, 1024) == 1024
     assert override_value([key + "=256", "++" + key + "=128"], key, 1024) == 128
     assert override_value([key + "=${oc.env:N}", key + "x=5", "trainer.nnodes=2"], key, 1024) == 1024
+
+
+# The model's numbers come from its config.json (tests/sim/model_files.py holds the real ones).
+QWEN25_7B = {"num_layers": 28, "num_attention_heads": 28, "num_kv_heads": 4, "max_position_embeddings": 32768}
+
+
+@pytest.mark.parametrize("changes, seen", [
+    # Qwen2.5-7B with the defaults' TP 4 x PP 2 fits; TP 8 does not: Megatron's own words, as users reported them.
+    ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "'num_query_groups (4) must be a multiple of tensor_model_parallel_size (8).'"),
+    ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "Fix: use one of 1, 2, 4"),
+    # vLLM's word for the rollout: its heads, not its KV heads.
+    ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "'Total number of attention heads (28) must be divisible by tensor parallel size (8).'"),
+    ({"train_pp": 8, "train_tp": 1, "gen_tp": 1}, "The model's 28 layers (num_hidden_layers in its config.json)"),
+    ({"max_prompt_length": 2048, "max_response_length": 32000}, "more than the model's max_position_embeddings (32768"),
+    ({"max_prompt_length": 2048, "max_response_length": 32000}, "lower verl_max_response_length to at most 30720"),
+])
+def test_a_qwen25_7b_folder_is_checked_with_its_own_numbers(changes, seen):
+    errors = check_parallelism(cluster(**dict(QWEN25_7B, **changes)))
+    assert any(seen in e["msg"] for e in errors), [e["msg"] for e in errors]
+
+
+def test_the_defaults_fit_qwen25_7b():
+    assert check_parallelism(cluster(**QWEN25_7B)) == []
+
+
+def test_without_the_model_the_shape_rules_wait_for_the_pre_check():
+    unknown = {"num_layers": None, "num_attention_heads": None, "num_kv_heads": None, "max_position_embeddings": None}
+    # TP 3 and PP 5 break the shape rules of every model here; only the cluster's rules speak before the model is read.
+    assert {"C14", "C11", "C22"}.isdisjoint(rules(**dict(unknown, train_tp=3, gen_tp=3, train_pp=8, nnodes=3, max_response_length=50000)))
+    assert rules(**dict(unknown, train_tp=8, gen_tp=8, train_pp=1)) == set()
+    assert (8, 1) in valid_tp_pp(cluster(**unknown))
+
+
+@pytest.mark.parametrize("vocab, refused", [(151936, False), (152064, False), (151937, True), (151938, False)])
+def test_the_training_tp_divides_the_vocabulary(vocab, refused):
+    errors = [e for e in check_parallelism(cluster(vocab_size=vocab, train_tp=2, gen_tp=2, train_pp=4)) if e["rule"] == "C23"]
+    assert bool(errors) == refused
+    if refused:
+        assert "'AssertionError: 151937 is not divisible by 2'" in errors[0]["msg"] and "Fix:" in errors[0]["msg"]
+
+
+def test_a_budget_that_fits_the_positions_exactly_passes():
+    assert "C22" not in rules(max_prompt_length=8192, max_response_length=40960 - 8192, overlong_buffer_len=1024)

@@ -3,6 +3,7 @@ captures, their pids mapped to containers as the host's /proc shows them."""
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,11 @@ from ansible_collections.verl.deploy.plugins.filter.precheck_report import Filte
 from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, path_state
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
+from ansible_collections.verl.deploy.plugins.module_utils import _model
+from launch_helpers import launch_ok
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "sim"))
+import model_files  # noqa: E402  (the simulated cluster's model folders)
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu-smi"
 OWN, OTHER = "a" * 64, "b" * 64
@@ -235,3 +241,57 @@ def test_an_npu_smi_file_is_fine(tmp_path):
     (tmp_path / "npu-smi").write_text("#!/bin/sh\n")
     assert pc.npu_smi_not_a_file(_on_host(tmp_path, npu_smi_path=str(tmp_path / "npu-smi"))) == ""
     assert pc.npu_smi_not_a_file(_on_host(tmp_path)) == "", "not stated: node_facts found an executable"
+
+
+# --------------------------------------------------------------------------- the model and the memory
+
+A2 = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"  # 8 x 910B3, 65536 MB HBM each
+
+
+def model_read(tmp_path, name="Qwen3-8B", damage=None):
+    folder = model_files.write(str(tmp_path), name)
+    if damage:
+        damage(Path(folder))
+    return _model.judge(_model.read_folder(folder))
+
+
+def memory_checked(tmp_path, damage=None, **settings):
+    launch = launch_ok(**settings)
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {"size_kb": 2 ** 22},
+             "model": model_read(tmp_path, damage=damage)}
+    return checked(npu(A2, {}), launch=launch, facts=facts)
+
+
+def test_the_default_layout_fits_an_a2_and_its_model_is_complete(tmp_path):
+    report = pc.report(memory_checked(tmp_path))
+    assert not [p for p in report["problems"] if "model" in p or "Memory" in p], report
+    assert not [w for w in report["warnings"] if "Memory" in w]
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda f: (f / "model-00004-of-00005.safetensors").unlink(), "are missing: model-00004-of-00005.safetensors"),
+    (lambda f: (f / "model-00002-of-00005.safetensors").write_bytes((f / "model-00002-of-00005.safetensors").read_bytes()[:-4]),
+     "truncated shard(s) (an interrupted copy): model-00002-of-00005.safetensors has"),
+    (lambda f: (f / "config.json").unlink(), "config.json does not exist or cannot be read"),
+])
+def test_an_incomplete_model_folder_is_refused_naming_the_file_and_the_fix(tmp_path, damage, words):
+    problems = pc.report(memory_checked(tmp_path, damage))["problems"]
+    assert any(words in p and "Fix:" in p for p in problems), problems
+
+
+@pytest.mark.parametrize("settings, words", [
+    # vLLM's share so large that the optimizer's moments no longer fit beside it from the second step on.
+    ({"verl_gpu_memory_utilization": "0.95"}, "the second rollout fails with 'NPU out of memory'. Fix: any one of: turn on Offload"),
+    # So small that the actor leaves vLLM no cache blocks: raising it is the fix, as vLLM's own message says.
+    ({"verl_gpu_memory_utilization": "0.2"}, "'No available memory for the cache blocks. Try increasing `gpu_memory_utilization`"),
+])
+def test_an_impossible_memory_layout_is_refused_before_anything_starts(tmp_path, settings, words):
+    problems = pc.report(memory_checked(tmp_path, **settings))["problems"]
+    assert any(words in p for p in problems), problems
+
+
+def test_without_the_model_or_the_hbm_nothing_is_estimated(tmp_path):
+    case = memory_checked(tmp_path, verl_gpu_memory_utilization="0.95")
+    assert pc.memory_does_not_fit(dict(case, facts=dict(case["facts"], model={}))) == ""
+    assert pc.memory_does_not_fit(dict(case, npu={"failed": True})) == ""
+    assert pc.hbm_bytes(npu(A2, {})) == 65536 * 1024 * 1024

@@ -110,12 +110,11 @@ def test_the_checkpoint_folder_and_the_data_sets_are_read_in_the_same_call(capsy
 
     model = tmp_path / 'Qwen3-8B'
     model.mkdir()
-    (model / 'config.json').write_text(json.dumps({'hidden_size': 4096, 'num_hidden_layers': 36, 'intermediate_size': 12288,
-                                                   'vocab_size': 151936, 'num_attention_heads': 32, 'num_key_value_heads': 8,
-                                                   'head_dim': 128}))
+    real = Path(__file__).resolve().parents[3] / 'sim' / 'models' / 'Qwen3-8B' / 'config.json'
+    (model / 'config.json').write_text(real.read_text())
     data = Path(__file__).resolve().parents[3] / 'fixtures' / 'parquet' / 'verl.parquet'
     result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False,
-                                 'ckpts_dir': str(tmp_path / 'ckpts' / 'run1'), 'ckpts_model_path': str(model),
+                                 'ckpts_dir': str(tmp_path / 'ckpts' / 'run1'), 'model_path': str(model),
                                  'parquet_paths': [str(data), str(tmp_path / 'none.parquet')]})
     ckpts = result['ckpts']
     assert ckpts['read'] and not ckpts['exists'] and ckpts['existing'] == str(tmp_path) and ckpts['missing'] == 'ckpts/run1'

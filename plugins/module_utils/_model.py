@@ -1,0 +1,268 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+"""The model folder (verl_model_path) as verl, Megatron and vLLM read it, as pure functions over what was read.
+
+verl.deploy.node_facts reads the folder on each host (read_folder below: config.json, the weights' index, the first
+bytes of each shard, the file names and sizes) and these functions turn it into facts and problems, so the shape
+rules (plugins/module_utils/_config_checks.py) and the memory estimate (_memory_fit.py) use the model's own numbers.
+
+Sources of the formats:
+- config.json: Hugging Face transformers' PretrainedConfig (Qwen3Config, Qwen2Config): the keys read here are the
+  ones verl's Megatron config converter (verl/models/mcore/config_converter.py, hf_to_mcore_config_dense) and vLLM's
+  ModelConfig read (num_key_value_heads defaults to num_attention_heads, head_dim to hidden_size / heads).
+- model.safetensors.index.json: {"metadata": {"total_size": N}, "weight_map": {tensor name: shard file}}
+  (huggingface_hub / transformers' sharded save).
+- a safetensors file: 8 bytes, the header's length N (unsigned little-endian), then N bytes of JSON
+  {tensor: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}, then the data; the offsets
+  count from the end of the header, so the file is exactly 8 + N + the largest end (safetensors' format
+  documentation). A shorter file is truncated (an interrupted copy); safetensors refuses it when it is opened.
+- the tokenizer: tokenizer_config.json plus tokenizer.json (the fast tokenizer) or vocab.json and merges.txt
+  (the slow BPE tokenizer Qwen's tokenizer class can build from); transformers' AutoTokenizer fails without either.
+No Ansible imports.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+CONFIG = "config.json"
+INDEX = "model.safetensors.index.json"
+SINGLE = "model.safetensors"
+TOKENIZER_CONFIG = "tokenizer_config.json"
+TOKENIZER_SETS = (("tokenizer.json",), ("vocab.json", "merges.txt"))
+# A safetensors header is a few kB per hundred tensors; more than this is not a header this check reads.
+HEADER_LIMIT = 100 * 1024 * 1024
+# Bytes of one element of each torch_dtype a config may name (bf16 when not given: Qwen's checkpoints).
+DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4}
+FACTS = ("architecture", "num_layers", "num_attention_heads", "num_kv_heads", "vocab_size", "max_position_embeddings",
+         "tie_word_embeddings", "hidden_size", "intermediate_size", "head_dim", "torch_dtype")
+_FIX_CONFIG = ("Fix: point verl_model_path at the Hugging Face model folder (the one holding config.json, the tokenizer and "
+               "the *.safetensors shards), or copy the whole folder again (e.g. huggingface-cli download Qwen/Qwen3-8B "
+               "--local-dir <verl_model_path>).")
+
+
+class ModelError(ValueError):
+    """A config.json the deploy cannot use; its message names the file and the fix."""
+
+
+def _whole(config, key, path, default=None, minimum=1):
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ModelError("%s: %s is %s, not a whole number of at least %d. %s" % (path, key, json.dumps(value), minimum, _FIX_CONFIG))
+    return value
+
+
+def parse_config(text, path=CONFIG):
+    """config.json's text -> the facts in FACTS. Raises ModelError naming `path` and the fix."""
+    if text is None:
+        raise ModelError("%s does not exist or cannot be read. %s" % (path, _FIX_CONFIG))
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        raise ModelError("%s is not JSON (%s). %s" % (path, exc, _FIX_CONFIG))
+    if not isinstance(config, dict):
+        raise ModelError("%s holds %s, not a JSON object. %s" % (path, type(config).__name__, _FIX_CONFIG))
+    if "text_config" in config and "num_hidden_layers" not in config and isinstance(config["text_config"], dict):
+        config = dict(config["text_config"], architectures=config.get("architectures"))  # a multimodal wrapper
+    architectures = config.get("architectures")
+    if not isinstance(architectures, list) or not architectures or not isinstance(architectures[0], str):
+        raise ModelError("%s names no architectures (e.g. [\"Qwen3ForCausalLM\"]): it is not a transformers model's config. %s"
+                         % (path, _FIX_CONFIG))
+    heads = _whole(config, "num_attention_heads", path)
+    hidden = _whole(config, "hidden_size", path)
+    facts = {
+        "architecture": architectures[0],
+        "num_layers": _whole(config, "num_hidden_layers", path),
+        "num_attention_heads": heads,
+        "num_kv_heads": _whole(config, "num_key_value_heads", path, heads) if config.get("num_key_value_heads") is not None else heads,
+        "vocab_size": _whole(config, "vocab_size", path),
+        "max_position_embeddings": _whole(config, "max_position_embeddings", path),
+        "tie_word_embeddings": bool(config.get("tie_word_embeddings", False)),
+        "hidden_size": hidden,
+        "intermediate_size": _whole(config, "intermediate_size", path),
+        "head_dim": _whole(config, "head_dim", path) if config.get("head_dim") is not None else hidden // heads,
+        "torch_dtype": str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"),
+    }
+    if facts["num_attention_heads"] % facts["num_kv_heads"]:
+        raise ModelError("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d, which no grouped-query "
+                         "attention model has. %s" % (path, heads, facts["num_kv_heads"], _FIX_CONFIG))
+    return facts
+
+
+def parameter_count(facts):
+    """The parameters of a dense decoder (Llama/Qwen2/Qwen3 layout) from its config: embeddings, the output layer unless
+    tied, and per layer the q/k/v/o projections, the gated MLP and the norms. Qwen3-8B: 8.19e9 (its index's total_size
+    of 16.38 GB in bf16)."""
+    hidden, heads, kv, head_dim = facts["hidden_size"], facts["num_attention_heads"], facts["num_kv_heads"], facts["head_dim"]
+    attention = hidden * head_dim * (heads + 2 * kv) + heads * head_dim * hidden
+    mlp = 3 * hidden * facts["intermediate_size"]
+    per_layer = attention + mlp + 2 * hidden + 2 * head_dim
+    embeddings = facts["vocab_size"] * hidden * (1 if facts["tie_word_embeddings"] else 2)
+    return facts["num_layers"] * per_layer + embeddings + hidden
+
+
+def summary(facts):
+    """One line for the confirmation: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions'."""
+    return "%s, %d layers, %d/%d heads, %d positions" % (
+        facts["architecture"], facts["num_layers"], facts["num_attention_heads"], facts["num_kv_heads"], facts["max_position_embeddings"])
+
+
+def header_end(head):
+    """The size a safetensors file must have, from its first bytes (`head`: at least 8 + the header length), or
+    (None, why) when they are not a safetensors header."""
+    if len(head) < 8:
+        return None, "shorter than the 8 bytes of a safetensors header length"
+    (length,) = struct.unpack("<Q", head[:8])
+    if length > HEADER_LIMIT:
+        return None, "its first 8 bytes give a header of %d bytes, so it is not a safetensors file" % length
+    if len(head) < 8 + length:
+        return None, "it ends inside its %d-byte header" % length
+    try:
+        header = json.loads(head[8:8 + length].decode("utf-8"))
+    except ValueError as exc:
+        return None, "its header is not JSON (%s)" % exc
+    if not isinstance(header, dict):
+        return None, "its header is not a JSON object"
+    ends = [entry.get("data_offsets", [0, 0])[1] for name, entry in header.items() if name != "__metadata__" and isinstance(entry, dict)]
+    if not all(isinstance(end, int) and end >= 0 for end in ends):
+        return None, "its header has data_offsets that are not byte counts"
+    return 8 + length + max(ends or [0]), ""
+
+
+def judge_weights(index_text, shards):
+    """The weights' problems (a list of sentences, empty when complete) and what was read.
+
+    index_text: model.safetensors.index.json's text, or None when the folder has none; shards: {file name: {'size': bytes,
+    'head': the file's first bytes (enough for its header), or None when the file is absent}} of every *.safetensors file
+    of the folder and of every file the index names. Returns {'problems', 'shards': the files the weights are in,
+    'missing', 'truncated': [{'file', 'size', 'expected'}]}."""
+    problems, missing, truncated, bad = [], [], [], []
+    if index_text is None:
+        files = [SINGLE] if SINGLE in shards else []
+        if not files:
+            present = sorted(name for name, entry in shards.items() if entry.get("head") is not None)
+            problems.append("the folder has neither %s nor %s%s, so no weights can be loaded" % (
+                INDEX, SINGLE, " (it has %s)" % ", ".join(present[:5]) if present else ""))
+    else:
+        try:
+            index = json.loads(index_text)
+            weight_map = index["weight_map"]
+            files = sorted(set(weight_map.values()))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            problems.append("%s cannot be read (%s: %s)" % (INDEX, type(exc).__name__, exc))
+            files = []
+    for name in files:
+        entry = shards.get(name) or {}
+        if entry.get("head") is None:
+            missing.append(name)
+            continue
+        expected, why = header_end(entry["head"])
+        if expected is None:
+            bad.append("%s: %s" % (name, why))
+        elif entry["size"] < expected:
+            truncated.append({"file": name, "size": entry["size"], "expected": expected})
+    if missing:
+        problems.append("%d of the %d weight shard(s) %s names are missing: %s" % (
+            len(missing), len(files), INDEX, ", ".join(missing[:8]) + (" and %d more" % (len(missing) - 8) if len(missing) > 8 else "")))
+    if truncated:
+        problems.append("truncated shard(s) (an interrupted copy): %s; loading them stops with 'safetensors_rust.SafetensorError: "
+                        "Error while deserializing header: MetadataIncompleteBuffer'" % "; ".join(
+                            "%s has %d bytes, its header says %d" % (t["file"], t["size"], t["expected"]) for t in truncated))
+    if bad:
+        problems.append("unreadable shard(s): %s" % "; ".join(bad))
+    return {"problems": problems, "shards": files, "missing": missing, "truncated": truncated}
+
+
+def judge_tokenizer(names):
+    """The tokenizer's problem ('' when complete) among the folder's file names."""
+    names = set(names)
+    lacking = [] if TOKENIZER_CONFIG in names else [TOKENIZER_CONFIG]
+    if not any(all(name in names for name in files) for files in TOKENIZER_SETS):
+        lacking.append(" or ".join(" + ".join(files) for files in TOKENIZER_SETS))
+    if not lacking:
+        return ""
+    return "the tokenizer is incomplete: %s missing, so transformers' AutoTokenizer cannot load it" % " and ".join(lacking)
+
+
+def judge(read):
+    """What read_folder() read -> {'path', 'facts' (FACTS, or None), 'parameters', 'problems': [sentence, ...], 'shards', ...}.
+    Each problem names the path and its fix."""
+    path = read["path"]
+    result = {"path": path, "facts": None, "parameters": None, "problems": [], "summary": ""}
+    if not read.get("isdir"):
+        return result  # the paths rule names a missing folder
+    try:
+        facts = parse_config(read.get("config"), os.path.join(path, CONFIG))
+    except ModelError as exc:
+        result["problems"].append(str(exc))
+        facts = None
+    if facts:
+        result.update(facts=facts, parameters=parameter_count(facts), summary=summary(facts))
+    weights = judge_weights(read.get("index"), read.get("shards") or {})
+    result.update(shards=weights["shards"], missing=weights["missing"], truncated=weights["truncated"])
+    found = list(weights["problems"])
+    tokenizer = judge_tokenizer(read.get("names") or [])
+    if tokenizer:
+        found.append(tokenizer)
+    if found:
+        result["problems"].append("the model folder verl_model_path=%s is incomplete: %s. Fix: copy the model folder again, "
+                                  "completely (e.g. huggingface-cli download Qwen/Qwen3-8B --local-dir %s, which resumes), or point "
+                                  "verl_model_path at a complete copy." % (path, "; ".join(found), path))
+    return result
+
+
+def _read_text(path, limit):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _head(path):
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+            if len(head) == 8:
+                (length,) = struct.unpack("<Q", head)
+                head += handle.read(min(length, HEADER_LIMIT))
+            return head
+    except OSError:
+        return None
+
+
+def read_folder(path):
+    """Read what judge() needs from the folder on this host: a few small files and each shard's header (never the weights)."""
+    read = {"path": path, "isdir": os.path.isdir(path)}
+    if not read["isdir"]:
+        return read
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        names = []
+    read["names"] = names
+    read["config"] = _read_text(os.path.join(path, CONFIG), 1024 * 1024)
+    read["index"] = _read_text(os.path.join(path, INDEX), 64 * 1024 * 1024) if INDEX in names else None
+    wanted = {name for name in names if name.endswith(".safetensors")}
+    if read["index"] is not None:
+        try:
+            wanted.update(json.loads(read["index"]).get("weight_map", {}).values())
+        except (ValueError, AttributeError, TypeError):
+            pass
+    shards = {}
+    for name in sorted(wanted):
+        if not isinstance(name, str) or "/" in name:
+            continue
+        full = os.path.join(path, name)
+        try:
+            size = os.stat(full).st_size
+        except OSError:
+            shards[name] = {"size": 0, "head": None}
+            continue
+        shards[name] = {"size": size, "head": _head(full)}
+    read["shards"] = shards
+    return read

@@ -1,0 +1,144 @@
+"""The model folders of the simulated cluster: real Hugging Face config.json files, a small tokenizer in the real
+formats, and small stand-in weight shards with a consistent index.
+
+    python3 tests/sim/model_files.py DEST            # writes DEST/Qwen3-8B and DEST/Qwen2.5-7B
+
+What is real, and from where:
+- config.json: Qwen3-8B's and Qwen2.5-7B's own files as published on the Hugging Face Hub (Qwen/Qwen3-8B,
+  Qwen/Qwen2.5-7B): every key, every value.
+- model.safetensors.index.json: the real layout -- every tensor name of the architecture (Qwen3: q/k norms, no
+  q/k/v bias; Qwen2: q/k/v bias), the real shard names (model-0000N-of-0000M.safetensors), a weight_map naming
+  each tensor's shard and metadata.total_size -- but total_size is the stand-ins' size, as the index of these files.
+- the shards: real safetensors files (8-byte little-endian header length, JSON header with dtype, shape and
+  data_offsets, then the data; the safetensors format documentation), whose tensors have the real names and dtype
+  (BF16) but a tiny shape ([2]): nothing in the simulated cluster loads weights (the stand-in trainer reads only the
+  config), and a truncated or missing shard is detectable exactly as in a real folder.
+- the tokenizer: tokenizer_config.json with Qwen's keys (Qwen2Tokenizer, its special tokens; the chat template
+  shortened), tokenizer.json in the tokenizers library's format (byte-level BPE) and vocab.json + merges.txt (the
+  slow tokenizer's pair), with a 256-byte vocabulary and a few merges instead of Qwen's 151643 tokens.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+
+QWEN3_8B = {
+    "architectures": ["Qwen3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 151643,
+    "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 12288, "max_position_embeddings": 40960, "max_window_layers": 36, "model_type": "qwen3",
+    "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+    "rope_scaling": None, "rope_theta": 1000000, "sliding_window": None, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": True, "use_sliding_window": False,
+    "vocab_size": 151936,
+}
+QWEN25_7B = {
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151643,
+    "hidden_act": "silu", "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944,
+    "max_position_embeddings": 32768, "max_window_layers": 28, "model_type": "qwen2", "num_attention_heads": 28,
+    "num_hidden_layers": 28, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 131072, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.40.1",
+    "use_cache": True, "use_mrope": False, "use_sliding_window": False, "vocab_size": 152064,
+}
+MODELS = {"Qwen3-8B": (QWEN3_8B, 5), "Qwen2.5-7B": (QWEN25_7B, 4)}
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+TOKEN_KEYS = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
+
+
+def tensor_names(config):
+    """Every tensor of the checkpoint, in the order transformers saves a Qwen2/Qwen3 decoder."""
+    per_layer = ["input_layernorm.weight", "mlp.down_proj.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight",
+                 "post_attention_layernorm.weight", "self_attn.k_proj.weight", "self_attn.o_proj.weight",
+                 "self_attn.q_proj.weight", "self_attn.v_proj.weight"]
+    if config["model_type"] == "qwen3":
+        per_layer += ["self_attn.k_norm.weight", "self_attn.q_norm.weight"]
+    else:
+        per_layer += ["self_attn.k_proj.bias", "self_attn.q_proj.bias", "self_attn.v_proj.bias"]
+    names = ["model.embed_tokens.weight"]
+    names += ["model.layers.%d.%s" % (layer, name) for layer in range(config["num_hidden_layers"]) for name in sorted(per_layer)]
+    names += ["model.norm.weight"] + ([] if config["tie_word_embeddings"] else ["lm_head.weight"])
+    return names
+
+
+def safetensors_bytes(names):
+    """A safetensors file holding each tensor as BF16 of shape [2] (4 bytes, the bf16 pattern of 1.0 twice)."""
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    for name in names:
+        header[name] = {"dtype": "BF16", "shape": [2], "data_offsets": [offset, offset + 4]}
+        offset += 4
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes with spaces
+    return struct.pack("<Q", len(text)) + text + b"\x80\x3f" * 2 * len(names)
+
+
+def tokenizer_files():
+    """{file name: text} of a small byte-level BPE tokenizer in Qwen's file formats."""
+    vocab = {chr(byte) if 33 <= byte <= 126 else "<0x%02X>" % byte: byte for byte in range(256)}
+    merges = [("t", "h"), ("th", "e"), ("i", "n"), ("a", "n")]
+    for left, right in merges:
+        vocab[left + right] = len(vocab)
+    added = [{"id": len(vocab) + i, "content": token, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i, token in enumerate(SPECIAL_TOKENS)]
+    tokenizer = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": True},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "", "end_of_word_suffix": "",
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False, "vocab": vocab,
+                  "merges": [[left, right] for left, right in merges]},
+    }
+    config = {
+        "add_bos_token": False, "add_prefix_space": False,
+        "added_tokens_decoder": {str(token["id"]): {k: token[k] for k in TOKEN_KEYS} for token in added},
+        "additional_special_tokens": ["<|im_start|>", "<|im_end|>"], "bos_token": None,
+        # Qwen's template, shortened to the messages (no tools, no thinking).
+        "chat_template": ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+                          "'<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"),
+        "clean_up_tokenization_spaces": False, "eos_token": "<|im_end|>", "errors": "replace", "model_max_length": 131072,
+        "pad_token": "<|endoftext|>", "split_special_tokens": False, "tokenizer_class": "Qwen2Tokenizer", "unk_token": None,
+    }
+    return {
+        "tokenizer_config.json": json.dumps(config, indent=2) + "\n",
+        "tokenizer.json": json.dumps(tokenizer, indent=2, ensure_ascii=False) + "\n",
+        "vocab.json": json.dumps(vocab, ensure_ascii=False) + "\n",
+        "merges.txt": "#version: 0.2\n" + "".join("%s %s\n" % pair for pair in merges),
+    }
+
+
+def model_files(name):
+    """{file name: bytes} of the model folder `name` (a key of MODELS)."""
+    config, shard_count = MODELS[name]
+    names = tensor_names(config)
+    shards = ["model-%05d-of-%05d.safetensors" % (i + 1, shard_count) for i in range(shard_count)]
+    per_shard = -(-len(names) // shard_count)
+    files, weight_map, total = {}, {}, 0
+    for number, shard in enumerate(shards):
+        chunk = names[number * per_shard:(number + 1) * per_shard]
+        files[shard] = safetensors_bytes(chunk)
+        weight_map.update((tensor, shard) for tensor in chunk)
+        total += 4 * len(chunk)
+    index = {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}
+    files["model.safetensors.index.json"] = (json.dumps(index, indent=2) + "\n").encode()
+    files["config.json"] = (json.dumps(config, indent=2) + "\n").encode()
+    files["generation_config.json"] = (json.dumps({"bos_token_id": config["bos_token_id"], "eos_token_id": config["eos_token_id"],
+                                                   "do_sample": True, "temperature": 0.6, "top_p": 0.95}, indent=2) + "\n").encode()
+    files.update((file, text.encode()) for file, text in tokenizer_files().items())
+    return files
+
+
+def write(dest, name):
+    folder = os.path.join(dest, name)
+    os.makedirs(folder, exist_ok=True)
+    for file, data in model_files(name).items():
+        with open(os.path.join(folder, file), "wb") as handle:
+            handle.write(data)
+    return folder
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: model_files.py DEST")
+    for model in MODELS:
+        print(write(sys.argv[1], model))
