@@ -91,6 +91,9 @@ def test_nodes_with_different_chips_each_get_their_image_named_with_their_nodes(
     ({"verl_algorithm": "grpo", "verl_resume_mode": "resume_path", "verl_resume_from_path": "/ckpt/global_step_40"},
      "Algorithm: GRPO (verl's PPO trainer with the GRPO advantage estimator, Megatron, vLLM rollout)",
      "Resume: from /ckpt/global_step_40"),
+    ({"verl_algorithm": "gspo"},
+     "Algorithm: GSPO (verl's PPO trainer with the GSPO policy loss, Megatron, vLLM rollout)",
+     "Resume: auto, from the newest checkpoint in /ckpt if there is one"),
 ])
 def test_the_summary_names_the_algorithm_and_the_resume(overrides, algorithm, resume):
     lines = summary({"node1": (launch_ok(**overrides), {})})
