@@ -44,7 +44,7 @@ print(Templar(loader=DataLoader(), variables=variables).template(trust_as_templa
 def summary(nodes):
     """The summary's lines for {host: (launch configuration, npu_info result)}, the first host the head."""
     hosts = list(nodes)
-    hostvars = {host: {"_verl_launch": launch, "__precheck_npu": npu} for host, (launch, npu) in nodes.items()}
+    hostvars = {host: {"_verl_launch": launch, "_precheck_node": {"npu": npu}} for host, (launch, npu) in nodes.items()}
     variables = {"_verl_launch": nodes[hosts[0]][0], "ansible_play_hosts": hosts, "groups": {"ray_head": hosts[:1]}, "hostvars": hostvars}
     proc = subprocess.run([sys.executable, "-c", RENDER, str(REPO / ".collections"), str(REPO / "roles/verl/templates/confirm_summary.j2")],
                           input=json.dumps(variables), capture_output=True, text=True, timeout=120, check=False)
