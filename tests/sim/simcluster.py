@@ -60,7 +60,7 @@ import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = Path(__file__).resolve().parent
 # The images' Dockerfiles and the verl image's build script are files beside this one (node/Dockerfile,
-# registry/Dockerfile with registry/config.yml, verl/build.sh.in), str.format templates filled in by Recipes;
+# registry/Dockerfile with registry/config.yml.in, verl/build.sh.in), str.format templates filled in by Recipes;
 # each image's recipe hash covers their filled-in text, so an edit to one rebuilds that image.
 REPO = HERE.parent.parent
 CACHE = REPO / ".cache" / "sim"
@@ -306,7 +306,7 @@ class Recipes:
         return self.hashes["node"]
 
     # -- registry
-    REGISTRY_CONFIG = (HERE / "registry" / "config.yml").read_text()
+    REGISTRY_CONFIG = (HERE / "registry" / "config.yml.in").read_text()
 
     def registry_dockerfile(self):
         return (HERE / "registry" / "Dockerfile").read_text().format(base=self.base(), packages=" ".join(REGISTRY_PACKAGES))
