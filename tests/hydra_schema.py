@@ -61,10 +61,11 @@ WHEEL_SOURCE_PREFIX = "verl/"
 MARKER = ".verl-deploy-complete"
 
 # verl_algorithm -> (the module run_training.sh starts, its Hydra config). `--config-path=config` is
-# relative to the module's own folder: recipe/dapo/config for DAPO, verl/trainer/config for GRPO.
+# relative to the module's own folder: recipe/dapo/config for DAPO, verl/trainer/config for GRPO and GSPO.
 ENTRY_POINTS = {
     "dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
     "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
+    "gspo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
 }
 CONFIG_NAME = ENTRY_POINTS["dapo"][1]
 

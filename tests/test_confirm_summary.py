@@ -49,10 +49,10 @@ def summary(nodes, model=None):
     """The summary's lines for {host: (launch configuration, npu_info result)}, the first host the head (model: node_facts'
     model read on every host)."""
     hosts = list(nodes)
-    hostvars = {host: {"_verl_launch": launch, "__precheck_npu": npu} for host, (launch, npu) in nodes.items()}
+    hostvars = {host: {"_verl_launch": launch, "_precheck_node": {"npu": npu}} for host, (launch, npu) in nodes.items()}
     if model is not None:
         for host in hosts:
-            hostvars[host]["__precheck_facts"] = {"model": model}
+            hostvars[host]["_precheck_node"]["model_summary"] = model.get("summary", "")
     variables = {"_verl_launch": nodes[hosts[0]][0], "ansible_play_hosts": hosts, "groups": {"ray_head": hosts[:1]}, "hostvars": hostvars}
     proc = subprocess.run([sys.executable, "-c", RENDER, str(REPO / ".collections"), str(REPO / "roles/verl/templates/confirm_summary.j2")],
                           input=json.dumps(variables), capture_output=True, text=True, timeout=120, check=False)
@@ -99,6 +99,9 @@ def test_nodes_with_different_chips_each_get_their_image_named_with_their_nodes(
     ({"verl_algorithm": "grpo", "verl_resume_mode": "resume_path", "verl_resume_from_path": "/ckpt/global_step_40"},
      "Algorithm: GRPO (verl's PPO trainer with the GRPO advantage estimator, Megatron, vLLM rollout)",
      "Resume: from /ckpt/global_step_40"),
+    ({"verl_algorithm": "gspo"},
+     "Algorithm: GSPO (verl's PPO trainer with the GSPO policy loss, Megatron, vLLM rollout)",
+     "Resume: auto, from the newest checkpoint in /ckpt if there is one"),
 ])
 def test_the_summary_names_the_algorithm_and_the_resume(overrides, algorithm, resume):
     lines = summary({"node1": (launch_ok(**overrides), {})})

@@ -1,5 +1,6 @@
 """verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
-the detached start with its step times and exit code, the bounded verify, and the targeted stop.
+the detached start with its step times and exit code, the deploy's looks, and the targeted stop; every step the
+playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read with the answer filter).
 
 A stand-in start_verl.sh plays the training: a process whose command line holds this test's own
 training pattern (each test renders a unique module name, so parallel tests never see each other's).
@@ -15,7 +16,7 @@ import uuid
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, parse_lines
 from launch_helpers import launch_ok, write_scripts
 
 STAND_IN_START = r"""#!/bin/bash
@@ -84,7 +85,7 @@ def test_nothing_started_yet(control):
 
 def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     (control.logs / "verl_qwen3_8b_run_1.log").write_text("step:0\n")
-    assert control("start-training", EXIT_CODE="3").stdout.strip() == "training: started"
+    assert control("start-training", EXIT_CODE="3").stdout.splitlines() == ["training: started", "changed=true", "state=started"]
     wait_for((control.state / "exit_code").exists)
     found = state(control)
     assert found["state"] == "crashed" and found["exit_code"] == "3" and found["last_step"].endswith(" 3")
@@ -111,9 +112,11 @@ def test_running_then_stalled_then_stopped(control):
     assert "training: STALLED: runs (pid %s) but logged no step for" % found["pid"] in control("status", "", "5", "30").stdout
     assert "a training already runs" in control("start-training").stderr
     stop = control("stop-training")
-    assert stop.returncode == 0 and stop.stdout.strip() == "training: stopped", stop.stderr
+    assert stop.returncode == 0 and stop.stdout.splitlines() == ["training: stopped", "changed=true", "state=stopped"], stop.stderr
     assert state(control)["state"] == "stopped"
-    assert control("stop-training").stdout.strip() == "training: not running"
+    again = control("stop-training").stdout
+    assert again.splitlines()[0] == "training: not running"
+    assert parse_lines(again) == {"changed": "false", "state": "not-running"}
 
 
 def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
@@ -124,7 +127,7 @@ def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
     status = control("status", "", "5", "1800").stdout
     assert "training: running (pid" in status
     assert "algorithm: DAPO (resume mode auto)" in status, status
-    assert control("stop-training").stdout.strip() == "training: stopped"
+    assert parse_lines(control("stop-training").stdout) == {"changed": "true", "state": "stopped"}
     assert state(control)["state"] == "stopped"
 
 
@@ -138,31 +141,6 @@ def test_a_training_whose_ray_session_changed_is_orphaned(control, tmp_path):
     (ray_dir / "session_latest").unlink()
     (ray_dir / "session_latest").symlink_to(ray_dir / "session_2")
     assert state(control)["state"] == "orphaned"
-
-
-def test_verify_is_bounded_and_quotes_the_start_output(control):
-    started = time.monotonic()
-    control("start-training", EXIT_CODE="1", STEPS="0")
-    proc = control("verify", "10")
-    assert proc.returncode != 0 and "the training ended with exit code 1 before it ran" in proc.stderr
-    assert time.monotonic() - started < 10
-
-
-def test_verify_waits_until_the_log_grows(control):
-    control("start-training", HOLD="60", STEPS="40", STEP_SECONDS="0.2")
-    log = control.logs / "verl_qwen3_8b_run_2.log"
-
-    def grow():
-        with open(log, "a") as handle:
-            handle.write("step\n")
-    grow()
-    verify = subprocess.Popen(["bash", str(control.logs.parent / "verl" / "verl_control.sh"), "verify", "20"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=dict(os.environ, MODULE=control.module))
-    time.sleep(3)
-    grow()
-    out, err = verify.communicate(timeout=30)
-    assert verify.returncode == 0, err
-    assert "its log %s grows" % log in out
 
 
 def test_verify_look_answers_once_per_call_until_the_log_grew(control):
@@ -191,6 +169,17 @@ def test_ray_progress_counts_nothing_without_ray(control):
     assert proc.returncode == 3 and proc.stdout.strip() == "0/2 nodes, 0/16 NPU", proc.stderr
 
 
+def test_stop_ray_answers_whether_it_changed_anything(control):
+    proc = control("stop-ray")
+    assert proc.returncode == 0 and proc.stdout.splitlines() == ["ray: not running", "changed=false", "state=not-running"]
+
+
+def test_the_removed_verify_step_is_unknown(control):
+    """The deploy polls verify-look (wait_progress); the old blocking verify step is gone."""
+    proc = control("verify", "10")
+    assert proc.returncode == 1 and "unknown step 'verify'" in proc.stderr
+
+
 def test_a_worker_refuses_head_steps(tmp_path):
     folder = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path)
     for step in ("members", "ray-progress", "verify-look", "training-state", "start-training", "stop-training"):
@@ -217,8 +206,8 @@ def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(contr
     assert state(control)["state"] == "running", "the refused deploy stopped nothing"
     # The holder's own steps go on; its release frees the lock for the other.
     assert control("verify-look", **lock_env("run-a")).returncode in (0, 3)
-    assert control("unlock", **lock_env("run-b")).stdout.strip() == "lock: not held by this deploy"
-    assert control("unlock", **lock_env("run-a")).stdout.strip() == "lock: released"
+    assert control("unlock", **lock_env("run-b")).stdout.splitlines() == ["lock: not held by this deploy", "changed=false", "state=not-held"]
+    assert control("unlock", **lock_env("run-a")).stdout.splitlines() == ["lock: released", "changed=true", "state=released"]
     assert control("stop-training", **lock_env("run-b")).returncode == 0
     assert state(control)["state"] == "stopped"
 

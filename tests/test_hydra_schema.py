@@ -1,6 +1,6 @@
 """The rendered training command against verl 0.7.0's own Hydra schema (offline, no torch).
 
-For every mask, both algorithms, SwanLab off and on: render run_training.sh, EXECUTE it with a
+For every mask, every algorithm, SwanLab off and on: render run_training.sh, EXECUTE it with a
 stand-in python3, take the argument list it recorded and compose it with Hydra against the config
 tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/hydra_schema.py): DAPO's against
 `dapo_megatron_trainer`, GRPO's against `ppo_megatron_trainer`, the config each entry point is
@@ -64,7 +64,7 @@ def bits(mask):
     return {bit: char == "1" for bit, char in enumerate(mask)}
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
 @pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
 @pytest.mark.parametrize("mask", all_masks())
 def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
@@ -131,8 +131,9 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     reward = cfg["reward_model"]
     assert cfg["algorithm"]["adv_estimator"] == "grpo"
     assert cfg["algorithm"]["use_kl_in_reward"] is False
-    # Token-level loss for both: DAPO says so, GRPO gets verl 0.7.0's default
-    assert actor["loss_agg_mode"] == "token-mean"
+    # Token-level loss for DAPO (it says so) and GRPO (verl 0.7.0's default); GSPO's loss is sequence-level
+    assert actor["loss_agg_mode"] == ("seq-mean-token-mean" if algorithm == "gspo" else "token-mean")
+    assert actor["policy_loss"]["loss_mode"] == ("gspo" if algorithm == "gspo" else "vanilla")
     if algorithm == "dapo":
         assert data["gen_batch_size"] == 32  # the overlay's ${data.train_batch_size}, resolved
         assert reward["reward_manager"] == "dapo"
@@ -145,6 +146,14 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
         assert (actor["use_kl_loss"], actor["kl_loss_coef"]) == (False, 0.0)
         assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (0.2, 0.28, 10.0)
         assert cfg["algorithm"]["filter_groups"]["enable"] is False
+    elif algorithm == "gspo":
+        # verl's PPO trainer with GSPO's loss: the DAPO reward manager's penalty only where the reward loop reads it
+        assert "gen_batch_size" not in data and "filter_groups" not in cfg["algorithm"]
+        assert reward["reward_manager"] == "dapo" and "overlong_buffer" not in reward
+        penalty = {"enable": True, "len": 2048, "penalty_factor": 1.0, "log": False}
+        assert reward["reward_kwargs"] == {"overlong_buffer_cfg": penalty, "max_resp_len": 4096}
+        assert (actor["use_kl_loss"], actor["kl_loss_coef"]) == (False, 0.0)
+        assert (actor["clip_ratio_low"], actor["clip_ratio_high"], actor["clip_ratio_c"]) == (3e-4, 4e-4, 10.0)
     else:
         # verl's PPO trainer: the naive reward manager, no DAPO key anywhere, a KL loss against the reference
         assert "gen_batch_size" not in data and "filter_groups" not in cfg["algorithm"]
@@ -166,7 +175,7 @@ def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
     assert trainer["project_name"] == "verl_hlm"
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
 @pytest.mark.parametrize("mask,swanlab", [("0000000", False), ("1111111", True), ("1010101", True), ("0101010", False)])
 def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab, algorithm):
     """compose()'s reused defaults tree gives exactly what a fresh hydra.compose() gives."""
@@ -176,7 +185,7 @@ def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab, algorithm):
     assert compose(overrides, config_name) == compose(overrides, config_name, full=True)
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
 @pytest.mark.parametrize("mode,path", [("disable", ""), ("resume_path", "/ckpt/global_step_40")])
 def test_resume_settings_compose(tmp_path, algorithm, mode, path):
     argv = rendered_command(tmp_path, verl_algorithm=algorithm, verl_resume_mode=mode, verl_resume_from_path=path)[1]

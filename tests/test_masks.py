@@ -109,10 +109,29 @@ ALGORITHM = {
         "actor_rollout_ref.actor.kl_loss_coef=0.001",
         "actor_rollout_ref.actor.kl_loss_type=low_var_kl",
     ],
+    # GSPO's policy loss with the paper's clip, no KL, the DAPO reward manager's overlong penalty where the reward
+    # loop reads it (verl v0.7.0 examples/gspo_trainer/test_gspo_qwen30b_a3b_ep.sh; loss_agg_mode as
+    # compute_policy_loss_gspo aggregates, examples/gspo_trainer/test_gspo_3b_math.sh).
+    "gspo": [
+        "actor_rollout_ref.actor.policy_loss.loss_mode=gspo",
+        "actor_rollout_ref.actor.use_kl_loss=False",
+        "actor_rollout_ref.actor.kl_loss_coef=0.0",
+        "actor_rollout_ref.actor.clip_ratio_low=3e-4",
+        "actor_rollout_ref.actor.clip_ratio_high=4e-4",
+        "actor_rollout_ref.actor.clip_ratio_c=10.0",
+        "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean",
+        "reward_model.reward_manager=dapo",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+        "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
+        "+reward_model.reward_kwargs.max_resp_len=4096",
+    ],
 }
 HEAD = {
     "dapo": ["-m", "recipe.dapo.main_dapo", "--config-path=config", "--config-name=dapo_megatron_trainer"],
     "grpo": ["-m", "verl.trainer.main_ppo", "--config-path=config", "--config-name=ppo_megatron_trainer"],
+    "gspo": ["-m", "verl.trainer.main_ppo", "--config-path=config", "--config-name=ppo_megatron_trainer"],
 }
 
 
@@ -157,7 +176,7 @@ def stand_in(tmp_path_factory):
     return stand_in_path(tmp_path_factory.mktemp("bin"))
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
 @pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
 @pytest.mark.parametrize("mask", all_masks())
 def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path, stand_in):

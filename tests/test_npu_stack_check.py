@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from launch_helpers import ATB_LIBRARY, cann_stand_in
 
@@ -43,6 +42,9 @@ def replay(bin_dir, capture, code):
     smi = bin_dir / "npu-smi"
     smi.write_text("#!/bin/sh\ncat %s\nexit %d\n" % (FIXTURES / capture, code))
     smi.chmod(0o755)
+
+
+LOOK = (REPO / "roles" / "training" / "files" / "look.sh").read_text()
 
 
 def check(env, want, scripts):
@@ -125,25 +127,24 @@ def test_an_image_without_python3_is_reported(tmp_path, container):
 
 def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp_path, container):
     """The container stage's check also looks at the launch files in verl_workdir; the launch-scripts stage uses those
-    lines instead of its own look (roles/training/vars/main.yml, _training_look), so both must print the same."""
+    lines instead of its own look; both run the one look (roles/training/files/look.sh), given the same files."""
     workdir = tmp_path / "verl"
     workdir.mkdir()
     for name, mode in [("start_verl.sh", 0o755), ("verl_control.sh", 0o700), ("launch.json", 0o644)]:
         (workdir / name).write_text("content of %s\n" % name)
         (workdir / name).chmod(mode)
     (workdir / "setup.py").write_text("not a launch file\n")
-    proc = check(dict(container, VERL_LOOK_DIR=str(workdir)), 8, cann_stand_in(tmp_path / "Ascend"))
+    proc = check(dict(container, VERL_LOOK_DIR=str(workdir), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     looked = [line[len("look: "):] for line in proc.stdout.splitlines() if line.startswith("look: ")]
-    training_vars = yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text())
-    own = subprocess.run(["sh", "-c", training_vars["_training_look"], "look", str(workdir), "start_verl.sh", "run_training.sh",
+    own = subprocess.run(["sh", "-c", LOOK, "look", str(workdir), "start_verl.sh", "run_training.sh",
                           "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
     assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
     assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 
 def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
-    proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent")), 8, cann_stand_in(tmp_path / "Ascend"))
+    proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent"), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0 and "look: " not in proc.stdout, proc.stdout
 
 

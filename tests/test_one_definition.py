@@ -1,5 +1,5 @@
 """Programs live in files, facts in one place: no task embeds a multi-line program, and the training
-process (the table of verl releases, plugins/module_utils/_versions.py) and its log name (the validated
+process (the algorithm table, plugins/module_utils/_algorithms.py) and its log name (the validated
 configuration, plugins/module_utils/_launch_config.py, never a role variable that an inventory or -e could
 replace) are defined once for every script and task."""
 from __future__ import annotations
@@ -36,8 +36,8 @@ def test_no_task_embeds_a_multi_line_program(path):
 
 
 @pytest.mark.parametrize("fact, home", [
-    # The entry points live in the table of verl releases (where each release has them).
-    ("recipe.dapo.main_dapo", "plugins/module_utils/_versions.py"), ("verl.trainer.main_ppo", "plugins/module_utils/_versions.py"),
+    # The entry points live in the algorithm table (with the rest of what each algorithm is).
+    ("recipe.dapo.main_dapo", "plugins/module_utils/_algorithms.py"), ("verl.trainer.main_ppo", "plugins/module_utils/_algorithms.py"),
     # The log's name is part of the validated configuration (never a role variable an inventory or -e could replace).
     ("verl_qwen3_8b_", "plugins/module_utils/_launch_config.py"),
 ])

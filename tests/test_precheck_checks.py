@@ -42,7 +42,7 @@ PLAY = """- hosts: localhost
         tasks_from: checks
     - name: Show the address kept for Ray
       ansible.builtin.debug:
-        msg: "node ip {{ __verl_node_ip }}, container exists {{ __precheck_container.exists }}"
+        msg: "node ip {{ _precheck_node.node_ip }}, container exists {{ _precheck_node.container.exists }}"
 """
 
 

@@ -80,7 +80,7 @@ def test_feature_guide_matches_the_feature_table():
 
 
 def test_defaults_file_and_settings_guide_are_generated_from_the_table():
-    """Fix: .venv/bin/python tests/settings_table.py --write"""
+    """Fix: .venv/bin/python tools/settings_table.py --write"""
     assert settings_table.DEFAULTS_FILE.read_text() == settings_table.defaults_text()
     assert settings_table.DOCS_FILE.read_text() == settings_table.docs_text()
 

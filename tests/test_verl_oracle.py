@@ -1,12 +1,12 @@
 """verl 0.7.0's own config checks as the oracle of the deploy's settings check, on edge settings.
 
-For each case and both algorithms: the settings go through the deploy's check (launch_config), and the
+For each case and every algorithm: the settings go through the deploy's check (launch_config), and the
 command run_training.sh WOULD run with them (rendered with the parallelism check silenced, executed with
 the stand-in python3, composed with Hydra against verl's schema) goes through verl's own checks
 (tests/verl_config/verl_checks.py: validate_config, the config dataclasses, the DAPO reward manager's
 assert, unmodified from the pinned wheel). The deploy must refuse at least everything verl refuses; where
 it refuses more, each rule is explained below: verl only enforces it later, at run time, or the project
-keeps it on purpose. Every one of the 128 masks x both algorithms is checked the same way by
+keeps it on purpose. Every one of the 128 masks x every algorithm is checked the same way by
 tests/test_hydra_schema.py (test_rendered_command_composes).
 """
 from __future__ import annotations
@@ -30,39 +30,40 @@ EXPLAINED = {
 }
 
 # id -> (settings, nodes, {algorithm: (the deploy's rule ids, a text verl's refusal must hold or None)}).
-BOTH = ("dapo", "grpo")
+ALL = ("dapo", "grpo", "gspo")
 CASES = {
-    "defaults": ({}, 1, {a: (set(), None) for a in BOTH}),
-    "all-features": ({"verl_feature_mask": "1111111"}, 1, {a: (set(), None) for a in BOTH}),
-    "two-nodes": ({}, 2, {a: (set(), None) for a in BOTH}),
-    "mini-16": ({"verl_ppo_mini_batch_size": 16}, 1, {a: (set(), None) for a in BOTH}),
+    "defaults": ({}, 1, {a: (set(), None) for a in ALL}),
+    "all-features": ({"verl_feature_mask": "1111111"}, 1, {a: (set(), None) for a in ALL}),
+    "two-nodes": ({}, 2, {a: (set(), None) for a in ALL}),
+    "mini-16": ({"verl_ppo_mini_batch_size": 16}, 1, {a: (set(), None) for a in ALL}),
     "mini-larger-than-batch": ({"verl_train_batch_size": 16, "verl_ppo_mini_batch_size": 32}, 1, {
-        a: ({"C4"}, "train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)") for a in BOTH}),
+        a: ({"C4"}, "train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)") for a in ALL}),
     "micro-3": ({"verl_ppo_micro_batch_size_per_gpu": 3}, 1, {
-        a: ({"C3", "C4"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (3)") for a in BOTH}),
-    "micro-3-dynamic": ({"verl_ppo_micro_batch_size_per_gpu": 3, "verl_feature_mask": "0100000"}, 1, {a: (set(), None) for a in BOTH}),
+        a: ({"C3", "C4"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (3)") for a in ALL}),
+    "micro-3-dynamic": ({"verl_ppo_micro_batch_size_per_gpu": 3, "verl_feature_mask": "0100000"}, 1, {a: (set(), None) for a in ALL}),
     "three-nodes": ({}, 3, {
-        a: ({"C3", "C6"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (6)") for a in BOTH}),
-    "three-nodes-batch-48": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 48}, 3, {a: (set(), None) for a in BOTH}),
+        a: ({"C3", "C6"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (6)") for a in ALL}),
+    "three-nodes-batch-48": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 48}, 3, {a: (set(), None) for a in ALL}),
     "tp8-pp2-on-8": ({"verl_train_tp": 8, "verl_train_pp": 2}, 1, {
-        a: ({"C2"}, "n_gpus (8) must be divisible by model_parallel_size (16)") for a in BOTH}),
-    "mini-not-dividing-batch": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 32}, 1, {a: ({"C19"}, None) for a in BOTH}),
-    "rollout-tp-2": ({"verl_gen_tp": 2}, 1, {a: ({"R1"}, None) for a in BOTH}),
-    "tp2-pp1": ({"verl_train_tp": 2, "verl_train_pp": 1}, 1, {a: ({"R2"}, None) for a in BOTH}),
+        a: ({"C2"}, "n_gpus (8) must be divisible by model_parallel_size (16)") for a in ALL}),
+    "mini-not-dividing-batch": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 32}, 1, {a: ({"C19"}, None) for a in ALL}),
+    "rollout-tp-2": ({"verl_gen_tp": 2}, 1, {a: ({"R1"}, None) for a in ALL}),
+    "tp2-pp1": ({"verl_train_tp": 2, "verl_train_pp": 1}, 1, {a: ({"R2"}, None) for a in ALL}),
     "overlong-buffer-longer-than-response": ({"verl_overlong_buffer_len": 8192}, 1, {
         "dapo": ({"C18"}, "max_resp_len must be larger than overlong_buffer.len"),
         "grpo": (set(), None),  # GRPO renders no overlong buffer: nothing to check
+        "gspo": ({"C18"}, "max_resp_len must be larger than overlong_buffer.len"),
     }),
     "short-budget": ({"verl_max_prompt_length": 256, "verl_max_response_length": 512, "verl_overlong_buffer_len": 256}, 1, {
-        a: ({"C20"}, None) for a in BOTH}),
+        a: ({"C20"}, None) for a in ALL}),
     "short-budget-fewer-seqs": ({"verl_max_prompt_length": 256, "verl_max_response_length": 512, "verl_overlong_buffer_len": 256,
-                                 "verl_extra_overrides": ["actor_rollout_ref.rollout.max_num_seqs=512"]}, 1, {a: (set(), None) for a in BOTH}),
+                                 "verl_extra_overrides": ["actor_rollout_ref.rollout.max_num_seqs=512"]}, 1, {a: (set(), None) for a in ALL}),
     "long-sequences-dynamic": ({"verl_feature_mask": "0100000", "verl_max_prompt_length": 2048, "verl_max_response_length": 16384}, 1, {
-        a: ({"C21"}, None) for a in BOTH}),
+        a: ({"C21"}, None) for a in ALL}),
     "vpp-3-micro-batches": ({"verl_feature_mask": "0000001", "verl_train_batch_size": 6, "verl_ppo_mini_batch_size": 6,
-                             "verl_n_resp_per_prompt": 1}, 1, {a: ({"C12"}, None) for a in BOTH}),
+                             "verl_n_resp_per_prompt": 1}, 1, {a: ({"C12"}, None) for a in ALL}),
     "vpp-one-log-prob-micro-batch": ({"verl_feature_mask": "0000001", "verl_rollout_log_prob_micro_batch_size_per_gpu": 256}, 1, {
-        a: ({"C12"}, None) for a in BOTH}),
+        a: ({"C12"}, None) for a in ALL}),
 }
 
 
@@ -89,7 +90,7 @@ def the_deploys_rules(monkeypatch, settings, nodes):
     return {error["rule"] for error in found}
 
 
-@pytest.mark.parametrize("algorithm", BOTH)
+@pytest.mark.parametrize("algorithm", ALL)
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_deploy_refuses_at_least_what_verl_refuses(tmp_path, monkeypatch, case, algorithm):
     settings, nodes, expected = CASES[case]
@@ -139,10 +140,11 @@ REWARD_BITES = {  # the DAPO reward manager's assert, with the arguments each en
     "dapo": ["reward_model.overlong_buffer.len=99999"],
     "grpo": ["reward_model.reward_manager=dapo", "+reward_model.reward_kwargs.overlong_buffer_cfg.len=99999",
              "+reward_model.reward_kwargs.max_resp_len=16"],
+    "gspo": ["reward_model.reward_kwargs.overlong_buffer_cfg.len=99999"],
 }
 
 
-@pytest.mark.parametrize("algorithm", BOTH)
+@pytest.mark.parametrize("algorithm", ALL)
 def test_the_oracle_bites_on_each_check(tmp_path, algorithm):
     overrides = overrides_from_argv(rendered_command(tmp_path, verl_algorithm=algorithm)[1], algorithm)
     config_name = ENTRY_POINTS[algorithm][1]

@@ -11,8 +11,9 @@ description:
   - Takes the output of the container stage's check (its C(stack=) line, JSON - each module the training imports with its
     version or its import error, CUDA-only packages found, whether the entry point's file exists, the model's architecture
     in the image's vLLM registry) and returns the problems (the deploy stops before Ray) and notes (shown).
-  - The verl releases this collection renders for, with where their entry points live and the companion versions known to
-    work, are one table (the collection's C(_versions) module utils); a verl outside it is a problem.
+  - The verl releases this collection renders for, with the companion versions known to work, are one table (the
+    collection's C(_versions) module utils), where each algorithm's entry point lives another (C(_algorithms)); a verl
+    outside the first is a problem.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -21,7 +22,7 @@ options:
     type: str
     required: true
   algorithm:
-    description: The algorithm the deploy renders (V(dapo) or V(grpo)), whose entry point must be in the image.
+    description: The algorithm the deploy renders (C(verl_algorithm), a key of the collection's algorithm table), whose entry point must be in the image.
     type: str
     required: true
 """
@@ -29,7 +30,7 @@ options:
 EXAMPLES = r"""
 - name: Stop if the image does not fit
   ansible.builtin.assert:
-    that: (check.stdout | verl.deploy.image_stack('dapo')).problems | length == 0
+    that: (check.stdout | verl.deploy.image_stack(_verl_launch.algorithm)).problems | length == 0
 """
 
 RETURN = r"""

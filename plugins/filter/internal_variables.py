@@ -10,7 +10,7 @@ version_added: 0.1.0
 description:
   - Reads the variable names (never the values) of the given hosts from O(_input), the C(hostvars), before any task has set
     a variable, so every name there came from the inventory or the extra vars.
-  - A name such as C(_verl_launch), C(_training_module) or C(__verl_detected) would replace what the playbooks compute, since
+  - A name such as C(_verl_launch), C(_training_module) or C(_precheck_node) would replace what the playbooks compute, since
     extra vars beat C(set_fact). Each is returned as one message that names it, the hosts it was seen on and the fix.
 author:
   - verl-deploy maintainers (!UNKNOWN)

@@ -4,7 +4,7 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 #
-# Parallelism and batch-size rules checked before launch. verl's DAPO entry point (main_dapo) skips
+# Parallelism and batch-size rules checked before launch. verl's recipe entry points (main_dapo) skip
 # verl's own validate_config, and Megatron only fails after minutes of model loading on every node,
 # so the launcher re-implements the arithmetic here. The rule ids (R1, R2: the original design's two
 # rules; C2 ... C21: verl's, Megatron's and vLLM's) and where each is enforced at run time are listed in
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
 
 # verl v0.7.0 defaults that run_training.sh does not render (a verl_extra_overrides line may change them):
@@ -101,7 +102,7 @@ def check_parallelism(c):
     ref_log_prob_micro_batch_size_per_gpu, rollout_log_prob_micro_batch_size_per_gpu, max_prompt_length,
     max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings,
     vocab_size (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
-    dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (dapo or grpo; default dapo),
+    dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (a key of the algorithm table, _algorithms.py),
     extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it).
     """
     errors = []
@@ -217,7 +218,7 @@ def check_parallelism(c):
             per_rank_all = bsz * n // dp
             # The log-prob passes run over each rank's whole share of the step's batch (verl/workers/megatron_workers.py:823-825
             # for the reference model, :846 for the old log-probs), split into micro batches of their own size.
-            if c.get("algorithm", "dapo") == "grpo":  # the ref exists with a KL loss or KL reward: GRPO here, not DAPO
+            if algorithms.applies(c.get("algorithm", algorithms.DEFAULT), "reference_model"):
                 check_vpp_micro_batches(c, "verl_ref_log_prob_micro_batch_size_per_gpu", c["ref_log_prob_micro_batch_size_per_gpu"],
                                         per_rank_all, "step", "the reference log-prob pass", fail)
             check_vpp_micro_batches(c, "verl_rollout_log_prob_micro_batch_size_per_gpu", c["rollout_log_prob_micro_batch_size_per_gpu"],
@@ -231,10 +232,10 @@ def check_parallelism(c):
     check_token_budgets(c, fail)
     check_position_budget(c, fail)
 
-    # Only DAPO reads the overlong buffer (GRPO's command line leaves it out).
-    if c.get("algorithm", "dapo") == "dapo" and c["max_response_length"] < c["overlong_buffer_len"]:
+    # Only the algorithms whose reward manager has the overlong penalty read the buffer (the algorithm table).
+    if algorithms.applies(c.get("algorithm", algorithms.DEFAULT), "overlong_buffer") and c["max_response_length"] < c["overlong_buffer_len"]:
         fail("C18", "verl_overlong_buffer_len", c["overlong_buffer_len"],
-             "The DAPO overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
+             "The overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))
     return errors
 
@@ -303,8 +304,8 @@ def check_position_budget(c, fail):
 
     verl forces vLLM's max_model_len to the model's max_position_embeddings (verl/workers/rollout/vllm_rollout/
     vllm_async_server.py:198) and then cuts every response at max_model_len - the prompt's tokens (:471-478), so a
-    longer budget is not refused there: responses are silently shorter than verl_max_response_length, and the DAPO
-    overlong penalty measures them against a length they can never reach."""
+    longer budget is not refused there: responses are silently shorter than verl_max_response_length, and the overlong
+    buffer penalty (the algorithm table's overlong_buffer rule) measures them against a length they can never reach."""
     positions = c.get("max_position_embeddings")
     prompt, response = c["max_prompt_length"], c["max_response_length"]
     if not positions or prompt + response <= positions:

@@ -8,7 +8,7 @@
 # training start): an allow-list of the names the NPU training stack reads, each with the component that
 # reads it. Everything else is refused with the reason: a deny-list cannot know every variable that makes
 # a program load code (PYTHONPATH, PYTHONUSERBASE, GCONV_PATH ...). Standard library only: the settings
-# table's generator (tests/settings_table.py) loads this file alone to write the table into docs/settings.md.
+# table's generator (tools/settings_table.py) loads this file alone to write the table into docs/settings.md.
 from __future__ import annotations
 
 import re

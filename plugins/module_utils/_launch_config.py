@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _environment as
 from ansible_collections.verl.deploy.plugins.module_utils import _hydra_overrides as hydra_overrides
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
 from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
+from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
@@ -73,20 +74,25 @@ READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads"
 
 # The training the scripts start and the playbooks look for, per verl_algorithm: verl's entry point (python3 -m,
 # run from verl_workdir), its file in the checkout and its Hydra config (relative to the module's own folder, as
-# @hydra.main reads --config-path), from the table of verl releases (plugins/module_utils/_versions.py); the prefix
+# @hydra.main reads --config-path), from the algorithm table (plugins/module_utils/_algorithms.py); the prefix
 # of its log's name. In the validated configuration (its `training` part), not as role variables that an inventory
 # or -e could replace.
-ENTRY_POINTS = {algorithm: (point["module"], point["config"]) for algorithm, point in versions.SUPPORTED["entry_points"].items()}
+ENTRY_POINTS = algorithms.entry_points()
 LOG_PREFIX = "verl_qwen3_8b_"
 
 
 def training_entry(algorithm, entry_points=None):
-    """{module, config_name, file, log_prefix, pattern} of the training: pattern is verl_control.sh's pgrep -f pattern,
-    which finds a training of either algorithm (after verl_algorithm changed, the one that still runs is found)."""
+    """{module, config_name, file, log_prefix, pattern, label, summary, overrides} of the training: pattern is
+    verl_control.sh's pgrep -f pattern, which finds a training of any algorithm (after verl_algorithm changed, the
+    one that still runs is found); label, summary and overrides are the algorithm table's (run_training.sh's lines
+    for it, the confirmation summary's words)."""
     points = entry_points or ENTRY_POINTS
     module, config_name = points[algorithm]
+    modules = list(dict.fromkeys(m for m, _c in points.values()))  # several algorithms share verl's PPO trainer
+    entry = algorithms.algorithm(algorithm)
     return {"module": module, "config_name": config_name, "file": module.replace(".", "/") + ".py", "log_prefix": LOG_PREFIX,
-            "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m, _c in points.values())}
+            "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
+            "label": entry["label"], "summary": entry["summary"], "overrides": list(entry["overrides"])}
 
 
 def table(spec, rules):

@@ -23,6 +23,8 @@ Pure functions; no Ansible imports.
 """
 from __future__ import annotations
 
+from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
+
 GIB = 1024 ** 3
 # What the CANN runtime and HCCL hold on each NPU outside PyTorch's allocator (workspace, HCCL buffers: HCCL_BUFFSIZE
 # is 200 MB per communicator by default): an allowance, not a measurement.
@@ -54,7 +56,8 @@ def estimate(c):
     # Bit 2 sets param_offload (the actor's parameters and gradients, and the reference model's) and optimizer_offload,
     # except with Swap Optimizer (bit 5), which keeps the optimizer state on the host itself (_features.py).
     optimizer_away = offload or swap
-    reference = 2 * shard if c.get("algorithm") == "grpo" else 0  # DAPO runs without a reference model
+    # Only an algorithm with a KL loss runs a reference model (the algorithm table's reference_model rule).
+    reference = 2 * shard if _algorithms.applies(c.get("algorithm") or _algorithms.DEFAULT, "reference_model") else 0
     at_init = (0 if offload else actor["parameters"] + actor["gradients"]) + (0 if optimizer_away else actor["master"])
     rollout_weights = 2 * params / gen_tp
     tokens = c["max_num_batched_tokens"]

@@ -18,6 +18,7 @@ never relies on fixed columns: rows are split on ``|`` into cells, values inside
 
 from __future__ import annotations
 
+import os
 import re
 
 __all__ = ('NpuSmiError', 'parse_info', 'parse_board', 'parse_map', 'raise_for_dcmi_error', 'checked_output', 'read_boards')
@@ -393,3 +394,21 @@ def bounded(module, seconds=NPU_SMI_TIMEOUT):
             err = ('%s did not answer within %d s and was stopped. %s' % (argv[0], seconds, err or '')).strip()
         return rc, out, err
     return run
+
+
+# Where the Ascend driver installs npu-smi when PATH does not hold it (a container's PATH, sudo's secure_path).
+NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
+
+
+def executable(path):
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def locate(module, explicit, option):
+    """(the npu-smi to run, or None; why it was not found, naming every place looked at and `option`, the setting)."""
+    if explicit:
+        return (explicit if executable(explicit) else None,
+                'npu-smi not found or not executable at %s (%s)' % (explicit, option))
+    found = module.get_bin_path('npu-smi') or next((path for path in NPU_SMI_FALLBACKS if executable(path)), None)
+    return found, ('npu-smi not found: searched PATH (%s) and %s. Install the Ascend driver (or mount it into the container), '
+                   'or set %s.' % (os.environ.get('PATH', ''), ', '.join(NPU_SMI_FALLBACKS), option))

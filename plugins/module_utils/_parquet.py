@@ -232,7 +232,7 @@ def read_schema(path):
 # --------------------------------------------------------------------------- verl's rules
 
 PREPROCESS = ("verl's preprocessing scripts write this shape: examples/data_preprocess/gsm8k.py (GSM8K), math_dataset.py "
-              "(MATH), dapo_multiturn_w_tool.py and the DAPO recipe's data (recipe/dapo/prepare_dapo_data.sh: dapo-math-17k, "
+              "(MATH), dapo_multiturn_w_tool.py and the recipe's data (recipe/dapo/prepare_dapo_data.sh: dapo-math-17k, "
               "aime-2024)")
 
 

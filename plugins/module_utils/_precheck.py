@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as memory_fit
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
+from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
@@ -439,7 +440,7 @@ def memory_case(checked):
              "vpp": enabled.get("vpp", False)}
     return {"facts": facts, "parameters": read["parameters"], "hbm_bytes": hbm, "train_tp": launch["train_tp"],
             "train_pp": launch["train_pp"], "gen_tp": launch["gen_tp"], "world_size": launch["world_size"],
-            "algorithm": launch.get("algorithm", "dapo"), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
+            "algorithm": launch.get("algorithm", _algorithms.DEFAULT), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
             "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
             "max_num_batched_tokens": override_value(overrides, "actor_rollout_ref.rollout.max_num_batched_tokens", budget),
             "max_num_seqs": verl_values(overrides)["actor_rollout_ref.rollout.max_num_seqs"],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 
@@ -44,16 +45,16 @@ def launch_record(config, run_training=""):
     return {"settings": settings, "run_training_sha256": hashlib.sha256(run_training.encode("utf-8")).hexdigest()}
 
 
+_KEY = re.compile(r"[a-z][a-z0-9_]*")
+
+
 def parse_training_state(text):
     """The KEY=VALUE lines of `verl_control.sh training-state` as a dict (launch: the record, or None).
 
     Anything else (no container, an older script without the step) reads as state "unknown".
     """
-    state = dict.fromkeys(STATE_KEYS, "")
-    for line in (text or "").splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key in state:
-            state[key] = value.strip()
+    found = parse_lines(text)
+    state = {key: found.get(key, "") for key in STATE_KEYS}
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
     except ValueError:
@@ -101,11 +102,13 @@ def launch_drift(started, now):
 
 
 def parse_lines(text):
-    """KEY=VALUE lines as a dict (the last value of a key wins; other lines are ignored)."""
+    """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
+
+    What every step of the scripts answers the playbooks with (the filters answer and training_state)."""
     found = {}
     for line in (text or "").splitlines():
         key, sep, value = line.partition("=")
-        if sep:
+        if sep and _KEY.fullmatch(key.strip()):
             found[key.strip()] = value.strip()
     return found
 

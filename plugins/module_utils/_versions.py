@@ -6,8 +6,8 @@
 """The verl releases this collection renders for: one table, and the rules that read an image against it.
 
 Each entry is a verl release series whose Hydra keys and entry points the rendered run_training.sh is written
-for, with where each algorithm's entry point lives in verl's tree, and the companion packages known to work with
-it on Ascend (from that release's own docker/ascend/Dockerfile.ascend_<cann>_a2/_a3 and
+for (where each algorithm's entry point lives in that tree is the algorithm table's, _algorithms.py), and the
+companion packages known to work with it on Ascend (from that release's own docker/ascend/Dockerfile.ascend_<cann>_a2/_a3 and
 docs/ascend_tutorial/ascend_quick_start.rst). The container stage reads the image in one call (its
 npu_stack_check.sh: each module imported, its version, transformer_engine, the entry point's file) and
 check_stack() turns that into problems (the deploy stops before Ray) and notes (shown). The probe also loads CANN's
@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
+
 # verl v0.7.0: Dockerfile.ascend_8.3.rc1_a2/_a3 (torch 2.7.1, vLLM v0.11.0, vllm-ascend v0.11.0rc1, MindSpeed
 # f2b0977e, Megatron-LM core_v0.12.1, mbridge) and Dockerfile.ascend_8.2.rc1_a2/_a3 (torch 2.5.1, vLLM and
 # vllm-ascend v0.9.1); the quick start names CANN 8.3.RC1, torch and torch_npu 2.7.1, transformers' latest release.
 RELEASES = (
     {
         "series": "0.7.0",
-        "entry_points": {
-            "dapo": {"module": "recipe.dapo.main_dapo", "config": "dapo_megatron_trainer"},
-            "grpo": {"module": "verl.trainer.main_ppo", "config": "ppo_megatron_trainer"},
-        },
         "known_good": (
             {"cann": "8.3.RC1", "torch_npu": "2.7.1", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "megatron.core": "0.12.1"},
             {"cann": "8.2.RC1", "torch_npu": "2.5.1", "vllm": "0.9.1", "vllm_ascend": "0.9.1", "megatron.core": "0.12.1"},
@@ -57,10 +55,13 @@ def release_for(version):
 
 
 def entry_point(algorithm, release=None):
-    """{'module', 'config', 'file'} of an algorithm's entry point (file: relative to verl_workdir, the checkout)."""
-    entry = dict((release or SUPPORTED)["entry_points"][algorithm])
-    entry["file"] = entry["module"].replace(".", "/") + ".py"
-    return entry
+    """{'module', 'config', 'file'} of an algorithm's entry point (file: relative to verl_workdir, the checkout).
+
+    The algorithm table is written for SUPPORTED, the one release in RELEASES; `release` is taken for when there
+    are more."""
+    del release
+    entry = algorithms.algorithm(algorithm)
+    return {"module": entry["module"], "config": entry["config"], "file": entry["module"].replace(".", "/") + ".py"}
 
 
 def _short(text, limit=300):
@@ -111,7 +112,7 @@ def check_stack(stack, algorithm):
         point = entry_point(algorithm, release)
         if not stack.get("entry_file"):
             package = point["module"].rsplit(".", 1)[0]
-            where = (stack.get("workdir"), point["file"], algorithm.upper(), point["module"], package)
+            where = (stack.get("workdir"), point["file"], algorithms.algorithm(algorithm)["label"], point["module"], package)
             problems.append("the image's verl checkout in %s has no %s, the %s entry point (python3 -m %s): the training would "
                             "fail with \"No module named '%s'\". Fix: use a verl image with the full checkout (recipe/ included), "
                             "or set verl_workdir to the checkout." % where)

@@ -314,28 +314,17 @@ from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as 
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_model_params
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
-from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, parse_info, read_boards
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
+    NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
 
-NPU_SMI_FALLBACKS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
 MODEL_PATTERNS = ['Qwen*']
 DATASET_PATTERNS = ['*.parquet']
 NOT_READ = {'can_talk_to_docker': False, 'msg': 'not read (docker=false)', 'containers': [], 'images': []}
 
 
-def _executable(path):
-    return os.path.isfile(path) and os.access(path, os.X_OK)
-
-
 def read_npu(module):
     """The npu_info result, or {failed, msg, dcmi_code} -- never a module failure."""
-    explicit = module.params['npu_smi_path']
-    if explicit:
-        npu_smi = explicit if _executable(explicit) else None
-        missing = 'npu-smi not found or not executable at %s (verl_npu_smi_path)' % explicit
-    else:
-        npu_smi = module.get_bin_path('npu-smi') or next((p for p in NPU_SMI_FALLBACKS if _executable(p)), None)
-        missing = ('npu-smi not found: searched PATH (%s) and %s. Install the Ascend driver, or set verl_npu_smi_path.'
-                   % (os.environ.get('PATH', ''), ', '.join(NPU_SMI_FALLBACKS)))
+    npu_smi, missing = locate(module, module.params['npu_smi_path'], 'verl_npu_smi_path')
     if not npu_smi:
         return {'failed': True, 'msg': missing, 'dcmi_code': None}
     argv = [npu_smi, 'info']
@@ -375,7 +364,7 @@ HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/b
 
 def read_hccn(module, npu):
     """hccn_tool's link and health of each NPU device of the npu-smi read (nothing when the host has no hccn_tool)."""
-    path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if _executable(p)), None)
+    path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if executable(p)), None)
     if not path or npu.get('failed'):
         return {'path': path or '', 'devices': {}}
     devices = {}

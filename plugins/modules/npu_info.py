@@ -262,8 +262,6 @@ ansible_facts:
       type: dict
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, read_text
@@ -271,30 +269,17 @@ from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     bounded,
     NpuSmiError,
     checked_output,
+    locate,
     parse_info,
     read_boards,
 )
 
-FALLBACK_PATHS = ('/usr/local/sbin/npu-smi', '/usr/local/bin/npu-smi')
-
-
-def _is_executable(path):
-    return os.path.isfile(path) and os.access(path, os.X_OK)
-
 
 def find_npu_smi(module):
     """Return the npu-smi to run, or fail naming every place that was looked at."""
-    explicit = module.params['npu_smi_path']
-    if explicit:
-        if not _is_executable(explicit):
-            module.fail_json(msg='npu-smi not found or not executable at %s (option npu_smi_path)' % explicit)
-        return explicit
-    found = module.get_bin_path('npu-smi') or next((path for path in FALLBACK_PATHS if _is_executable(path)), None)
+    found, missing = locate(module, module.params['npu_smi_path'], 'the npu_smi_path option')
     if not found:
-        module.fail_json(
-            msg='npu-smi not found: searched PATH (%s) and %s. Install the Ascend driver (or mount it into the container), '
-                'or set the npu_smi_path option.' % (os.environ.get('PATH', ''), ', '.join(FALLBACK_PATHS))
-        )
+        module.fail_json(msg=missing)
     return found
 
 

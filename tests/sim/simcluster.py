@@ -59,6 +59,9 @@ if str(Path(__file__).resolve().parent) not in sys.path:  # imported from elsewh
 import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = Path(__file__).resolve().parent
+# The images' Dockerfiles and the verl image's build script are files beside this one (node/Dockerfile,
+# registry/Dockerfile with registry/config.yml.in, verl/build.sh.in), str.format templates filled in by Recipes;
+# each image's recipe hash covers their filled-in text, so an edit to one rebuilds that image.
 REPO = HERE.parent.parent
 CACHE = REPO / ".cache" / "sim"
 LOGS = CACHE / "logs"
@@ -285,25 +288,7 @@ class Recipes:
 
     # -- node
     def node_dockerfile(self):
-        return """FROM verl-sim/base:{base}
-RUN apt-get update \\
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {packages} \\
- && apt-get clean && rm -rf /var/lib/apt/lists/*
-COPY fixtures/ /opt/sim/npu-smi/
-COPY npu-smi /usr/local/sbin/npu-smi
-COPY hccn_tool /usr/local/Ascend/driver/tools/hccn_tool
-COPY sim-node-entrypoint /usr/local/bin/sim-node-entrypoint
-RUN chmod 0755 /usr/local/sbin/npu-smi /usr/local/bin/sim-node-entrypoint /usr/local/Ascend/driver/tools/hccn_tool \\
- && chmod -R a+rX /opt/sim \\
- && cp /usr/local/sbin/npu-smi /usr/local/bin/npu-smi \\
- && mkdir -p /usr/local/Ascend/driver/tools/sim-npu-smi/state \\
- && cp -a /opt/sim/npu-smi /usr/local/Ascend/driver/tools/sim-npu-smi/fixtures \\
- && ln -s /usr/local/Ascend/driver/tools/sim-npu-smi/state /etc/sim-npu-smi \\
- && touch /var/log/sim-npu-smi.log
-VOLUME /var/lib/docker
-ENTRYPOINT ["/usr/local/bin/sim-node-entrypoint"]
-CMD []
-""".format(base=self.base(), packages=" ".join(NODE_PACKAGES))
+        return (HERE / "node" / "Dockerfile").read_text().format(base=self.base(), packages=" ".join(NODE_PACKAGES))
 
     @staticmethod
     def node_files():
@@ -322,29 +307,10 @@ CMD []
         return self.hashes["node"]
 
     # -- registry
-    REGISTRY_CONFIG = """version: 0.1
-log:
-  level: warn
-  accesslog:
-    disabled: true
-storage:
-  filesystem:
-    rootdirectory: /var/lib/docker-registry
-  delete:
-    enabled: true
-http:
-  addr: :5000
-"""
+    REGISTRY_CONFIG = (HERE / "registry" / "config.yml.in").read_text()
 
     def registry_dockerfile(self):
-        return """FROM verl-sim/base:{base}
-RUN apt-get update \\
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends {packages} \\
- && apt-get clean && rm -rf /var/lib/apt/lists/*
-COPY config.yml /etc/docker/registry/config.yml
-EXPOSE 5000
-CMD ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]
-""".format(base=self.base(), packages=" ".join(REGISTRY_PACKAGES))
+        return (HERE / "registry" / "Dockerfile").read_text().format(base=self.base(), packages=" ".join(REGISTRY_PACKAGES))
 
     def registry(self):
         if "registry" not in self.hashes:
@@ -371,23 +337,8 @@ CMD ["/usr/bin/docker-registry", "serve", "/etc/docker/registry/config.yml"]
         # NNAL's ATB library, which torch_npu's op plugin loads (tests/sim/stand_in_packages.py).
         "ascend/nnal/atb/latest/atb/cxx_abi_1/lib/libatb.so": stand_in_packages.ATB_LIBRARY,
     }
-    VERL_BUILD = """set -eux
-apt-get update -qq
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends {packages}
-apt-get clean
-rm -rf /var/lib/apt/lists/*
-python3 -m venv /opt/verl-venv
-/opt/verl-venv/bin/pip install --no-index --find-links /w --no-cache-dir --disable-pip-version-check -r /ctx/requirements.txt
-/opt/verl-venv/bin/python -c 'import ray, hydra, omegaconf, yaml; print("ray", ray.__version__, "hydra", hydra.__version__)'
-mkdir -p /verl /usr/local/Ascend {wheelhouse}
-cp /w/swanlab/*.whl {wheelhouse}/
-cp -R /ctx/verl/. /verl/
-cp -R /ctx/ascend/. /usr/local/Ascend/
-cp -R /ctx/site/. "$(/opt/verl-venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/"
-mkdir -p /opt/sim && cp -R /ctx/stand-ins /opt/sim/stand-ins
-chmod -R a+rX /verl /usr/local/Ascend {wheelhouse}
-rm -rf /root/.cache /tmp/*
-"""
+    # Run in the base image with the wheels (/w) and the context (/ctx) mounted; {packages} and {wheelhouse} filled in.
+    VERL_BUILD = (HERE / "verl" / "build.sh.in").read_text()
     VERL_CHANGES = ("ENV PATH=/opt/verl-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                     "ENV VIRTUAL_ENV=/opt/verl-venv", "WORKDIR /verl", 'CMD ["sleep", "infinity"]')
 

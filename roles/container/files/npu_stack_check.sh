@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Run by the container stage inside the training container (docker exec):
-#   [VERL_LOOK_DIR=DIR] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
+#   [VERL_LOOK_DIR=DIR VERL_LOOK_PROGRAM="$(cat look.sh)"] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
 # First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
 # sources CANN's environment as start_verl.sh does (each existing script, -u off) and asks the training's
 # python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
@@ -13,17 +13,12 @@
 set -o pipefail
 want="$1"
 shift
-# With VERL_LOOK_DIR (verl_workdir), first "look: MODE SHA256 NAME" for each launch file there (*.sh and
-# launch.json at its top), so that the launch-scripts stage needs no call of its own to compare them.
-if [ -n "${VERL_LOOK_DIR:-}" ]; then
-    (
-        cd "${VERL_LOOK_DIR}" 2>/dev/null || exit 0
-        for name in *.sh launch.json; do
-            if [ -f "${name}" ]; then
-                echo "look: $(stat -c %a "${name}") $(sha256sum <"${name}" | cut -c1-64) ${name}"
-            fi
-        done
-    )
+# With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first
+# "look: MODE SHA256 NAME" for each launch file there (*.sh and launch.json at its top), so that the launch-scripts
+# stage needs no call of its own to compare them.
+if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
+    # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
+    (cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh launch.json) | sed 's/^/look: /'
 fi
 if ! smi="$(npu-smi info 2>&1)"; then
     echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"

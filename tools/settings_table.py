@@ -1,11 +1,12 @@
-"""The settings table -> roles/verl/defaults/main.yml and docs/settings.md.
+"""The settings table -> roles/verl/defaults/main.yml and docs/settings.md; the algorithm table -> docs/algorithms.md.
 
-The table is the verl role's meta/argument_specs.yml (type, default, choices, description) with
-meta/setting_rules.yml beside it (rule, bounds, section). Both generated files are written from it:
+The settings table is the verl role's meta/argument_specs.yml (type, default, choices, description) with
+meta/setting_rules.yml beside it (rule, bounds, section); the algorithm table is
+plugins/module_utils/_algorithms.py. The generated files are written from them:
 
-    .venv/bin/python tests/settings_table.py --write
+    .venv/bin/python tools/settings_table.py --write
 
-tests/test_settings_contract.py fails when either file is not what this writes.
+tests/test_settings_contract.py and tests/unit/plugins/module_utils/test_algorithms.py fail when a file is not what this writes.
 """
 from __future__ import annotations
 
@@ -20,17 +21,58 @@ REPO = Path(__file__).resolve().parent.parent
 META = REPO / "roles" / "verl" / "meta"
 DEFAULTS_FILE = REPO / "roles" / "verl" / "defaults" / "main.yml"
 DOCS_FILE = REPO / "docs" / "settings.md"
-GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tests/settings_table.py"
+ALGORITHMS_FILE = REPO / "docs" / "algorithms.md"
+GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tools/settings_table.py"
 
 
-def environment():
-    """plugins/module_utils/_environment.py, loaded alone (it uses only the standard library)."""
+def _module_util(name):
+    """plugins/module_utils/<name>.py, loaded alone (it uses only the standard library)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("verl_environment", REPO / "plugins" / "module_utils" / "_environment.py")
+    spec = importlib.util.spec_from_file_location("verl_" + name.strip("_"), REPO / "plugins" / "module_utils" / (name + ".py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def environment():
+    return _module_util("_environment")
+
+
+def algorithms_text():
+    """docs/algorithms.md: every entry of the algorithm table, what it runs, adds and leaves out."""
+    table = _module_util("_algorithms")
+    lines = ["# Algorithms", "",
+             "<!-- Generated from the algorithm table (plugins/module_utils/_algorithms.py) by tools/settings_table.py; do not edit. -->",
+             "", "`verl_algorithm` picks one entry of the algorithm table. Every entry runs on the Megatron backend with vLLM",
+             "rollout, the same feature mask ([features.md](features.md)) and the same hyper-parameters; what differs is below.", "",
+             "| `verl_algorithm` | label | entry point | Hydra config | what it is |", "|---|---|---|---|---|"]
+    for entry in table.ALGORITHMS:
+        default = " (default)" if entry["key"] == table.DEFAULT else ""
+        lines.append("| `%s`%s | %s | `python3 -m %s` | `%s` | %s: %s |" % (
+            entry["key"], default, entry["label"], entry["module"], entry["config"], entry["summary"], entry["description"]))
+    for entry in table.ALGORITHMS:
+        lines += ["", "## %s (`%s`)" % (entry["label"], entry["key"]), "",
+                  "From verl v0.7.0: %s." % ", ".join("`%s`" % part.strip() for part in entry["source"].split(", ")), ""]
+        if entry["note"]:
+            lines += [entry["note"], ""]
+        lines += ["Lines `run_training.sh` adds:", ""]
+        lines += ["- `%s`" % line for line in entry["overrides"]]
+        if entry["left_out"]:
+            lines += ["", "Left out:", ""]
+            lines += ["- `%s`: %s" % (key, why) for key, why in entry["left_out"].items()]
+        rules = [table.RULES[rule] for rule in entry["rules"]]
+        lines += ["", "Rules that apply to it (of those that depend on the algorithm): %s" % (" ".join(rules) if rules else "none.")]
+    lines += ["", "## Adding an algorithm", "",
+              "1. One `_algorithm(...)` entry in `plugins/module_utils/_algorithms.py`: its entry point and Hydra config in verl",
+              "   v0.7.0, label, summary, its override lines (`${VAR}` may name run_training.sh's variables), what it leaves out",
+              "   and why, and which of the table's `RULES` apply.",
+              "2. Add its key to the choices of `verl_algorithm` (`roles/verl/meta/argument_specs.yml`) and of the AWX survey",
+              "   (`awx/surveys.yml`): `tests/unit/plugins/module_utils/test_algorithms.py` fails until both equal the table.",
+              "3. Run `.venv/bin/python tools/settings_table.py --write` (rewrites this page and the settings' defaults).",
+              "4. Tests: its lines in `tests/test_masks.py` (from verl's own example, not from the table), its case in",
+              "   `tests/test_hydra_schema.py` and `tests/test_verl_oracle.py` (verl's real config schema and checks).", ""]
+    return "\n".join(lines)
 
 
 def load():
@@ -73,7 +115,7 @@ def _scalar(value):
 def defaults_text():
     lines = ["---", "# Every setting of verl.deploy with its default. GENERATED from the settings table",
              "# (roles/verl/meta/argument_specs.yml and setting_rules.yml): edit the table, then run",
-             "# `.venv/bin/python tests/settings_table.py --write`. Bounds and rules: docs/settings.md.",
+             "# `.venv/bin/python tools/settings_table.py --write`. Bounds and rules: docs/settings.md.",
              "# Precedence: what you state (extra vars, AWX survey, inventory) > what was detected > these."]
     for name, entry in entries():
         if entry.get("section"):
@@ -150,7 +192,7 @@ def docs_text():
              "## Adding a setting", "",
              "1. Declare it in `roles/verl/meta/argument_specs.yml` (type, default, description); when its type's bounds do not",
              "   fit, or it needs a rule (a path, a name ...), give it a line in `roles/verl/meta/setting_rules.yml` beside it.",
-             "2. Run `.venv/bin/python tests/settings_table.py --write` (rewrites `roles/verl/defaults/main.yml` and this page).",
+             "2. Run `.venv/bin/python tools/settings_table.py --write` (rewrites `roles/verl/defaults/main.yml` and this page).",
              "3. Use it in a template as `_verl_launch.<name without verl_>` and test it.", ""]
     for name, entry in entries():
         if entry.get("section"):
@@ -178,7 +220,8 @@ def docs_text():
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: tests/settings_table.py --write")
+        sys.exit("usage: tools/settings_table.py --write")
     DEFAULTS_FILE.write_text(defaults_text())
     DOCS_FILE.write_text(docs_text())
-    print("wrote %s and %s" % (DEFAULTS_FILE.relative_to(REPO), DOCS_FILE.relative_to(REPO)))
+    ALGORITHMS_FILE.write_text(algorithms_text())
+    print("wrote %s, %s and %s" % (DEFAULTS_FILE.relative_to(REPO), DOCS_FILE.relative_to(REPO), ALGORITHMS_FILE.relative_to(REPO)))
