@@ -36,4 +36,4 @@ def test_another_verl_release_in_the_image_is_refused_before_ray():
     assert "the image has verl 0.9.0, but this collection renders its scripts for verl 0.7.0" in proc.output, tail(proc)
     assert training_pids(HEAD) == pid
     again = playbook("deploy.yml", *SUBSET)
-    assert again.returncode == 0 and "verl 0.7.0.dev; torch_npu" in again.output, tail(again)
+    assert again.returncode == 0 and "verl 0.7.0.dev; torch 2.7.1, torch_npu" in again.output, tail(again)
