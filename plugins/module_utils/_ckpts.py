@@ -32,6 +32,7 @@ import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _model
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import read_text
 
 # File systems that several hosts can mount as one storage. A local one (ext4, xfs, tmpfs, overlay...) is shared
 # only by nodes that run on the same kernel (the simulated cluster's containers, or one host's containers).
@@ -98,14 +99,6 @@ def tracked_step(text):
         return None
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def _step_files(folder):
     return [name for name in COMPLETE_FILES + MODEL_FILES if os.path.isfile(os.path.join(folder, name))]
 
@@ -126,7 +119,7 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
     except OSError as exc:
         result.update(read=False, msg="cannot read %s: %s" % (existing, exc))
         return result
-    mount = mount_of(existing, parse_mountinfo(_read("/proc/self/mountinfo") if mountinfo is None else mountinfo)) or {}
+    mount = mount_of(existing, parse_mountinfo(read_text("/proc/self/mountinfo") if mountinfo is None else mountinfo)) or {}
     result.update({
         "readonly": bool(vfs.f_flag & os.ST_RDONLY),
         "free_bytes": vfs.f_bavail * vfs.f_frsize, "size_bytes": vfs.f_blocks * vfs.f_frsize,
@@ -135,11 +128,11 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
         "storage": {"fstype": mount.get("fstype", ""), "source": mount.get("source", ""), "root": mount.get("root", ""),
                     "mount_point": mount.get("mount_point", ""), "dev": "%d:%d" % (os.major(stat.st_dev), os.minor(stat.st_dev)),
                     "ino": stat.st_ino, "fsid": vfs.f_fsid, "existing": existing, "missing": missing,
-                    "boot_id": (_read("/proc/sys/kernel/random/boot_id") if boot_id is None else boot_id or "").strip()},
+                    "boot_id": (read_text("/proc/sys/kernel/random/boot_id") if boot_id is None else boot_id or "").strip()},
         "tracker": None, "steps": [], "step_files": {},
     })
     if result["exists"]:
-        result["tracker"] = _read(os.path.join(path, TRACKER))
+        result["tracker"] = read_text(os.path.join(path, TRACKER))
         try:
             names = os.listdir(path)
         except OSError:
@@ -175,7 +168,7 @@ def read_model_params(model_path):
     config.json's shape (model_params()). None when neither can be read (the model checks say why)."""
     if not model_path:
         return None
-    text = _read(os.path.join(model_path, "config.json"))
+    text = read_text(os.path.join(model_path, "config.json"))
     try:
         config = json.loads(text) if text else {}
     except ValueError:
