@@ -13,23 +13,24 @@ the training hang at its rendezvous for 30 minutes (verl#2492: "TCP client faile
 """
 from __future__ import annotations
 
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+
 
 def parse(stdout):
-    """{name: (port, result)} of reach.sh connect's NAME=PORT RESULT lines."""
+    """{name: (port, result)} of reach.sh connect's NAME=PORT RESULT lines (the scripts' one KEY=VALUE reading)."""
     found = {}
-    for line in str(stdout or "").splitlines():
-        name, sep, rest = line.partition("=")
-        port, _space, result = rest.partition(" ")
-        if sep and port.isdigit() and result:
-            found[name.strip()] = (int(port), result.strip())
+    for name, value in parse_lines(str(stdout or "")).items():
+        port, _space, result = value.partition(" ")
+        if port.isdigit() and result:
+            found[name] = (int(port), result.strip())
     return found
 
 
 def listened(stdout):
     """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.sh listen's output."""
-    values = dict(line.partition("=")[::2] for line in str(stdout or "").splitlines() if "=" in line)
-    port = values.get("port", "").strip()
-    return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "").strip()}
+    values = parse_lines(str(stdout or ""))
+    port = values.get("port", "")
+    return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "")}
 
 
 def unreached(results, head, ephemeral=""):
