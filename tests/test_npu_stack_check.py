@@ -356,8 +356,8 @@ def test_an_unchanged_rerun_reads_the_kept_lengths_and_refuses_over_long_prompts
     train = PARQUET / "verl.parquet"
     key = _program().cache_key(str(train), str(SIM_MODEL), "prompt")
     (tmp_path / "kept").mkdir()
-    (tmp_path / "kept" / (key + ".json")).write_text(json.dumps({"lengths": [162] * 250 + [1100] * 5 + [2106], "failed": 0,
-                                                                  "first_error": None, "done": 256, "total": 256}))
+    kept = {"lengths": [162] * 250 + [1100] * 5 + [2106], "failed": 0, "first_error": None, "done": 256, "total": 256}
+    (tmp_path / "kept" / (key + ".json")).write_text(json.dumps(kept))
     proc, verdict = count(tmp_path, container, [train])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert verdict["problems"] == [

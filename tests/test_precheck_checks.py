@@ -183,6 +183,6 @@ def test_a_worker_whose_model_is_not_the_heads_is_refused_by_the_checks(tmp_path
                          extra_vars={"_precheck_head_host": "head-1", "_precheck_model_head": head_read})
     text = " ".join(out.split())
     assert rc != 0
+    size = shard.stat().st_size
     assert ("localhost: the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
-            "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, shard.stat().st_size,
-                                                                                         shard.stat().st_size - 16)) in text, text[-3000:]
+            "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, size, size - 16)) in text, text[-3000:]
