@@ -178,7 +178,10 @@ from ansible_collections.verl.deploy.plugins.module_utils import _versions  # no
 def image(tmp_path, container):
     """The simulated verl image's stack around the container: its packages in site-packages, its checkout in verl_workdir."""
     site = tmp_path / "site"
-    for name, text in stand_in_packages.SITE.items():
+    packages = dict(stand_in_packages.SITE)
+    if not importlib.util.find_spec("transformers"):  # the simulated image has the real one
+        packages["transformers/__init__.py"] = stand_in_packages.TRANSFORMERS_VERSION_ONLY
+    for name, text in packages.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
     workdir = tmp_path / "verl"
