@@ -11,8 +11,8 @@ description:
   - Takes the output of the container stage's check on the Ray head (its C(prompts=) line, JSON - for each data file its rows,
     the prompts longer than C(verl_max_prompt_length) in tokens with the model's chat template, the longest, or why it was not
     counted) and returns the verdict.
-  - With verl's default C(data.filter_overlong_prompts=False), any prompt longer than C(verl_max_prompt_length) is a problem:
-    verl 0.7.0 does not cut it and the training stops at the first rollout whose batch holds one. With
+  - With verl's default C(data.filter_overlong_prompts=False), any prompt longer than C(verl_max_prompt_length) is a problem,
+    since verl 0.7.0 does not cut it and the training stops at the first rollout whose batch holds one. With
     C(data.filter_overlong_prompts=True) in C(verl_extra_overrides) verl drops them (a warning), unless too few rows are left
     for one batch (a problem).
 author:
