@@ -3,6 +3,7 @@ npu_stack_check.sh), executed as the deploy runs it, against the simulated image
 set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -177,7 +178,10 @@ from ansible_collections.verl.deploy.plugins.module_utils import _versions  # no
 def image(tmp_path, container):
     """The simulated verl image's stack around the container: its packages in site-packages, its checkout in verl_workdir."""
     site = tmp_path / "site"
-    for name, text in stand_in_packages.SITE.items():
+    packages = dict(stand_in_packages.SITE)
+    if not importlib.util.find_spec("transformers"):  # the simulated image has the real one
+        packages["transformers/__init__.py"] = stand_in_packages.TRANSFORMERS_VERSION_ONLY
+    for name, text in packages.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
     workdir = tmp_path / "verl"
@@ -311,3 +315,82 @@ def test_the_first_operation_is_skipped_while_the_deploys_training_holds_the_npu
         holder.wait()
     assert verdict["problems"] == []
     assert "NPU 0 not touched: pid(s) %d of this container hold its NPUs (the deploy's training runs there)." % holder.pid in verdict["notes"]
+
+
+# --------------------------------------------------------------------------- the prompts longer than max_prompt_length (head)
+
+PROMPTS = (REPO / "roles/container/files/prompt_lengths.py").read_text()
+PARQUET = REPO / "tests" / "fixtures" / "parquet"
+SIM_MODEL = REPO / "tests" / "sim" / "models" / "Qwen3-8B"
+
+
+def _program():
+    import importlib.util  # pylint: disable=import-outside-toplevel
+    spec = importlib.util.spec_from_file_location("prompt_lengths", REPO / "roles/container/files/prompt_lengths.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def count(tmp_path, container, files, limit=1024, **env):
+    """The check on the head, as the container stage runs it there: the count's answer judged by the deploy's filter."""
+    from ansible_collections.verl.deploy.plugins.filter.prompt_lengths import prompt_lengths  # pylint: disable=import-outside-toplevel
+    env = dict(container, VERL_PROMPT_FILES=json.dumps([str(path) for path in files]), VERL_PROMPT_PROGRAM=PROMPTS,
+               VERL_MODEL_PATH=str(SIM_MODEL), VERL_MAX_PROMPT_LENGTH=str(limit), VERL_PROMPT_CACHE=str(tmp_path / "kept"), **env)
+    proc = check(env, 8, cann_stand_in(tmp_path / "Ascend"))
+    launch = {"is_head": True, "train_file": str(files[0]), "test_file": str(files[-1]), "max_prompt_length": limit,
+              "train_batch_size": 4, "extra_overrides": []}
+    return proc, prompt_lengths(proc.stdout, launch)
+
+
+def test_a_file_the_count_cannot_read_is_reported_and_the_check_passes(tmp_path, container):
+    """This Python has no pyarrow (like the simulated image): the count says so for each file, the stage goes on."""
+    if importlib.util.find_spec("pyarrow"):
+        pytest.skip("this Python has pyarrow")
+    proc, verdict = count(tmp_path, container, [PARQUET / "verl.parquet", PARQUET / "verl_8_rows.parquet"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict["problems"] == []
+    assert verdict["warnings"][0].startswith("The prompts of %s (verl_train_file) were not counted: ModuleNotFoundError: No module "
+                                             "named 'pyarrow'." % (PARQUET / "verl.parquet"))
+
+
+def test_an_unchanged_rerun_reads_the_kept_lengths_and_refuses_over_long_prompts(tmp_path, container):
+    """The kept lengths of a first count (keyed by the file's and the tokenizer's sizes and mtimes): no pyarrow, no tokenizer."""
+    train = PARQUET / "verl.parquet"
+    key = _program().cache_key(str(train), str(SIM_MODEL), "prompt")
+    (tmp_path / "kept").mkdir()
+    kept = {"lengths": [162] * 250 + [1100] * 5 + [2106], "failed": 0, "first_error": None, "done": 256, "total": 256}
+    (tmp_path / "kept" / (key + ".json")).write_text(json.dumps(kept))
+    proc, verdict = count(tmp_path, container, [train])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict["problems"] == [
+        "6 of 256 prompts in %s (verl_train_file) are longer than max_prompt_length 1024 tokens (the longest 2106, with the chat "
+        "template): verl 0.7.0 does not cut them (data.truncation is not applied by its agent loop) and the training stops at the "
+        "first rollout whose batch holds one, with 'RuntimeError: Sizes of tensors must match except in dimension 0. Expected size "
+        "1024 but got size 2106'. Fix: raise verl_max_prompt_length to at least 2106 (prompt + response must still fit the model), "
+        "or let verl drop them when it loads the file (data.filter_overlong_prompts=True in verl_extra_overrides), or filter the "
+        "data." % train]
+    # Another length needs no new count; a changed file does (its mtime is in the key).
+    assert count(tmp_path, container, [train], limit=4096)[1]["notes"] == [
+        "%s: 256 prompts, the longest 2106 tokens (max_prompt_length 4096)." % train]
+    moved = tmp_path / "verl.parquet"
+    moved.write_bytes(train.read_bytes())
+    assert _program().cache_key(str(moved), str(SIM_MODEL), "prompt") != key
+
+
+def test_the_count_measures_as_verl_does(tmp_path, container):
+    """With the real pyarrow and transformers (a verl image has both): each length is
+    len(tokenizer.apply_chat_template(messages, add_generation_prompt=True)), verl's doc2len."""
+    pq = pytest.importorskip("pyarrow.parquet")  # a verl image's, from `datasets`
+    transformers = pytest.importorskip("transformers")
+    train = PARQUET / "verl.parquet"
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(SIM_MODEL))
+    verl = sorted(len(tokenizer.apply_chat_template(row, add_generation_prompt=True))
+                  for row in pq.read_table(train).column("prompt").to_pylist())
+    # The "container's" python3 is this one: give it the packages this test imported.
+    site = os.pathsep.join(sorted({str(Path(sys.modules[name].__file__).parents[1]) for name in ("pyarrow", "transformers")}))
+    proc, verdict = count(tmp_path, dict(container, PYTHONPATH=container["PYTHONPATH"] + os.pathsep + site), [train], limit=verl[-1] - 1)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    over = len([length for length in verl if length > verl[-1] - 1])
+    assert verdict["problems"][0].startswith("%d of %d prompts in %s" % (over, len(verl), train))
+    assert "(the longest %d, with the chat template)" % verl[-1] in verdict["problems"][0]

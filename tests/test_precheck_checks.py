@@ -46,7 +46,7 @@ PLAY = """- hosts: localhost
 """
 
 
-def run_checks(tmp_path, launch=None, npu=None, docker=None, facts=None):
+def run_checks(tmp_path, launch=None, npu=None, docker=None, facts=None, extra_vars=None):
     data = tmp_path / "model"
     data.mkdir(exist_ok=True)
     (tmp_path / "train.parquet").write_text("x")
@@ -57,7 +57,7 @@ def run_checks(tmp_path, launch=None, npu=None, docker=None, facts=None):
                                         str(tmp_path / "train.parquet"): {"exists": True, "isdir": False, "isreg": True}}
     extra = tmp_path / "vars.json"
     extra.write_text(json.dumps({"_verl_launch": launch, "__precheck_npu": npu or NPU, "__precheck_docker": docker or DOCKER,
-                                 "__precheck_facts": facts, "ansible_python_interpreter": sys.executable}))
+                                 "__precheck_facts": facts, "ansible_python_interpreter": sys.executable, **(extra_vars or {})}))
     (tmp_path / "play.yml").write_text(PLAY)
     proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", "localhost,", str(tmp_path / "play.yml"), "-e", "@%s" % extra], cwd=REPO,
                           env=dict(os.environ, ANSIBLE_NOCOLOR="1"), capture_output=True, text=True, timeout=180, check=False)
@@ -166,3 +166,23 @@ def test_an_incomplete_model_folder_is_refused_by_the_checks(tmp_path):
     assert rc != 0
     assert "the model folder verl_model_path=%s is incomplete: 1 of the 5 weight shard(s) model.safetensors.index.json names are " \
            "missing: model-00003-of-00005.safetensors" % folder in text, text[-3000:]
+
+
+def test_a_worker_whose_model_is_not_the_heads_is_refused_by_the_checks(tmp_path):
+    """The head's read stands in for hostvars[head]: this one-host play is the worker."""
+    sys.path.insert(0, str(REPO / "tests" / "sim"))
+    import model_files
+    from ansible_collections.verl.deploy.plugins.module_utils import _model
+    head = Path(model_files.write(str(tmp_path / "head"), "Qwen3-8B"))
+    mine = Path(model_files.write(str(tmp_path / "worker"), "Qwen3-8B"))
+    shard = mine / "model-00005-of-00005.safetensors"
+    shard.write_bytes(shard.read_bytes() + b"\0" * 16)  # another copy of the last shard: same header, more bytes
+    facts = dict(copy.deepcopy(FACTS), model=_model.judge(_model.read_folder(str(mine))))
+    head_read = _model.judge(_model.read_folder(str(head)))
+    rc, out = run_checks(tmp_path, launch={"is_head": False}, facts=facts,
+                         extra_vars={"_precheck_head_host": "head-1", "_precheck_model_head": head_read})
+    text = " ".join(out.split())
+    assert rc != 0
+    size = shard.stat().st_size
+    assert ("localhost: the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
+            "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, size, size - 16)) in text, text[-3000:]

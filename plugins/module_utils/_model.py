@@ -25,6 +25,7 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -188,6 +189,65 @@ def judge_tokenizer(names):
     return "the tokenizer is incomplete: %s missing, so transformers' AutoTokenizer cannot load it" % " and ".join(lacking)
 
 
+def identity(read):
+    """What makes two copies of a model folder the same model, for comparing the nodes' copies with the head's:
+    config.json (its sha256 and its top-level keys, to say what differs) and the size of every *.safetensors file it
+    could read (one missing or unreadable is absent here)."""
+    text = read.get("config")
+    try:
+        config = json.loads(text) if text is not None else None
+    except ValueError:
+        config = None
+    return {"config_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None,
+            "config": config if isinstance(config, dict) else None,
+            "shard_sizes": dict((name, entry.get("size")) for name, entry in sorted((read.get("shards") or {}).items())
+                                if entry.get("head") is not None)}
+
+
+def _shown(value):
+    return json.dumps(value, sort_keys=True)[:80]
+
+
+def differences(mine, head):
+    """How this node's identity() differs from the head's: a list of short phrases, empty when the same model."""
+    found = []
+    if mine.get("config_sha256") != head.get("config_sha256"):
+        here, there = mine.get("config") or {}, head.get("config") or {}
+        absent = object()
+        keys = sorted(key for key in set(here) | set(there) if here.get(key, absent) != there.get(key, absent))
+        shown = ["%s %s here, %s on the head" % (key, _shown(here[key]) if key in here else "absent",
+                                                 _shown(there[key]) if key in there else "absent") for key in keys[:6]]
+        more = " and %d more key(s)" % (len(keys) - 6) if len(keys) > 6 else ""
+        found.append("config.json differs (%s)" % ("; ".join(shown) + more if shown else "in formatting only, not in any value"))
+    here, there = mine.get("shard_sizes") or {}, head.get("shard_sizes") or {}
+    only_head = sorted(set(there) - set(here))
+    only_here = sorted(set(here) - set(there))
+    sized = sorted(name for name in set(here) & set(there) if here[name] != there[name])
+    if only_head:
+        found.append("%d shard(s) only on the head: %s" % (len(only_head), ", ".join(only_head[:5]) + (" ..." if len(only_head) > 5 else "")))
+    if only_here:
+        found.append("%d shard(s) only here: %s" % (len(only_here), ", ".join(only_here[:5]) + (" ..." if len(only_here) > 5 else "")))
+    if sized:
+        found.append("shard sizes differ: %s" % "; ".join(
+            "%s %d bytes here, %d on the head" % (name, here[name], there[name]) for name in sized[:5]))
+    return found
+
+
+def not_the_heads(mine, head, host, head_host, path):
+    """The refusal of a worker whose copy of verl_model_path is not the head's model ('' when it is, or when either
+    node has no folder there: the paths rule names a missing one). Every rank loads the weights and the tokenizer from
+    its own node's folder (verl's Megatron workers, vLLM's rollout), so another model on one node trains a mix."""
+    if not (mine or {}).get("identity") or not (head or {}).get("identity"):
+        return ""
+    found = differences(mine["identity"], head["identity"])
+    if not found:
+        return ""
+    return ("the model folder verl_model_path=%s on %s is not the same model as on the head %s: %s. Every node loads the model "
+            "from its own copy, so the ranks would train different weights or fail to load them. Fix: copy the head's folder to "
+            "this node (e.g. rsync -a --delete %s:%s/ %s/), or point verl_model_path at storage every node shares."
+            % (path, host, head_host, "; ".join(found), head_host, path.rstrip("/"), path.rstrip("/")))
+
+
 def judge(read):
     """What read_folder() read -> {'path', 'facts' (FACTS, or None), 'parameters', 'problems': [sentence, ...], 'shards', ...}.
     Each problem names the path and its fix."""
@@ -204,6 +264,7 @@ def judge(read):
         result.update(facts=facts, parameters=parameter_count(facts), summary=summary(facts))
     weights = judge_weights(read.get("index"), read.get("shards") or {})
     result.update(shards=weights["shards"], missing=weights["missing"], truncated=weights["truncated"])
+    result["identity"] = identity(read)
     found = list(weights["problems"])
     tokenizer = judge_tokenizer(read.get("names") or [])
     if tokenizer:

@@ -18,6 +18,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as 
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
+from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
@@ -419,6 +420,16 @@ def model_unusable(checked):
     return " ".join(_model_read(checked).get("problems") or [])
 
 
+def model_not_the_heads(checked):
+    """On a worker: its copy of verl_model_path against the head's ('model_head': the head's node_facts model read)."""
+    launch = checked.get("launch") or {}
+    head = checked.get("model_head") or {}
+    if launch.get("is_head") or not head:
+        return ""
+    return _model.not_the_heads(_model_read(checked), head, checked.get("host") or "this node", checked.get("head_host") or "the head",
+                                _model_read(checked).get("path") or launch.get("model_path") or "")
+
+
 def hbm_bytes(npu):
     """The smallest HBM of this host's NPUs as npu-smi reports it (bytes), or None (no HBM column: 310, 310P)."""
     sizes = [chip.get("hbm_total_mb") for card in (npu or {}).get("npus") or [] for chip in card.get("chips") or []]
@@ -463,7 +474,7 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
-            model_unusable, memory_does_not_fit)
+            model_unusable, model_not_the_heads, memory_does_not_fit)
 WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked, memory_tight)
 
 
@@ -479,7 +490,8 @@ def report(checked):
     checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
     'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
-    'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run}.
+    'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run,
+    'host' and 'head_host': this host's and the head's inventory names, 'model_head': the head's node_facts model read}.
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
             "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],

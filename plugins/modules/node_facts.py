@@ -225,6 +225,8 @@ model:
       C(head_dim) and C(torch_dtype); C(parameters) the parameter count from them; C(summary) one line of them.
     - C(problems) names what is unusable or missing (C(config.json), shards the index names, truncated shards, the tokenizer),
       each with the path and the fix; C(shards), C(missing) and C(truncated) list the weight files.
+    - C(identity) is what the pre-check compares with the head's copy (C(config_sha256), C(config) the parsed C(config.json),
+      C(shard_sizes) the size of every C(*.safetensors) file that can be read).
   returned: always
   type: dict
   sample: {path: /mnt/public/Qwen3-8B, summary: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions', problems: []}

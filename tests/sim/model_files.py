@@ -74,7 +74,12 @@ def safetensors_bytes(names):
 
 def tokenizer_files():
     """{file name: text} of a small byte-level BPE tokenizer in Qwen's file formats."""
-    vocab = {chr(byte) if 33 <= byte <= 126 else "<0x%02X>" % byte: byte for byte in range(256)}
+    # Byte-level BPE's alphabet: each byte as the character GPT-2's bytes_to_unicode() gives it (printable Latin-1
+    # as itself, the rest from U+0100 on: a space is "\u0120"), which the ByteLevel pre-tokenizer maps the text to.
+    printable = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+    others = [byte for byte in range(256) if byte not in printable]
+    alphabet = dict([(byte, chr(byte)) for byte in printable] + [(byte, chr(256 + n)) for n, byte in enumerate(others)])
+    vocab = {alphabet[byte]: byte for byte in range(256)}
     merges = [("t", "h"), ("th", "e"), ("i", "n"), ("a", "n")]
     for left, right in merges:
         vocab[left + right] = len(vocab)

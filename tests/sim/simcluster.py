@@ -109,6 +109,22 @@ PYTHON_LOCK = (
     "urllib3==2.8.0",
     "hydra-core==1.3.2",
     "omegaconf==2.3.1",
+    # The real tokenizer and parquet reader a verl image has (transformers, and pyarrow through `datasets`): the
+    # container stage counts the prompts with them, as verl measures them. transformers 4.57.1's closure as pip
+    # resolved it for cp311 on 2026-12-02 (without torch: the stand-in torch has no distribution metadata, so
+    # transformers loads its tokenizers only, as it does for a tokenizer in a real image).
+    "transformers==4.57.1",
+    "tokenizers==0.22.2",
+    "huggingface-hub==0.36.2",
+    "hf-xet==1.8.0",
+    "fsspec==2026.9.0",
+    "safetensors==0.8.0",
+    "regex==2026.11.19",
+    "numpy==2.4.6",
+    "tqdm==4.70.1",
+    "jinja2==3.1.6",
+    "markupsafe==3.0.4",
+    "pyarrow==26.0.1",
 )
 SDIST_ONLY = ("antlr4-python3-runtime==4.9.3",)
 # A wheelhouse for the swanlab role (not installed in the image): /opt/sim/wheels, as an air-gapped site
@@ -126,7 +142,9 @@ SWANLAB_LOCK = (
 )
 SWANLAB_SDIST_ONLY = ("pwinput==1.0.3",)
 SIM_WHEELHOUSE = "/opt/sim/wheels"
-WHEEL_PLATFORM = ("--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311")
+# manylinux_2_28 too: numpy 2.4 and pyarrow 26 publish no manylinux2014 wheel; the image is Debian bookworm (glibc 2.36).
+WHEEL_PLATFORM = ("--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11",
+                  "--implementation", "cp", "--abi", "cp311")
 
 DEFAULT_PREFIX = "verl-sim"
 DEFAULT_REGISTRY_PORT = 5001
@@ -373,7 +391,7 @@ class Recipes:
         for name, text in Recipes.SET_ENV.items():
             files[name] = text.encode()
         files["site/torch_npu/__init__.py"] = TORCH_NPU.read_bytes()
-        # The rest of the image's stack (vLLM, vllm-ascend, Megatron, MindSpeed, transformers, mbridge), and the
+        # The rest of the image's stack (vLLM, vllm-ascend, Megatron, MindSpeed, mbridge; transformers is real), and the
         # CUDA-only package a test may install by mistake.
         for name, text in stand_in_packages.SITE.items():
             files["site/" + name] = text.encode()

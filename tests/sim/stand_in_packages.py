@@ -16,6 +16,9 @@ What each stand-in copies of the real package, for the deploy's image check:
 - torch 2.7.1's few tensor calls the image check makes (zeros on the NPU, add_, sum, item), each operator run through
   torch_npu's kernel path as the real NPU backend dispatches them to aclnn operators (stand_in_torch_npu._sim_kernel);
 - torch_npu's ATB op plugin (torch_npu/op_plugin/atb/_atb_ops.py), which loads CANN's ATB library as the real one.
+transformers is the real package in the simulated image (tests/sim/simcluster.py's lock: the container stage's prompt count
+tokenizes with it); TRANSFORMERS_VERSION_ONLY stands in for it only where the real one is not installed (the image check's
+tests on this machine's Python, which import it for its version).
 TRANSFORMER_ENGINE is not installed: a test that needs "a CUDA package installed by mistake" writes it into
 site-packages (it is in the image at /opt/sim/stand-ins/transformer_engine/).
 """
@@ -63,9 +66,6 @@ def patch_features():
 
 
 patch_features()
-''',
-    "transformers/__init__.py": '''"""Stand-in for transformers (tests/sim/stand_in_packages.py)."""
-__version__ = "4.57.1"
 ''',
     "torch/__init__.py": '''"""Stand-in for torch 2.7.1 (tests/sim/stand_in_packages.py): the tensor calls of the deploy's image check.
 A tensor on an NPU runs each operator through torch_npu (the real backend dispatches it to an aclnn operator):
@@ -165,3 +165,8 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "version/vers
 # The ATB library of NNAL (its stand-in: a text file at ${ATB_HOME_PATH}/lib/libatb.so), of the release
 # torch_npu's op plugin was built against (see torch_npu/op_plugin/atb/_atb_ops.py above).
 ATB_LIBRARY = "# verl-sim stand-in for CANN NNAL's libatb.so\nversion=8.3.RC1\n"
+
+# Only for tests/test_npu_stack_check.py's image on a Python without transformers: what the image check reads of it.
+TRANSFORMERS_VERSION_ONLY = '''"""Stand-in for transformers' version only (tests/sim/stand_in_packages.py): the simulated image has the real one."""
+__version__ = "4.57.1"
+'''

@@ -8,8 +8,8 @@
 # the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
 # python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
 # container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES. Then it reports
-# the image's stack in one stack= line (see the Python below), which the deploy judges. The last line says what was
-# found.
+# the image's stack in one stack= line (see the Python below), which the deploy judges; the line after it says what was
+# found. On the head, a prompts= line follows (the count of the prompts longer than max_prompt_length, at the end).
 set -o pipefail
 want="$1"
 shift
@@ -50,7 +50,7 @@ if [ -z "${found}" ] && [ -z "${ASCEND_HOME_PATH:-}${ASCEND_TOOLKIT_HOME:-}" ]; 
     exit 3
 fi
 # Bounded: a package whose import hangs (a lock on a shared file system) must not hold the deploy.
-timeout -k 10 600 python3 - "${want}" <<'PYTHON'
+timeout -k 10 600 python3 - "${want}" <<'PYTHON' || exit
 import sys
 
 import os
@@ -184,3 +184,16 @@ else:
 print("stack=" + json.dumps(stack, sort_keys=True))
 print("torch_npu %s loads and sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s" % (version, count, visible))
 PYTHON
+# On the head, with VERL_PROMPT_FILES and VERL_PROMPT_PROGRAM (prompt_lengths.py): the prompts longer than
+# VERL_MAX_PROMPT_LENGTH, measured with the image's transformers and pyarrow as verl measures them, in one prompts= line.
+# It never fails the check; bounded by VERL_PROMPT_SECONDS (its own deadline) and, should an import hang, by timeout.
+if [ -n "${VERL_PROMPT_FILES:-}" ] && [ -n "${VERL_PROMPT_PROGRAM:-}" ]; then
+    limit="$(( ${VERL_PROMPT_SECONDS:-120} + 60 ))"
+    timeout -k 5 "${limit}" python3 -c "${VERL_PROMPT_PROGRAM}" 2>/dev/null
+    status=$?
+    if [ "${status}" -eq 124 ] || [ "${status}" -eq 137 ]; then
+        echo 'prompts={"files": [], "error": "the count did not answer within '"${limit}"' s"}'
+    elif [ "${status}" -ne 0 ]; then
+        echo 'prompts={"files": [], "error": "the count stopped with exit code '"${status}"'"}'
+    fi
+fi

@@ -98,3 +98,14 @@ def test_the_key_is_in_no_process_argument_or_environment(host):
     seen, hits, training = (int(word) for word in proc.stdout.split())
     assert training == 1 and seen > 10, "the scan must see the training and Ray (it saw %d processes)" % seen
     assert hits == 0, "%d process argument list(s)/environment(s) hold the SwanLab key" % hits
+
+
+def test_the_prompt_count_is_kept_in_the_heads_container_for_the_rerun(host):
+    """The container stage counted both data sets with the image's tokenizer and kept the lengths: the idempotence run
+    read them (keyed by the files' and the tokenizer's sizes and mtimes) instead of counting again."""
+    node = host.backend.get_hostname()
+    kept = in_verl(node, "ls ~/.cache/verl-deploy/prompt-lengths/").stdout.split()
+    assert len(kept) == 2 and all(name.endswith(".json") for name in kept), kept  # train.parquet and test.parquet
+    for name in kept:
+        lengths = json.loads(in_verl(node, "cat ~/.cache/verl-deploy/prompt-lengths/%s" % name).stdout)
+        assert len(lengths["lengths"]) == 256 and lengths["failed"] == 0 and lengths["done"] == 256

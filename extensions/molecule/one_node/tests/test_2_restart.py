@@ -33,6 +33,20 @@ def test_a_checkpoint_to_resume_from_that_is_missing_stops_the_deploy():
     assert training_pids(head) == before
 
 
+def test_prompts_longer_than_max_prompt_length_stop_the_deploy_before_the_training_is_touched():
+    """Counted in the head's container with the image's transformers and pyarrow (the container stage), before Ray and
+    before the running training is stopped: verl 0.7.0 would stop at the first rollout that holds one."""
+    head = hosts("ray_head")[0]
+    before = training_pids(head)
+    proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_max_prompt_length=64")
+    assert proc.returncode != 0, tail(proc)
+    text = " ".join(proc.output.split())
+    assert "256 of 256 prompts in /sim/data/train.parquet (verl_train_file) are longer than max_prompt_length 64 tokens" in text, \
+        tail(proc)
+    assert "'RuntimeError: Sizes of tensors must match except in dimension 0." in text, tail(proc)
+    assert training_pids(head) == before
+
+
 def test_restart_stops_the_training_cleanly_and_starts_a_new_one():
     head = hosts("ray_head")[0]
     before = training_pids(head)

@@ -104,6 +104,8 @@ def test_stop_then_deploy_as_awx_jobs(tmp_path, inventory):
     assert any(line.startswith("Ray dashboard: http://") for line in lines), lines
     assert any(line.startswith("SwanLab: offline") for line in lines), lines
     assert "Image's verl: 0.7.0.dev" in lines, lines
+    # The head's count of the prompts (container stage), with the simulated image's real tokenizer.
+    assert any(line.startswith("Prompts: /sim/data/train.parquet: 256 prompts, the longest ") for line in lines), lines
     summary = deploy.artifact_data["verl_deploy_summary"]
     assert summary["head"] == head and summary["ray_dashboard"].startswith("http://") and summary["swanlab"].startswith("offline")
     assert summary["image_verl"] == "0.7.0.dev", summary

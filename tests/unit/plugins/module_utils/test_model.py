@@ -191,3 +191,67 @@ def test_the_simulated_clusters_folders_are_what_the_generator_writes(name):
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == model_files.model_files(name)
     judged = model.judge(model.read_folder(str(folder)))
     assert judged["problems"] == [] and judged["facts"]["architecture"] == model_files.MODELS[name][0]["architectures"][0]
+
+
+def judged_copy(tmp_path, name, change=None):
+    """A node's copy of the simulated Qwen3-8B folder, optionally changed, as node_facts judges it."""
+    path = Path(model_files.write(str(tmp_path / name), "Qwen3-8B"))
+    if change:
+        change(path)
+    return model.judge(model.read_folder(str(path)))
+
+
+def _edit_config(**changes):
+    def edit(path):
+        config = json.loads((path / "config.json").read_text())
+        config.update(changes)
+        (path / "config.json").write_text(json.dumps(config, indent=2))
+    return edit
+
+
+def _cut(name):
+    def cut(path):
+        data = (path / name).read_bytes()
+        (path / name).write_bytes(data[:-4])
+    return cut
+
+
+def _drop(name):
+    return lambda path: (path / name).unlink()
+
+
+def _reformat(path):
+    (path / "config.json").write_text(json.dumps(json.loads((path / "config.json").read_text())))
+
+
+@pytest.mark.parametrize("change, words", [
+    (_edit_config(num_hidden_layers=28, vocab_size=152064),
+     "config.json differs (num_hidden_layers 28 here, 36 on the head; vocab_size 152064 here, 151936 on the head)"),
+    (_edit_config(rope_theta=10000), "config.json differs (rope_theta 10000 here, 1000000 on the head)"),
+    (_reformat, "config.json differs (in formatting only, not in any value)"),
+    (_cut("model-00002-of-00005.safetensors"), "shard sizes differ: model-00002-of-00005.safetensors"),
+    (_drop("model-00004-of-00005.safetensors"), "1 shard(s) only on the head: model-00004-of-00005.safetensors"),
+])
+def test_a_workers_copy_that_is_not_the_heads_model_is_named(tmp_path, change, words):
+    head = judged_copy(tmp_path, "head")
+    mine = judged_copy(tmp_path, "worker", change)
+    text = model.not_the_heads(mine, head, "worker-1", "head-1", "/mnt/public/Qwen3-8B")
+    assert text.startswith("the model folder verl_model_path=/mnt/public/Qwen3-8B on worker-1 is not the same model as on the head "
+                           "head-1: ")
+    assert words in text, text
+    assert "Fix: copy the head's folder to this node (e.g. rsync -a --delete head-1:/mnt/public/Qwen3-8B/ /mnt/public/Qwen3-8B/)" in text
+
+
+def test_the_same_model_on_both_nodes_passes(tmp_path):
+    head, mine = judged_copy(tmp_path, "head"), judged_copy(tmp_path, "worker")
+    assert model.differences(mine["identity"], head["identity"]) == []
+    assert model.not_the_heads(mine, head, "worker-1", "head-1", "/m") == ""
+    json.dumps(head["identity"])  # part of what node_facts returns
+
+
+@pytest.mark.parametrize("mine_folder, head_folder", [(False, True), (True, False), (False, False)])
+def test_a_node_without_the_folder_is_left_to_the_paths_rule(tmp_path, mine_folder, head_folder):
+    present = judged_copy(tmp_path, "present")
+    absent = model.judge(model.read_folder(str(tmp_path / "absent")))
+    text = model.not_the_heads(present if mine_folder else absent, present if head_folder else absent, "w", "h", "/m")
+    assert text == ""

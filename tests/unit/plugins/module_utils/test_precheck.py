@@ -295,3 +295,33 @@ def test_without_the_model_or_the_hbm_nothing_is_estimated(tmp_path):
     assert pc.memory_does_not_fit(dict(case, facts=dict(case["facts"], model={}))) == ""
     assert pc.memory_does_not_fit(dict(case, npu={"failed": True})) == ""
     assert pc.hbm_bytes(npu(A2, {})) == 65536 * 1024 * 1024
+
+
+def _layers_28(folder):
+    config = folder / "config.json"
+    config.write_text(config.read_text().replace('"num_hidden_layers": 36', '"num_hidden_layers": 28'))
+
+
+@pytest.mark.parametrize("is_head, damage, refused", [
+    (False, _layers_28, True),   # a worker with another model: refused on the worker, naming it
+    (False, None, False),        # the same model: fine
+    (True, _layers_28, False),   # the head is the reference, never compared with itself
+])
+def test_a_worker_whose_model_is_not_the_heads_is_refused(tmp_path, is_head, damage, refused):
+    case = memory_checked(tmp_path / "worker", damage, is_head=is_head)
+    case.update(host="worker-1", head_host="head-1", model_head=model_read(tmp_path / "head"))
+    problems = [p for p in pc.report(case)["problems"] if "not the same model" in p]
+    if not refused:
+        assert problems == []
+        return
+    assert len(problems) == 1
+    assert "on worker-1 is not the same model as on the head head-1: config.json differs (num_hidden_layers 28 here, 36 on the head)" \
+        in problems[0]
+    assert "Fix: copy the head's folder to this node" in problems[0]
+
+
+def test_a_worker_without_the_model_folder_is_left_to_the_paths_rule(tmp_path):
+    case = memory_checked(tmp_path / "worker", is_head=False)
+    case["facts"]["model"] = _model.judge(_model.read_folder(str(tmp_path / "nowhere")))
+    case.update(host="worker-1", head_host="head-1", model_head=model_read(tmp_path / "head"))
+    assert pc.model_not_the_heads(case) == ""
