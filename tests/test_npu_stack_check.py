@@ -15,6 +15,8 @@ import pytest
 
 from launch_helpers import ATB_LIBRARY, cann_stand_in
 
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
@@ -136,7 +138,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     (workdir / "setup.py").write_text("not a launch file\n")
     proc = check(dict(container, VERL_LOOK_DIR=str(workdir), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    looked = [line[len("look: "):] for line in proc.stdout.splitlines() if line.startswith("look: ")]
+    looked = parse_lines(proc.stdout)["look"].split(",")
     own = subprocess.run(["sh", "-c", LOOK, "look", str(workdir), "start_verl.sh", "run_training.sh",
                           "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
     assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
@@ -145,7 +147,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
 
 def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent"), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert proc.returncode == 0 and "look: " not in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and parse_lines(proc.stdout)["look"] == "", proc.stdout
 
 
 def test_the_check_passes_shellcheck():
