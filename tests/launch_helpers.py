@@ -28,6 +28,8 @@ TEMPLATES = REPO / "roles" / "training" / "templates"
 # training module follows _verl_launch.algorithm; entries that need a play are never read here).
 TRAINING_VARS = {name: trust_as_template(value) if isinstance(value, str) and "{{" in value else value
                  for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()}
+# What the role's file lookup reads (tests/test_render_playbook.py compares with what Ansible renders).
+TRAINING_VARS["_training_cann_env"] = (REPO / "roles/training/files/cann_env.sh").read_text().rstrip()
 SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())

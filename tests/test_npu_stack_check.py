@@ -19,6 +19,8 @@ from ansible_collections.verl.deploy.plugins.module_utils._training_state import
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
+# The training's sourcing of CANN, which the container stage gives the check as VERL_CANN_PROGRAM (as start_verl.sh holds it).
+CANN_ENV = (REPO / "roles/training/files/cann_env.sh").read_text()
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 
 
@@ -50,6 +52,7 @@ LOOK = (REPO / "roles" / "training" / "files" / "look.sh").read_text()
 
 
 def check(env, want, scripts):
+    env = {"VERL_CANN_PROGRAM": CANN_ENV, **env}
     return subprocess.run(["bash", "-c", CHECK, "npu-stack-check", str(want), *scripts], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
 
@@ -313,3 +316,9 @@ def test_the_first_operation_is_skipped_while_the_deploys_training_holds_the_npu
         holder.wait()
     assert verdict["problems"] == []
     assert "NPU 0 not touched: pid(s) %d of this container hold its NPUs (the deploy's training runs there)." % holder.pid in verdict["notes"]
+
+
+def test_without_the_sourcing_of_cann_given_it_stops_naming_it(tmp_path, container):
+    """The container stage gives the check the training's sourcing of CANN; a caller that forgets it learns why."""
+    proc = check(dict(container, VERL_CANN_PROGRAM=""), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode != 0 and "VERL_CANN_PROGRAM" in proc.stderr, proc.stdout + proc.stderr
