@@ -17,7 +17,7 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, parse_lines, sentences
-from launch_helpers import launch_ok, write_scripts
+from helpers.launch_helpers import launch_ok, write_scripts
 
 STAND_IN_START = r"""#!/bin/bash
 # Stand-in start_verl.sh: `address` as the real one prints it; `train` runs a process holding the

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import ATB_LIBRARY, cann_stand_in
+from helpers.launch_helpers import ATB_LIBRARY, cann_stand_in
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 

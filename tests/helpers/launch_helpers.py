@@ -18,10 +18,10 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "sim"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "roles" / "training" / "templates"
 # The training role's vars (the process, the log prefix, the script names). Templated entries are
 # passed as templates, as Ansible holds them: they are rendered only when a template reads them (the
