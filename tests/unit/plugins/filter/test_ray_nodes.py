@@ -1,30 +1,17 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The ray_head, ray_workers and ray_nodes filters: the deployment's head and nodes, defined once."""
+"""The ray_nodes filter as a play calls it, on the play's groups (its cases: tests/unit/plugins/module_utils/test_ray_nodes.py)."""
 from __future__ import annotations
 
-import pytest
-
 from ansible_collections.verl.deploy.plugins.filter.ray_nodes import FilterModule
+from ansible_collections.verl.deploy.plugins.module_utils import _ray_nodes
 
-FILTERS = FilterModule().filters()
-
-
-@pytest.mark.parametrize("groups, head, workers, nodes", [
-    ({"ray_head": ["h"], "ray_workers": ["w1", "w2"]}, "h", ["w1", "w2"], ["h", "w1", "w2"]),
-    # One node: no group ray_workers at all, or an empty one.
-    ({"ray_head": ["h"]}, "h", [], ["h"]), ({"ray_head": ["h"], "ray_workers": []}, "h", [], ["h"]),
-    # A host in both groups is the head, and counted once (Ansible lists a host once per group).
-    ({"ray_head": ["h"], "ray_workers": ["h", "w1"]}, "h", ["w1"], ["h", "w1"]),
-    # No head (stage 0 refuses such an inventory; the day-2 playbooks still name what they have).
-    ({"ray_workers": ["w1"]}, "", ["w1"], ["w1"]), ({"all": ["x"]}, "", [], []), (None, "", [], []),
-    ({"ray_head": None, "ray_workers": None}, "", [], []),
-])
-def test_the_head_the_workers_and_the_nodes(groups, head, workers, nodes):
-    assert (FILTERS["ray_head"](groups), FILTERS["ray_workers"](groups), FILTERS["ray_nodes"](groups)) == (head, workers, nodes)
+GROUPS = {"all": ["h", "w1", "w2"], "ungrouped": [], "ray_head": ["h"], "ray_workers": ["w1", "w2"]}
 
 
-def test_as_a_play_calls_them(render):
-    groups = {"all": ["h", "w1"], "ray_head": ["h"], "ray_workers": ["w1"], "ungrouped": []}
-    assert render(["groups | verl.deploy.ray_head", "groups | verl.deploy.ray_workers", "groups | verl.deploy.ray_nodes"],
-                  groups=groups) == ["h", ["w1"], ["h", "w1"]]
+def test_it_is_the_one_definition():
+    assert FilterModule().filters() == {"ray_nodes": _ray_nodes.ray_nodes}
+
+
+def test_as_a_play_calls_it(render):
+    assert render(["groups | verl.deploy.ray_nodes"], groups=GROUPS) == [["h", "w1", "w2"]]
