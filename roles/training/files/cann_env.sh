@@ -7,6 +7,7 @@
 # through a link only once, with -u off while they run (they read unset variables). It then sets CANN_SOURCED (the
 # scripts sourced, resolved) and CANN_PRESET (ASCEND_HOME_PATH or ASCEND_TOOLKIT_HOME as it was before, or empty);
 # the caller says what it found, and stops when both are empty.
+# shellcheck disable=SC2034  # read by the caller
 CANN_PRESET="${ASCEND_HOME_PATH:-${ASCEND_TOOLKIT_HOME:-}}"
 CANN_SOURCED=()
 case "$-" in *u*) cann_nounset=1 ;; *) cann_nounset="" ;; esac
