@@ -19,7 +19,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / ".collections")]
 
-import launch_helpers  # noqa: E402  (needs the paths above)
+from helpers import launch_helpers  # noqa: E402  (needs the paths above)
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, parse_info  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""AWX as code (awx/) and the AWX job without AWX (ansible-runner on a private data directory, tests/awx_job.py).
+"""AWX as code (awx/) and the AWX job without AWX (ansible-runner on a private data directory, tests/helpers/awx_job.py).
 
 The deploy job end to end on the simulated cluster is in the Molecule scenario one_node
 (extensions/molecule/one_node/tests/test_4_awx_job.py); these need no cluster."""
@@ -12,8 +12,8 @@ import pexpect
 import pytest
 import yaml
 
-import awx_job
-from awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
+from helpers import awx_job
+from helpers.awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
 
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read_text())

@@ -13,7 +13,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._chips import device_v
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from ansible_collections.verl.deploy.plugins.module_utils import _model
-from launch_helpers import DEFAULTS, REPO, RULES, SPEC, launch_ok, settings
+from helpers.launch_helpers import DEFAULTS, REPO, RULES, SPEC, launch_ok, settings
 
 sys.path.insert(0, str(REPO / "tests" / "sim"))
 import model_files  # noqa: E402  (the simulated cluster's model folders)

@@ -16,14 +16,16 @@ import uuid
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, parse_lines
-from launch_helpers import launch_ok, write_scripts
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, parse_lines, sentences
+from helpers.launch_helpers import launch_ok, write_scripts
 
 STAND_IN_START = r"""#!/bin/bash
 # Stand-in start_verl.sh: `address` as the real one prints it; `train` runs a process holding the
 # training pattern, prints step lines every STEP_SECONDS, and exits with EXIT_CODE (or on SIGTERM).
 case "$1" in
 address) echo "10.0.0.1 10.0.0.2" ;;
+# What `ray start --head` prints on stdout (its banner), starting nothing here.
+ray) printf '%s\n' "Local node IP: 10.0.0.2" "--------------------" "Ray runtime started." "--------------------" ;;
 train)
     program='trap "exit 0" TERM
 for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done
@@ -53,7 +55,7 @@ def control(tmp_path):
         return subprocess.run(["bash", str(folder / "verl_control.sh"), *argv], env=dict(env, **overrides), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
-    run.logs, run.state, run.module, run.other = logs, logs / ".verl-deploy", module, other
+    run.logs, run.state, run.module, run.other, run.folder = logs, logs / ".verl-deploy", module, other, folder
     yield run
     for name in (module, other):
         subprocess.run(["pkill", "-f", "--", name], check=False)
@@ -170,7 +172,7 @@ def test_ray_progress_counts_nothing_without_ray(control):
 
 
 def test_stop_ray_answers_whether_it_changed_anything(control):
-    proc = control("stop-ray")
+    proc = control("stop-ray", **no_ray_here(control))
     assert proc.returncode == 0 and proc.stdout.splitlines() == ["ray: not running", "changed=false", "state=not-running"]
 
 
@@ -212,6 +214,41 @@ def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(contr
     assert state(control)["state"] == "stopped"
 
 
+def no_ray_here(control):
+    """The environment of a node where no Ray runs: the machine running the tests may run a simulated cluster, whose
+    raylets pgrep sees (and the step would stop a Ray it finds)."""
+    bin_dir = control.logs.parent / "no-ray-bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("pgrep", "#!/bin/sh\nexit 1\n"), ("ray", "#!/bin/sh\necho 'stand-in: no Ray here' >&2\n")):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"])}
+
+
+def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(control):
+    """stdout is the step's sentences and its KEY=VALUE answer (start_verl.sh's and ray start's words go to stderr);
+    lock= says whether this deploy found the lock free, held it already, waited for another deploy, or ran without one."""
+    no_ray = no_ray_here(control)
+    first = control("ray", **no_ray, **lock_env("run-a"))
+    assert first.returncode == 0, first.stderr
+    assert sentences(first.stdout) == ["ray: started"] and "Ray runtime started." in first.stderr, first.stdout
+    assert parse_lines(first.stdout) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false"}
+    assert parse_lines(control("ray", **no_ray, **lock_env("run-a")).stdout)["lock"] == "held"
+    assert parse_lines(control("ray", **no_ray).stdout)["lock"] == "none"
+    # Another deploy (run-b) waits for run-a's lock, which run-a releases meanwhile.
+    env = dict(os.environ, RAY_TMPDIR=str(control.logs.parent / "ray-tmp"), **no_ray, **lock_env("run-b", wait="20"))
+    second = subprocess.Popen(["bash", str(control.folder / "verl_control.sh"), "ray"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert control("unlock", **lock_env("run-a")).returncode == 0
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    said = sentences(out)
+    assert said[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and said[0].endswith("; waiting at most 20 s.")
+    assert said[1].startswith("lock: taken after waiting ") and said[2:] == ["ray: started"], said
+    assert parse_lines(out)["lock"] == "waited"
+
+
 def test_the_lock_of_a_deploy_that_is_gone_is_taken_over(control):
     control.state.mkdir(parents=True, exist_ok=True)
     lock = control.state / "deploy.lock"
@@ -221,6 +258,10 @@ def test_the_lock_of_a_deploy_that_is_gone_is_taken_over(control):
     assert proc.returncode == 0, proc.stderr
     assert "lock: taken over from controller c9 pid 99 (since " in proc.stdout and "that deploy is gone" in proc.stdout
     assert "token=run-new" in lock.read_text()
+    # The head's ray step answers how it took the lock (the training stage then reads the training again).
+    lock.write_text("token=old\nholder=controller c9 pid 99\nsince=1700000000\npid=999999\n")
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    assert parse_lines(control("ray", **no_ray_here(control), **lock_env("run-next")).stdout)["lock"] == "taken-over"
 
 
 def test_a_failed_step_of_the_holder_releases_its_lock(control):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch_helpers import REPO, SECRET_KEY
+from helpers.launch_helpers import REPO, SECRET_KEY
 
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet", "verl_test_file": "/data/test.parquet",

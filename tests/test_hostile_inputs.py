@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import CONTROL
-from launch_helpers import REPO, RULES, SECRET_KEY, SPEC, launch, launch_ok, render, stand_in_path
+from helpers.launch_helpers import REPO, RULES, SECRET_KEY, SPEC, launch, launch_ok, render, stand_in_path
 
 # A payload touches $VERL_PWNED (set when the scripts run): if the file exists, a payload ran.
 TOUCH = 'touch "$VERL_PWNED"'
@@ -268,7 +268,7 @@ KEY_CASES = [
 def test_a_setting_that_holds_the_key_is_refused_without_showing_it(variable, value):
     from ansible_collections.verl.deploy.plugins.filter.settings_problems import settings_problems
 
-    from launch_helpers import settings
+    from helpers.launch_helpers import settings
 
     host = dict(settings(), verl_swanlab_api_key=SECRET_KEY, ansible_host="10.0.0.1", **{variable: value})
     problems = settings_problems({"node1": host}, head="node1", spec=SPEC, rules=RULES)
@@ -281,7 +281,7 @@ def test_the_launch_config_refuses_a_setting_that_holds_the_key_and_masks_it():
     from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
     from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
 
-    from launch_helpers import settings
+    from helpers.launch_helpers import settings
 
     params = {name: option.get("default") for name, option in ARGUMENT_SPEC.items()}
     params.update(settings=settings(verl_experiment_name=SECRET_KEY), spec=SPEC, rules=RULES, host="node1", is_head=True, nnodes=1,
@@ -534,7 +534,7 @@ def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path, variable, e
 # Internals are not inputs (round 3): the scripts take nothing from a variable a user can set but the validated
 # configuration; ansible_managed and the training role's variables given with a payload do not reach them.
 def test_variables_a_user_can_set_do_not_reach_the_scripts():
-    from launch_helpers import SCRIPTS
+    from helpers.launch_helpers import SCRIPTS
 
     config = launch_ok()
     hostile = {"ansible_managed": "x\n" + TOUCH, "_training_module": "os; " + TOUCH, "_training_log_prefix": "$(%s)" % TOUCH,
@@ -623,7 +623,7 @@ def _targets(node, found=None):
 def test_a_target_in_an_override_value_would_be_called_and_is_refused():
     import hydra.utils
 
-    from hydra_schema import compose
+    from helpers.hydra_schema import compose
 
     hostile = "+actor_rollout_ref.actor.probe={_target_:os.getpid}"
     cfg = compose([hostile])  # resolved, as a plain dict
@@ -634,7 +634,7 @@ def test_a_target_in_an_override_value_would_be_called_and_is_refused():
 
 
 def test_accepted_overrides_compose_with_verls_own_targets_only():
-    from hydra_schema import compose
+    from helpers.hydra_schema import compose
 
     base = _targets(compose([]))
     accepted = ["+trainer.note='$(touch x)'", "trainer.critic_warmup=0", "+actor_rollout_ref.actor.megatron.param_dtype=bf16",

@@ -2,7 +2,7 @@
 
 For every mask, every algorithm, SwanLab off and on: render run_training.sh, EXECUTE it with a
 stand-in python3, take the argument list it recorded and compose it with Hydra against the config
-tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/hydra_schema.py): DAPO's against
+tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/helpers/hydra_schema.py): DAPO's against
 `dapo_megatron_trainer`, GRPO's against `ppo_megatron_trainer`, the config each entry point is
 started with. Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
 interpolations) and the composed config must hold what the mask and the algorithm ask for. Negative
@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from hydra_schema import (
+from helpers.hydra_schema import (
     ARGV_HEAD,
     DAPO_OVERLAY,
     ENTRY_POINTS,
@@ -29,7 +29,7 @@ from hydra_schema import (
     verl_config_dir,
     verl_refusals,
 )
-from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, render, run_training, stand_in_path
+from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, render, run_training, stand_in_path
 
 MEGATRON_OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
 

@@ -60,8 +60,10 @@ COPY = """- name: The control script
 def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     (tmp_path / "play.yml").write_text(PLAY)
     (tmp_path / "copy.yml").write_text(COPY)
-    # The debug runs outside the role: the play's own templates/ folder lets its lookup find the role's templates.
+    # The debug runs outside the role: the play's own templates/ and files/ folders let its lookups find the role's
+    # templates and files (start_verl.sh.j2 reads files/cann_env.sh).
     (tmp_path / "templates").symlink_to(REPO / "roles" / "training" / "templates")
+    (tmp_path / "files").symlink_to(REPO / "roles" / "training" / "files")
     out = tmp_path / "out"
     argv = [ANSIBLE_PLAYBOOK, str(tmp_path / "play.yml"), "-e", "mask=1010000", "-e", "verl_model_path=/models/Qwen3-8B",
             "-e", "verl_train_file=/data/train.parquet", "-e", "verl_test_file=/data/test.parquet", "-e", "verl_ckpts_dir=/ckpt",

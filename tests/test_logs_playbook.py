@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from launch_helpers import REPO
+from helpers.launch_helpers import REPO
 
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 KEY = "sk-logs-test-0123456789abcdefghij"

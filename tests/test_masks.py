@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts
+from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts
 
 OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
 
@@ -214,7 +214,7 @@ def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path
 
 
 def test_swap_optimizer_with_offload_warns():
-    from launch_helpers import launch
+    from helpers.launch_helpers import launch
 
     config, errors, warnings = launch(verl_feature_mask="0010010")
     assert not errors

@@ -14,10 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import ATB_LIBRARY, cann_stand_in
+from helpers.launch_helpers import ATB_LIBRARY, cann_stand_in
+
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
+# The training's sourcing of CANN, which the container stage gives the check as VERL_CANN_PROGRAM (as start_verl.sh holds it).
+CANN_ENV = (REPO / "roles/training/files/cann_env.sh").read_text()
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 
 
@@ -49,6 +53,7 @@ LOOK = (REPO / "roles" / "training" / "files" / "look.sh").read_text()
 
 
 def check(env, want, scripts):
+    env = {"VERL_CANN_PROGRAM": CANN_ENV, **env}
     return subprocess.run(["bash", "-c", CHECK, "npu-stack-check", str(want), *scripts], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
 
@@ -137,7 +142,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     (workdir / "setup.py").write_text("not a launch file\n")
     proc = check(dict(container, VERL_LOOK_DIR=str(workdir), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    looked = [line[len("look: "):] for line in proc.stdout.splitlines() if line.startswith("look: ")]
+    looked = parse_lines(proc.stdout)["look"].split(",")
     own = subprocess.run(["sh", "-c", LOOK, "look", str(workdir), "start_verl.sh", "run_training.sh",
                           "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
     assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
@@ -146,7 +151,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
 
 def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent"), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert proc.returncode == 0 and "look: " not in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and parse_lines(proc.stdout)["look"] == "", proc.stdout
 
 
 def test_the_check_passes_shellcheck():
@@ -315,6 +320,12 @@ def test_the_first_operation_is_skipped_while_the_deploys_training_holds_the_npu
         holder.wait()
     assert verdict["problems"] == []
     assert "NPU 0 not touched: pid(s) %d of this container hold its NPUs (the deploy's training runs there)." % holder.pid in verdict["notes"]
+
+
+def test_without_the_sourcing_of_cann_given_it_stops_naming_it(tmp_path, container):
+    """The container stage gives the check the training's sourcing of CANN; a caller that forgets it learns why."""
+    proc = check(dict(container, VERL_CANN_PROGRAM=""), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode != 0 and "VERL_CANN_PROGRAM" in proc.stderr, proc.stdout + proc.stderr
 
 
 # --------------------------------------------------------------------------- the prompts longer than max_prompt_length (head)

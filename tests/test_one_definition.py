@@ -46,3 +46,13 @@ def test_the_training_process_and_its_log_name_are_defined_once(fact, home):
     places = [str(path.relative_to(REPO)) for path in PRODUCTION
               if re.search(re.escape(fact) + r"(?!<)", path.read_text(errors="replace"))]
     assert places == [home], places
+
+
+def test_cann_is_sourced_in_one_place():
+    """start_verl.sh (its template reads the file in) and the container stage's check (given it as VERL_CANN_PROGRAM)
+    source CANN's environment with the same code: a script is sourced nowhere else."""
+    sourcing = re.compile(r"^\s*(source|\.)\s+\S", re.MULTILINE)
+    places = [str(path.relative_to(REPO)) for path in PRODUCTION if path.suffix in (".sh", ".j2") and sourcing.search(path.read_text())]
+    assert places == ["roles/training/files/cann_env.sh"], places
+    assert "{{ _training_cann_env }}" in (REPO / "roles/training/templates/start_verl.sh.j2").read_text()
+    assert "cann_env.sh" in (REPO / "roles/container/tasks/main.yml").read_text()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launch_helpers import REPO, SECRET_KEY, launch_ok, render
+from helpers.launch_helpers import REPO, SECRET_KEY, launch_ok, render
 
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 PATHS = [

@@ -6,7 +6,7 @@ import re
 import yaml
 
 import settings_table
-from launch_helpers import DEFAULTS, REPO, RULES, SPEC
+from helpers.launch_helpers import DEFAULTS, REPO, RULES, SPEC
 
 from ansible_collections.verl.deploy.plugins.module_utils import _features
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import SCRIPTS, SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
+from helpers.launch_helpers import SCRIPTS, SECRET_KEY, SWANLAB_ON, launch_ok, write_scripts
 
 SHELLCHECK = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which("shellcheck")
 

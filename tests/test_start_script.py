@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launch_helpers import SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
+from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash
 # Stand-in `ray`: logs each call; `status` prints the NPU usage line from $FAKE_RAY/npus (absent: not running).

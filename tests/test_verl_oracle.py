@@ -3,7 +3,7 @@
 For each case and every algorithm: the settings go through the deploy's check (launch_config), and the
 command run_training.sh WOULD run with them (rendered with the parallelism check silenced, executed with
 the stand-in python3, composed with Hydra against verl's schema) goes through verl's own checks
-(tests/verl_config/verl_checks.py: validate_config, the config dataclasses, the DAPO reward manager's
+(tests/helpers/verl_config/verl_checks.py: validate_config, the config dataclasses, the DAPO reward manager's
 assert, unmodified from the pinned wheel). The deploy must refuse at least everything verl refuses; where
 it refuses more, each rule is explained below: verl only enforces it later, at run time, or the project
 keeps it on purpose. Every one of the 128 masks x every algorithm is checked the same way by
@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _launch_config
-from hydra_schema import ENTRY_POINTS, compose, overrides_from_argv, verl_checks_module, verl_refusals, verl_source_dir
-from launch_helpers import launch
+from helpers.hydra_schema import ENTRY_POINTS, compose, overrides_from_argv, verl_checks_module, verl_refusals, verl_source_dir
+from helpers.launch_helpers import launch
 from test_hydra_schema import rendered_command
 
 # Why the deploy refuses what verl's config-level checks let through (docs/design.md, the rule ids).

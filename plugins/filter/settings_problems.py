@@ -50,7 +50,7 @@ EXAMPLES = r"""
   when: _problems | length > 0
   vars:
     _problems: >-
-      {{ hostvars | verl.deploy.settings_problems(head=groups['ray_head'][0], workers=groups['ray_workers'] | default([]),
+      {{ hostvars | verl.deploy.settings_problems(head=groups | verl.deploy.ray_head, workers=groups | verl.deploy.ray_workers,
          spec=spec, rules=rules) }}
 """
 

@@ -101,16 +101,24 @@ def launch_drift(started, now):
     return changes
 
 
+def _key_value(line):
+    """(key, value) of a KEY=VALUE line, or None for a sentence (or a line whose part before "=" is not a name)."""
+    key, sep, value = line.partition("=")
+    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
+
+
 def parse_lines(text):
     """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
 
     What every step of the scripts answers the playbooks with (the filters answer and training_state)."""
-    found = {}
-    for line in (text or "").splitlines():
-        key, sep, value = line.partition("=")
-        if sep and _KEY.fullmatch(key.strip()):
-            found[key.strip()] = value.strip()
-    return found
+    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
+
+
+def sentences(text):
+    """The lines of a step's output that parse_lines does not read: what the step says to people, in order.
+
+    What a task shows of a step (the filter said); the playbooks decide on parse_lines' keys, never on these."""
+    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
 def _number(text, default=0):

@@ -66,7 +66,7 @@ REPO = HERE.parent.parent
 CACHE = REPO / ".cache" / "sim"
 LOGS = CACHE / "logs"
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
-DAPO_OVERLAY = REPO / "tests" / "verl_config" / "dapo_megatron_trainer.yaml"
+DAPO_OVERLAY = REPO / "tests" / "helpers" / "verl_config" / "dapo_megatron_trainer.yaml"
 STAND_IN = HERE / "stand_in_main_dapo.py"
 TORCH_NPU = HERE / "stand_in_torch_npu.py"
 NPU_SMI = HERE / "node" / "npu_smi.py"
@@ -369,7 +369,7 @@ class Recipes:
         """{context path: bytes} of the verl image (the verl checkout layout and the CANN stand-ins)."""
         sys.path.insert(0, str(REPO / "tests"))
         try:
-            import hydra_schema  # pylint: disable=import-outside-toplevel
+            from helpers import hydra_schema  # pylint: disable=import-outside-toplevel
         finally:
             sys.path.remove(str(REPO / "tests"))
         config_dir = Path(hydra_schema.verl_config_dir())
@@ -400,14 +400,14 @@ class Recipes:
         # from the pinned wheel at their paths in the checkout (not verl/__init__.py, which imports torch), and
         # the loader that runs them without torch.
         source_dir = Path(hydra_schema.verl_source_dir())
-        sys.path.insert(0, str(REPO / "tests" / "verl_config"))
+        sys.path.insert(0, str(REPO / "tests" / "helpers" / "verl_config"))
         try:
             import verl_checks  # pylint: disable=import-outside-toplevel
         finally:
-            sys.path.remove(str(REPO / "tests" / "verl_config"))
+            sys.path.remove(str(REPO / "tests" / "helpers" / "verl_config"))
         for name in verl_checks.SOURCES:
             files["verl/" + name] = (source_dir / name).read_bytes()
-        files["stand-ins/verl_checks.py"] = (REPO / "tests" / "verl_config" / "verl_checks.py").read_bytes()
+        files["stand-ins/verl_checks.py"] = (REPO / "tests" / "helpers" / "verl_config" / "verl_checks.py").read_bytes()
         files["requirements.txt"] = Recipes.requirements().encode()
         files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         return files

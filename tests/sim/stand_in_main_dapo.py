@@ -161,7 +161,7 @@ def _resume_step(trainer, local_dir):
 
 def _validate_config(config):
     """verl 0.7.0's own config checks, run from verl's files in the image (/verl, the checkout) by the loader in
-    /opt/sim/stand-ins/verl_checks.py (tests/verl_config/verl_checks.py): verl/utils/config.py validate_config, the
+    /opt/sim/stand-ins/verl_checks.py (tests/helpers/verl_config/verl_checks.py): verl/utils/config.py validate_config, the
     config dataclasses' __post_init__ and validate, RolloutConfig, the DAPO reward manager's asserts. main_ppo runs
     validate_config before any worker starts; main_dapo's Megatron workers fail on the same arithmetic a little later.
     The first refusal is raised again, with verl's own exception and message."""

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
-from launch_helpers import launch_ok, render
+from helpers.launch_helpers import launch_ok, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position

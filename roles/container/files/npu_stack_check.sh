@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 # Run by the container stage inside the training container (docker exec):
-#   [VERL_LOOK_DIR=DIR VERL_LOOK_PROGRAM="$(cat look.sh)"] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
+#   VERL_CANN_PROGRAM="$(cat cann_env.sh)" [VERL_LOOK_DIR=DIR VERL_LOOK_PROGRAM="$(cat look.sh)"] \
+#       bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
 # First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
-# sources CANN's environment as start_verl.sh does (each existing script, -u off) and asks the training's
-# python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
+# sources CANN's environment as start_verl.sh does (VERL_CANN_PROGRAM, the training role's cann_env.sh) and asks
+# the training's python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
 # (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
 # the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
 # python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
@@ -13,12 +14,12 @@
 set -o pipefail
 want="$1"
 shift
-# With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first
-# "look: MODE SHA256 NAME" for each launch file there (*.sh and launch.json at its top), so that the launch-scripts
-# stage needs no call of its own to compare them.
+# With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first one answer line
+# look=MODE SHA256 NAME,... for the launch files there (*.sh and launch.json at its top; empty when there are none), so
+# that the launch-scripts stage needs no call of its own to compare them.
 if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
     # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
-    (cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh launch.json) | sed 's/^/look: /'
+    echo "look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh launch.json | paste -sd, -)"
 fi
 if ! smi="$(npu-smi info 2>&1)"; then
     echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"
@@ -38,14 +39,13 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "the image has no python3"
     exit 7
 fi
-found=""
-for script in "$@"; do
-    [ -f "${script}" ] || continue
-    # shellcheck disable=SC1090
-    source "${script}" >/dev/null 2>&1
-    found="${found} ${script}"
-done
-if [ -z "${found}" ] && [ -z "${ASCEND_HOME_PATH:-}${ASCEND_TOOLKIT_HOME:-}" ]; then
+# CANN's environment as start_verl.sh sets it: the one sourcing (the training role's cann_env.sh, given as
+# VERL_CANN_PROGRAM), quiet here, for the last line says what was found.
+: "${VERL_CANN_PROGRAM:?the caller gives the sourcing of CANN, cann_env.sh of the training role, as VERL_CANN_PROGRAM}"
+# shellcheck disable=SC2034  # read by VERL_CANN_PROGRAM
+CANN_SCRIPTS=("$@")
+eval "${VERL_CANN_PROGRAM}" >/dev/null 2>&1
+if [ -z "${CANN_SOURCED[*]}${CANN_PRESET}" ]; then
     echo "no CANN environment: none of $* exists in the container and neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set"
     exit 3
 fi

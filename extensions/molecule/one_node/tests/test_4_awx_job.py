@@ -1,5 +1,5 @@
 """The AWX job, end to end, without AWX: ansible-runner runs the playbooks of a fresh clone against this
-scenario's node exactly as an AWX job does (tests/awx_job.py): the survey's answers as AWX sends them
+scenario's node exactly as an AWX job does (tests/helpers/awx_job.py): the survey's answers as AWX sends them
 (strings included), the SwanLab key as the credential injects it, AWX's awx_job_id.
 
 Runs after the first three (pytest takes the files in name order) and reuses the scenario's cluster: a job without the
@@ -17,7 +17,7 @@ import yaml
 from sim_scenario import INVENTORY, REPO, SCENARIO, hosts, training_pids
 
 sys.path.insert(0, str(REPO / "tests"))
-from awx_job import awx_variables, run_job, survey_answers  # noqa: E402  pylint: disable=wrong-import-position
+from helpers.awx_job import awx_variables, run_job, survey_answers  # noqa: E402  pylint: disable=wrong-import-position
 
 SETTINGS = yaml.safe_load((SCENARIO / "settings.yml").read_text())
 CLUSTER = yaml.safe_load((REPO / "inventories/sim/group_vars/ray_cluster.yml").read_text())

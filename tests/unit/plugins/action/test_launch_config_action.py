@@ -7,7 +7,7 @@ import json
 
 from ansible_collections.verl.deploy.plugins.action.launch_config import masked
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import evaluate
-from launch_helpers import RULES, SECRET_KEY, SPEC, settings
+from helpers.launch_helpers import RULES, SECRET_KEY, SPEC, settings
 
 
 def params(**changes):

@@ -8,7 +8,7 @@ import json
 
 from ansible_collections.verl.deploy.plugins.filter.launch_drift import FilterModule
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
-from launch_helpers import launch_ok
+from helpers.launch_helpers import launch_ok
 
 launch_drift = FilterModule().filters()["launch_drift"]
 

@@ -7,7 +7,7 @@ import hashlib
 import json
 
 from ansible_collections.verl.deploy.plugins.filter.launch_record import FilterModule
-from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
+from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
 
 launch_record = FilterModule().filters()["launch_record"]
 

@@ -9,7 +9,7 @@ import base64
 import json
 
 from ansible_collections.verl.deploy.plugins.filter.settings_problems import FilterModule, given, head_addresses, settings_problems
-from launch_helpers import RULES, SPEC
+from helpers.launch_helpers import RULES, SPEC
 
 KEY = "sk-verl-test-key-0123456789"
 PATHS = {"verl_model_path": "/mnt/public/Qwen3-8B", "verl_train_file": "/mnt/project/data/train.parquet",

@@ -6,7 +6,7 @@ across nodes, and nothing required that only a node's facts could give."""
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
-from launch_helpers import RULES, SPEC, settings
+from helpers.launch_helpers import RULES, SPEC, settings
 
 HEAD = {"name": "n0", "ansible_host": "10.0.0.1"}
 

@@ -12,7 +12,7 @@ from ansible_collections.verl.deploy.plugins.filter.npu_devices import FilterMod
 from ansible_collections.verl.deploy.plugins.module_utils._chips import chip_family, choose_image, device_view, image_family, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
-from launch_helpers import DEFAULTS, RULES, SPEC, settings
+from helpers.launch_helpers import DEFAULTS, RULES, SPEC, settings
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu-smi"
 IMAGES = DEFAULTS["verl_image_by_chip"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from launch_helpers import all_masks
+from helpers.launch_helpers import all_masks
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import (
     FEATURES,

@@ -8,7 +8,7 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _launch_config as lc
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import Errors
-from launch_helpers import RULES, SPEC, launch, launch_ok, settings
+from helpers.launch_helpers import RULES, SPEC, launch, launch_ok, settings
 
 MERGED = lc.table(SPEC, RULES)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import identity
-from launch_helpers import RULES, SPEC
+from helpers.launch_helpers import RULES, SPEC
 
 
 def test_defaults_name_the_container_and_workdir():

@@ -13,7 +13,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, path_state
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from ansible_collections.verl.deploy.plugins.module_utils import _model
-from launch_helpers import launch_ok
+from helpers.launch_helpers import launch_ok
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "sim"))
 import model_files  # noqa: E402  (the simulated cluster's model folders)

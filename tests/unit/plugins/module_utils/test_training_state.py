@@ -6,7 +6,7 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift, launch_record, parse_training_state
-from launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
+from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
 
 BASE = launch_ok()
 

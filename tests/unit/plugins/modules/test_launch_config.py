@@ -10,7 +10,7 @@ import yaml
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.verl.deploy.plugins.modules import launch_config
-from launch_helpers import RULES, SECRET_KEY, SPEC, SWANLAB_ON, settings
+from helpers.launch_helpers import RULES, SECRET_KEY, SPEC, SWANLAB_ON, settings
 
 
 def run(capsys, **args):

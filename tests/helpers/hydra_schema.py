@@ -4,11 +4,11 @@ verl's PyPI wheel ships the whole Hydra config tree (verl/trainer/config/**) and
 verl's Python code, so composing needs only hydra-core and omegaconf:
 
 * verl_config_dir() -- the wheel's config tree plus the vendored DAPO overlay
-  (tests/verl_config/dapo_megatron_trainer.yaml), cached under <repo>/.cache/verl-0.7.0/config/.
+  (tests/helpers/verl_config/dapo_megatron_trainer.yaml), cached under <repo>/.cache/verl-0.7.0/config/.
 * verl_source_dir() -- the same wheel's Python files (verl/**.py), cached under
-  <repo>/.cache/verl-0.7.0/src/: what tests/verl_config/verl_checks.py runs verl's own config checks from.
+  <repo>/.cache/verl-0.7.0/src/: what tests/helpers/verl_config/verl_checks.py runs verl's own config checks from.
 * verl_refusals(cfg, algorithm) -- what verl's own config checks refuse in a composed config
-  (tests/verl_config/verl_checks.py, run from verl_source_dir()).
+  (tests/helpers/verl_config/verl_checks.py, run from verl_source_dir()).
 * compose(overrides, config_name) -- compose `dapo_megatron_trainer` (DAPO; or `ppo_megatron_trainer`,
   GRPO) with the overrides and resolve every interpolation; raises ComposeError on anything Hydra or
   OmegaConf refuses.
@@ -41,8 +41,8 @@ import warnings
 import zipfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DAPO_OVERLAY = REPO / "tests" / "verl_config" / "dapo_megatron_trainer.yaml"
+REPO = Path(__file__).resolve().parents[2]
+DAPO_OVERLAY = REPO / "tests" / "helpers" / "verl_config" / "dapo_megatron_trainer.yaml"
 
 VERL_VERSION = "0.7.0"
 WHEEL_NAME = "verl-%s-py3-none-any.whl" % VERL_VERSION
@@ -105,14 +105,14 @@ def verl_source_dir():
 
 def verl_refusals(cfg, algorithm="dapo"):
     """What verl 0.7.0's own config checks refuse in a composed config, for the algorithm's entry point: [] or
-    [{"check", "error", "exception"}] (tests/verl_config/verl_checks.py)."""
+    [{"check", "error", "exception"}] (tests/helpers/verl_config/verl_checks.py)."""
     return verl_checks_module().refusals(cfg, ENTRY_POINTS[algorithm][0], verl_source_dir())
 
 
 @functools.lru_cache(maxsize=1)
 def verl_checks_module():
-    """tests/verl_config/verl_checks.py, imported as the plain module it is (the stand-in trainer imports it the same way)."""
-    folder = str(REPO / "tests" / "verl_config")
+    """tests/helpers/verl_config/verl_checks.py, imported as the plain module it is (the stand-in trainer imports it the same way)."""
+    folder = str(REPO / "tests" / "helpers" / "verl_config")
     if folder not in sys.path:
         sys.path.insert(0, folder)
     import verl_checks  # pylint: disable=import-outside-toplevel
@@ -125,7 +125,7 @@ def verl_config_dir():
 
     Built once into <repo>/.cache/verl-0.7.0/config/ (gitignored): downloads the wheel with pip
     (or takes $VERL_DEPLOY_VERL_WHEEL), checks its sha256, unpacks only verl/trainer/config/**, adds
-    tests/verl_config/dapo_megatron_trainer.yaml. Safe with several pytest-xdist workers: each builds in
+    tests/helpers/verl_config/dapo_megatron_trainer.yaml. Safe with several pytest-xdist workers: each builds in
     its own temporary directory and renames it into place; a loser of that race uses the winner's.
     Raises RuntimeError (never skips) when the wheel cannot be obtained.
     """
@@ -228,7 +228,7 @@ def _extract_config(wheel, tree):
 
 
 def _sync_overlay():
-    """Keep the cached overlay equal to tests/verl_config/dapo_megatron_trainer.yaml (it may be edited later)."""
+    """Keep the cached overlay equal to tests/helpers/verl_config/dapo_megatron_trainer.yaml (it may be edited later)."""
     wanted = DAPO_OVERLAY.read_bytes()
     cached = CONFIG_DIR / DAPO_OVERLAY.name
     if cached.is_file() and cached.read_bytes() == wanted:

@@ -18,16 +18,18 @@ from ansible.template import Templar, trust_as_template
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "sim"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "roles" / "training" / "templates"
 # The training role's vars (the process, the log prefix, the script names). Templated entries are
 # passed as templates, as Ansible holds them: they are rendered only when a template reads them (the
 # training module follows _verl_launch.algorithm; entries that need a play are never read here).
 TRAINING_VARS = {name: trust_as_template(value) if isinstance(value, str) and "{{" in value else value
                  for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()}
+# What the role's file lookup reads (tests/test_render_playbook.py compares with what Ansible renders).
+TRAINING_VARS["_training_cann_env"] = (REPO / "roles/training/files/cann_env.sh").read_text().rstrip()
 SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SURVEYS = yaml.safe_load((REPO / "awx" / "surveys.yml").read_text())
 

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: said
+short_description: The sentences a step of the collection's scripts says to people, without its KEY=VALUE answer
+version_added: 0.3.0
+description:
+  - A step of the control script (C(verl_control.sh ray) ...) says what it did in sentences, then answers the playbooks
+    in C(KEY=VALUE) lines (read with P(verl.deploy.answer#filter)). This returns the sentences, in order, for a task to
+    show; the decision whether to show them is made on the answer's keys, never on the sentences.
+  - A line is a sentence when P(verl.deploy.answer#filter) would not read it; empty lines are dropped.
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+options:
+  _input:
+    description: A step's standard output.
+    type: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Say what was done to this node's Ray
+  ansible.builtin.debug:
+    msg: "{{ started.stdout | verl.deploy.said }}"
+  when: (started.stdout | verl.deploy.answer).changed | default('') == 'true'
+"""
+
+RETURN = r"""
+_value:
+  description: The step's sentences, one string per line.
+  type: list
+  elements: str
+"""
+
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import sentences
+
+
+class FilterModule:
+    def filters(self):
+        return {"said": sentences}

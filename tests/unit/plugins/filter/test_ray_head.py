@@ -1,0 +1,17 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The ray_head filter as a play calls it, on the play's groups (its cases: tests/unit/plugins/module_utils/test_ray_nodes.py)."""
+from __future__ import annotations
+
+from ansible_collections.verl.deploy.plugins.filter.ray_head import FilterModule
+from ansible_collections.verl.deploy.plugins.module_utils import _ray_nodes
+
+GROUPS = {"all": ["h", "w1", "w2"], "ungrouped": [], "ray_head": ["h"], "ray_workers": ["w1", "w2"]}
+
+
+def test_it_is_the_one_definition():
+    assert FilterModule().filters() == {"ray_head": _ray_nodes.ray_head}
+
+
+def test_as_a_play_calls_it(render):
+    assert render(["groups | verl.deploy.ray_head"], groups=GROUPS) == ["h"]
