@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import override
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 
 FILTER_KEY = "data.filter_overlong_prompts"
 # The time the count may take on a first run (an unchanged re-run reads the lengths it kept): bounded so that a huge data
@@ -49,12 +50,9 @@ def count_inputs(launch):
 
 
 def answer(output):
-    """The count's prompts= line (the last one) as a dict, or None when the output has none."""
-    lines = [line for line in str(output or "").splitlines() if line.startswith("prompts=")]
-    if not lines:
-        return None
+    """The count's prompts= line (the last one, read as every step's answer is) as a dict, or None when there is none."""
     try:
-        found = json.loads(lines[-1][len("prompts="):])
+        found = json.loads(parse_lines(str(output or "")).get("prompts") or "null")
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
