@@ -45,7 +45,7 @@ def control(tmp_path):
     logs = tmp_path / "logs"
     logs.mkdir()
     config = launch_ok(verl_log_dir=str(logs), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
-    config["training"] = training_entry("dapo", {"dapo": (module, "dapo_megatron_trainer"), "grpo": (other, "ppo_megatron_trainer")})
+    config["training"] = dict(training_entry("dapo", modules=[module, other]), module=module, file=module.replace(".", "/") + ".py")
     folder = write_scripts(config, tmp_path / "verl")
     (folder / "start_verl.sh").write_text(STAND_IN_START)
     (folder / "launch.json").write_text(json.dumps(launch_record(config)))

@@ -17,8 +17,10 @@ from __future__ import annotations
 _ACTOR = "actor_rollout_ref.actor."
 # Group-relative advantages (no critic): verl's estimator of that name, which all three entries use.
 _GROUP_ADVANTAGES = "algorithm.adv_estimator=grpo"
-# The DAPO reward manager with its overlong penalty, where verl v0.7.0's reward loop reads it
-# (reward_model.use_reward_loop, on by default: verl/experimental/reward_loop/reward_manager/dapo.py:33-35).
+# The DAPO reward manager with its overlong penalty, in both of the places verl reads it: verl v0.7.0's reward loop
+# (reward_model.use_reward_loop, on by default: verl/experimental/reward_loop/reward_manager/dapo.py:33-35), and from
+# 0.7.1 on the `reward` group (the same manager reads config.reward.reward_kwargs). Which of the two a run renders is
+# the release table's (plugins/module_utils/_versions.py, KEYS: `reward_model.` for 0.7.0, `reward.` from 0.7.1).
 _DAPO_REWARD_LOOP = [
     "reward_model.reward_manager=dapo",
     "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
@@ -26,6 +28,12 @@ _DAPO_REWARD_LOOP = [
     "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
     "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False",
     "+reward_model.reward_kwargs.max_resp_len=${MAX_RESPONSE_LENGTH}",
+    "reward.reward_manager.name=dapo",
+    "+reward.reward_kwargs.overlong_buffer_cfg.enable=True",
+    "+reward.reward_kwargs.overlong_buffer_cfg.len=${OVERLONG_BUFFER_LEN}",
+    "+reward.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+    "+reward.reward_kwargs.overlong_buffer_cfg.log=False",
+    "+reward.reward_kwargs.max_resp_len=${MAX_RESPONSE_LENGTH}",
 ]
 
 # The rules of plugins/module_utils/_config_checks.py that hold for some algorithms only (docs/design.md, "The
@@ -38,12 +46,13 @@ RULES = {
 }
 
 
-def _algorithm(key, label, module, config, summary, description, source, overrides, left_out=None, rules=(), note=""):
+def _algorithm(key, label, module, config, summary, description, source, overrides, left_out=None, rules=(), note="", recipe=None):
     return {
         "key": key,  # the value of verl_algorithm
         "label": label,  # the summary's and the experiment name's prefix (DAPO-<project>-megatron-<mmdd_HHMM>)
         # verl's entry point (python3 -m, from verl_workdir) and its Hydra config, relative to the module's folder
-        # (@hydra.main reads --config-path=config there): verl v0.7.0, the release of plugins/module_utils/_versions.py.
+        # (@hydra.main reads --config-path=config there); a release that starts it elsewhere says so in
+        # plugins/module_utils/_versions.py (ENTRY_POINTS: DAPO on verl 0.7.0 runs its in-tree recipe).
         "module": module,
         "config": config,
         "summary": summary,  # what the confirmation summary says after the label
@@ -53,15 +62,19 @@ def _algorithm(key, label, module, config, summary, description, source, overrid
         "left_out": dict(left_out or {}),  # verl key -> why run_training.sh does not set it
         "rules": tuple(rules),  # keys of RULES that apply
         "note": note,  # why it is here and runs on Ascend, for the docs
+        # (module, Hydra config) of verl's recipe for it, run instead where the release has recipe/ in its own tree
+        # (plugins/module_utils/_versions.py, RECIPE_IN_TREE: 0.7.0)
+        "recipe": tuple(recipe) if recipe else None,
     }
 
 
 ALGORITHMS = (
     _algorithm(
-        "dapo", "DAPO", "recipe.dapo.main_dapo", "dapo_megatron_trainer",
+        "dapo", "DAPO", "verl.trainer.main_ppo", "ppo_megatron_trainer",
         "verl's DAPO recipe",
         "clip-higher with dual clip, token-mean loss, no KL, the DAPO reward manager with its overlong penalty.",
-        "recipe/dapo/main_dapo.py, recipe/dapo/run_dapo_qwen3_8b_base_npu.sh",
+        "recipe/dapo/main_dapo.py, recipe/dapo/run_dapo_qwen3_8b_base_npu.sh (0.7.0); verl/trainer/main_ppo.py with "
+        "verl/experimental/reward_loop/reward_manager/dapo.py (0.7.1 on)",
         [
             _GROUP_ADVANTAGES,
             _ACTOR + "use_kl_loss=False",
@@ -71,7 +84,8 @@ ALGORITHMS = (
             _ACTOR + "clip_ratio_c=10.0",
             _ACTOR + "loss_agg_mode=token-mean",
             *_DAPO_REWARD_LOOP,
-            # main_dapo's own reward manager takes these and data.max_response_length (recipe/dapo/main_dapo.py:152-167).
+            # verl 0.7.0's main_dapo's own reward manager takes these and data.max_response_length
+            # (recipe/dapo/main_dapo.py:152-167); rendered for 0.7.0 only (_versions.py, KEYS).
             "reward_model.overlong_buffer.enable=True",
             "reward_model.overlong_buffer.len=${OVERLONG_BUFFER_LEN}",
             "reward_model.overlong_buffer.penalty_factor=1.0",
@@ -82,6 +96,7 @@ ALGORITHMS = (
                                               "until enough groups differ, which makes a step's duration unbounded.",
         },
         rules=("overlong_buffer",),
+        recipe=("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
     ),
     _algorithm(
         "grpo", "GRPO", "verl.trainer.main_ppo", "ppo_megatron_trainer",
@@ -149,7 +164,3 @@ def applies(key, rule):
         raise KeyError("no algorithm rule %r (one of %s)" % (rule, ", ".join(RULES)))
     return rule in BY_KEY[key]["rules"]
 
-
-def entry_points():
-    """{algorithm: (module, Hydra config)}."""
-    return {entry["key"]: (entry["module"], entry["config"]) for entry in ALGORITHMS}

@@ -15,15 +15,15 @@ from __future__ import annotations
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
+from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
 
-# verl v0.7.0 defaults that run_training.sh does not render (a verl_extra_overrides line may change them):
-# rollout.max_num_seqs (verl/trainer/config/rollout/rollout.yaml:68), the vLLM engine's max_num_seqs, and
-# actor.ppo_max_token_len_per_gpu (verl/trainer/config/actor/actor.yaml:33), which the ref's and the
-# rollout's log_prob_max_token_len_per_gpu follow (verl/trainer/config/ref/ref.yaml:24,
-# verl/trainer/config/rollout/rollout.yaml:95).
+# verl defaults that run_training.sh does not render (a verl_extra_overrides line may change them): those that differ
+# between releases are the release table's (plugins/module_utils/_versions.py, `defaults`: rollout.max_num_seqs, the
+# vLLM engine's max_num_seqs, 1024 up to 0.8.x and 256 from 0.9.0); actor.ppo_max_token_len_per_gpu
+# (verl/trainer/config/actor/actor.yaml:33 in 0.7.0, unchanged to 0.9.1), which the ref's and the rollout's
+# log_prob_max_token_len_per_gpu follow (verl/trainer/config/ref/ref.yaml:24, verl/trainer/config/rollout/rollout.yaml:95).
 VERL_DEFAULTS = {
-    "actor_rollout_ref.rollout.max_num_seqs": 1024,
     "actor_rollout_ref.actor.ppo_max_token_len_per_gpu": 16384,
 }
 MAX_TOKEN_LEN_KEYS = (
@@ -48,9 +48,11 @@ def override_value(extra_overrides, key, default=None):
     return value
 
 
-def verl_values(extra_overrides):
-    """The values of the keys in MAX_TOKEN_LEN_KEYS and VERL_DEFAULTS that the training will see."""
-    values = {key: override_value(extra_overrides, key, default) for key, default in VERL_DEFAULTS.items()}
+def verl_values(extra_overrides, release_defaults=None):
+    """The values of the keys in MAX_TOKEN_LEN_KEYS, VERL_DEFAULTS and the release's defaults (release_defaults:
+    _versions.defaults(profile); the default profile's when not given) that the training will see."""
+    known = dict(VERL_DEFAULTS, **(release_defaults or versions.defaults(versions.DEFAULT_PROFILE)))
+    values = {key: override_value(extra_overrides, key, default) for key, default in known.items()}
     for key, _what, follows in MAX_TOKEN_LEN_KEYS:
         values[key] = override_value(extra_overrides, key, values.get(key) if follows is None else values[follows])
     return values
@@ -103,7 +105,8 @@ def check_parallelism(c):
     max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings,
     vocab_size (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
     dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (a key of the algorithm table, _algorithms.py),
-    extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it).
+    extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it),
+    verl_defaults (optional: the release's defaults, _versions.defaults(profile); the default profile's when absent).
     """
     errors = []
 
@@ -268,7 +271,7 @@ def check_token_budgets(c, fail):
     """C20 and C21: the token budgets that a prompt + response must fit (max_prompt_length + max_response_length)."""
     prompt, response = c["max_prompt_length"], c["max_response_length"]
     budget = prompt + response
-    values = verl_values(c.get("extra_overrides"))
+    values = verl_values(c.get("extra_overrides"), c.get("verl_defaults"))
     max_num_seqs = values["actor_rollout_ref.rollout.max_num_seqs"]
     batched = override_value(c.get("extra_overrides"), "actor_rollout_ref.rollout.max_num_batched_tokens", budget)
     if batched < max_num_seqs:

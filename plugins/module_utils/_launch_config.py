@@ -72,27 +72,28 @@ MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_positi
 READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
 
 
-# The training the scripts start and the playbooks look for, per verl_algorithm: verl's entry point (python3 -m,
-# run from verl_workdir), its file in the checkout and its Hydra config (relative to the module's own folder, as
-# @hydra.main reads --config-path), from the algorithm table (plugins/module_utils/_algorithms.py); the prefix
-# of its log's name. In the validated configuration (its `training` part), not as role variables that an inventory
-# or -e could replace.
-ENTRY_POINTS = algorithms.entry_points()
+# The training the scripts start and the playbooks look for, per verl_algorithm and verl profile: verl's entry
+# point (python3 -m, run from verl_workdir), its file in the checkout and its Hydra config (relative to the module's
+# own folder, as @hydra.main reads --config-path), from the algorithm and release tables
+# (plugins/module_utils/_algorithms.py, _versions.py); the prefix of its log's name. In the validated configuration
+# (its `training` part), not as role variables that an inventory or -e could replace.
 LOG_PREFIX = "verl_qwen3_8b_"
 
 
-def training_entry(algorithm, entry_points=None):
-    """{module, config_name, file, log_prefix, pattern, label, summary, overrides} of the training: pattern is
-    verl_control.sh's pgrep -f pattern, which finds a training of any algorithm (after verl_algorithm changed, the
-    one that still runs is found); label, summary and overrides are the algorithm table's (run_training.sh's lines
-    for it, the confirmation summary's words)."""
-    points = entry_points or ENTRY_POINTS
-    module, config_name = points[algorithm]
-    modules = list(dict.fromkeys(m for m, _c in points.values()))  # several algorithms share verl's PPO trainer
+def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None):
+    """{module, config_name, file, log_prefix, pattern, label, summary, overrides, npu_lines, profile} of the training:
+    pattern is verl_control.sh's pgrep -f pattern, which finds a training of any algorithm and profile (after
+    verl_algorithm or verl_version changed, the one that still runs is found; `modules` replaces the list in tests);
+    label, summary and overrides are the algorithm table's (run_training.sh's lines for it, those the profile renders),
+    npu_lines the release table's Ascend lines for the profile."""
+    module, config_name = versions.entry_of(algorithm, profile)
+    modules = modules or versions.all_entry_modules()
     entry = algorithms.algorithm(algorithm)
     return {"module": module, "config_name": config_name, "file": module.replace(".", "/") + ".py", "log_prefix": LOG_PREFIX,
             "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
-            "label": entry["label"], "summary": entry["summary"], "overrides": list(entry["overrides"])}
+            "label": entry["label"], "summary": entry["summary"], "profile": profile,
+            "overrides": versions.lines_for(entry["overrides"], profile),
+            "npu_lines": versions.lines_for(versions.NPU_LINES, profile)}
 
 
 def table(spec, rules):
@@ -321,7 +322,21 @@ def _rule_mask(name, entry, value, errors, context):
         return None
 
 
+def _rule_version(name, entry, value, errors, context):
+    """A profile of the release table (plugins/module_utils/_versions.py), or empty: the image's release."""
+    text = value.strip()
+    if not text or text in versions.PROFILES:
+        return text
+    near = versions.profile_of(text)
+    errors.add(name, value, "%s=%s is not a verl release this collection renders for. Fix: give one of %s%s, or leave it empty "
+               "to take the release of the image (docs/versions.md)." % (
+                   name, inputs.show(value), ", ".join(versions.PROFILES),
+                   " (verl %s is profile %s: %s=%s)" % (text, near, name, near) if near else ""))
+    return None
+
+
 RULES = {
+    "version": _rule_version,
     "path": _rule_path, "npu_smi": _rule_npu_smi, "paths": _rule_paths, "name": _rule_name, "url": _rule_url, "image": _rule_image, "images": _rule_images,
     "address": _rule_address, "ipv4": _rule_ipv4, "ifname": _rule_ifname, "requirement": _rule_requirement,
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
@@ -531,7 +546,7 @@ def check_resume(values, errors):
     values["verl_resume_from_path"] = None
 
 
-def check_parallelism_of(values, features, nnodes, errors, model=None):
+def check_parallelism_of(values, features, nnodes, errors, model=None, profile=versions.DEFAULT_PROFILE):
     """The parallelism rules; they need every number they read, and still run when only other
     settings (a path, the mask) are wrong, so that one run reports everything. model: config.json's facts
     (detected.model); without them (before the pre-check read the model) the rules on the model's shape wait."""
@@ -545,6 +560,7 @@ def check_parallelism_of(values, features, nnodes, errors, model=None):
         "npu_per_node": len(devices), "nnodes": nnodes, "world_size": len(devices) * nnodes,
         "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False), "vpp": enabled.get("vpp", False),
         "extra_overrides": values.get("verl_extra_overrides") or [],
+        "verl_defaults": versions.defaults(profile),
     })
     for problem in check_parallelism(numbers):
         errors.add(problem["variable"], problem["value"], problem["msg"])
@@ -663,7 +679,6 @@ def assemble(merged, values, context, network, swanlab, features):
         # What the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
         "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN)},
         "feature_mask": features["mask"],
-        "training": training_entry(values["verl_algorithm"]),
         "swanlab": swanlab,
         "features": features,
     })
@@ -700,13 +715,15 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     network = check_network(values, head, detected, errors, static)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
-    check_parallelism_of(values, features, nnodes, errors, detected.get("model"))
     image = check_image(values, detected, errors)
+    profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
+    check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
-    config = assemble(merged, values, context, network, swanlab, features)
+    config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile))
     config.update(image)
+    config.update({"training": training_entry(values["verl_algorithm"], profile), "verl_profile": {"profile": profile, "why": why}})
     return config, [], warnings
 
 

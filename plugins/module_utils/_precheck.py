@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
+from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
@@ -454,7 +455,8 @@ def memory_case(checked):
             "algorithm": launch.get("algorithm", _algorithms.DEFAULT), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
             "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
             "max_num_batched_tokens": override_value(overrides, "actor_rollout_ref.rollout.max_num_batched_tokens", budget),
-            "max_num_seqs": verl_values(overrides)["actor_rollout_ref.rollout.max_num_seqs"],
+            "max_num_seqs": verl_values(overrides, _versions.defaults((launch.get("verl_profile") or {}).get("profile")
+                                                                      or _versions.DEFAULT_PROFILE))["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
             "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
             "layouts": valid_tp_pp(shape)}

@@ -21,19 +21,100 @@ import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 
-# verl v0.7.0: Dockerfile.ascend_8.3.rc1_a2/_a3 (torch 2.7.1, vLLM v0.11.0, vllm-ascend v0.11.0rc1, MindSpeed
-# f2b0977e, Megatron-LM core_v0.12.1, mbridge) and Dockerfile.ascend_8.2.rc1_a2/_a3 (torch 2.5.1, vLLM and
-# vllm-ascend v0.9.1); the quick start names CANN 8.3.RC1, torch and torch_npu 2.7.1, transformers' latest release.
+# --------------------------------------------------------------------------- the releases (profiles)
+#
+# A profile is a verl release whose Hydra keys and entry points run_training.sh can be rendered for (the setting
+# verl_version names one). The 0.8.x and 0.9.x series are one profile each, but 0.9.1 removed a key the command
+# renders in every mask (megatron.grad_offload), so 0.9.0 and 0.9.1 are two sub-profiles of the series "0.9.x".
+# Every fact comes from that release's PyPI wheel (verl/trainer/config/**, verl/**.py; the tests pin each one by
+# sha256) or from its docker/ascend/ Dockerfiles and docs/ascend_tutorial/ (images, stack); docs/versions.md
+# (generated from this table by tools/settings_table.py) cites them.
+PROFILES = ("0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
+DEFAULT_PROFILE = "0.7.0"
+
+
+def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note=""):
+    return {
+        "profile": profile,  # the value of verl_version that renders for it
+        "series": series,  # the releases it stands for (0.8.x: 0.8.0 and the 0.8.0.dev commits with its markers)
+        "tag": tag,  # verl's git tag and its date
+        "recognised": recognised,  # how profile_of() tells it inside an image, for the docs
+        # verl's Ascend images (quay.io/ascend/verl) per chip family; empty where verl published none for this profile
+        "images": dict(images),
+        "image_note": image_note,
+        # companion versions known to work (check_stack compares torch_npu, vllm, vllm_ascend, megatron.core by prefix)
+        "known_good": tuple(known_good),
+        "stack": stack,  # the whole stack of its Ascend image, for the docs
+        # verl's defaults the settings rules read (keys run_training.sh does not render)
+        "defaults": {"actor_rollout_ref.rollout.max_num_seqs": max_num_seqs},
+    }
+
+
+_IMAGE = "quay.io/ascend/verl:"
 RELEASES = (
-    {
-        "series": "0.7.0",
-        "known_good": (
-            {"cann": "8.3.RC1", "torch_npu": "2.7.1", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "megatron.core": "0.12.1"},
-            {"cann": "8.2.RC1", "torch_npu": "2.5.1", "vllm": "0.9.1", "vllm_ascend": "0.9.1", "megatron.core": "0.12.1"},
-        ),
-    },
+    _release(
+        "0.7.0", "0.7.0", "v0.7.0 (2026-01-05)",
+        "version 0.7.0 (an image of the tag reports 0.7.0.dev); the legacy Megatron workers "
+        "(verl/workers/megatron_workers.py) and no verl/trainer/config/legacy_reward_impl.yaml",
+        {"910b": _IMAGE + "verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0", "a3": _IMAGE + "verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0"},
+        # Dockerfile.ascend_8.3.rc1_a2/_a3 and Dockerfile.ascend_8.2.rc1_a2/_a3 of release/v0.7.0
+        ({"cann": "8.3.RC1", "torch_npu": "2.7.1", "vllm": "0.11.0", "vllm_ascend": "0.11.0rc1", "megatron.core": "0.12.1"},
+         {"cann": "8.2.RC1", "torch_npu": "2.5.1", "vllm": "0.9.1", "vllm_ascend": "0.9.1", "megatron.core": "0.12.1"}),
+        "CANN 8.3.RC1, Python 3.11, torch/torch_npu 2.7.1, vLLM 0.11.0, vllm-ascend 0.11.0rc1, Megatron-LM core_v0.12.1, "
+        "MindSpeed f2b0977e, mbridge",
+        1024,
+    ),
+    _release(
+        "0.7.1", "0.7.1", "v0.7.1 (2026-03-16)",
+        "version 0.7.1; verl/trainer/config/legacy_reward_impl.yaml exists (the reward group moved to `reward`), the legacy "
+        "Megatron workers are still there (trainer.use_legacy_worker_impl: auto)",
+        {"910b": _IMAGE + "verl-8.5.0-910b-ubuntu22.04-py3.11-v0.7.1", "a3": _IMAGE + "verl-8.5.0-a3-ubuntu22.04-py3.11-v0.7.1"},
+        # Dockerfile.ascend_8.5.0_a2_v0.7.1 / _a3_v0.7.1 (verl from release/v0.7.1)
+        ({"cann": "8.5.0", "torch_npu": "2.8.0", "vllm": "0.13.0", "vllm_ascend": "0.13.", "megatron.core": "0.12.1"},),
+        "CANN 8.5.0, Python 3.11, torch/torch_npu 2.8.0, vLLM/vllm-ascend 0.13.0, Megatron-LM core_v0.12.1, MindSpeed "
+        "2.3.0_core_r0.12.1, mbridge 0.15.1, transformers 4.57.6",
+        1024,
+    ),
+    _release(
+        "0.8.0", "0.8.x", "v0.8.0 (2026-06-01; the tag reports 0.8.0.dev)",
+        "version 0.8.*, or any version whose markers say so: no verl/workers/megatron_workers.py (the legacy workers are "
+        "gone, engine workers everywhere) or trainer.use_legacy_worker_impl: disable, and no verl/trainer/main_ppo_v0.py; "
+        "main commits of 2026-03-26 to 2026-06-01 (e.g. the Qwen3.5 image, 0.8.0.dev) are this profile",
+        {"910b": _IMAGE + "v0.8.0-cann9.0.0-torch_npu2.9.0.post2-910b-ubuntu22.04-py3.11-vllm",
+         "a3": _IMAGE + "v0.8.0-cann9.0.0-torch_npu2.9.0.post2-a3-ubuntu22.04-py3.11-vllm"},
+        # Dockerfile.ascend_9.0.0_a2_v0.8.0 / _a3 (verl from release/v0.8.0)
+        ({"cann": "9.0.0", "torch_npu": "2.9.0", "vllm": "0.18.0", "vllm_ascend": "0.18.", "megatron.core": "0.16."},),
+        "CANN 9.0.0, Python 3.11, torch 2.9.0 / torch_npu 2.9.0.post2, vLLM/vllm-ascend 0.18.0, Megatron-LM core_r0.16.0, "
+        "MindSpeed core_r0.16.0, mbridge and Megatron-Bridge de93536e",
+        1024,
+    ),
+    _release(
+        "0.9.0", "0.9.x", "v0.9.0 (2026-08-14)",
+        "version 0.9.0, or markers: verl/trainer/main_ppo_v0.py exists (the V1 trainer is the default) and "
+        "engine/megatron.yaml still has grad_offload",
+        {},
+        ({"cann": "9.0.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.16."},),
+        "CANN 9.0.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post2, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0, "
+        "MindSpeed core_r0.16.0, mbridge, transformers 5.10.4",
+        256,
+        image_note="verl published no release image for 0.9.0; the daily latest-* images (see 0.9.1) are built from main.",
+    ),
+    _release(
+        "0.9.1", "0.9.x", "0.9.1 (PyPI 2026-09-20)",
+        "version 0.9.1 or later 0.9.*, or markers: verl/trainer/main_ppo_v0.py exists and engine/megatron.yaml has no "
+        "grad_offload",
+        {"910b": _IMAGE + "latest-vllm-910b-ubuntu", "a3": _IMAGE + "latest-vllm-a3-ubuntu"},
+        ({"cann": "9.1.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.16."},
+         {"cann": "9.1.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.18."}),
+        "CANN 9.1.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post4, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0 "
+        "(core_r0.18.0 with MegatronAdaptor and Megatron-Bridge from verl PR #7604), transformers 5.10.4",
+        256,
+        image_note="no release tag: verl's daily latest-vllm-* images (Dockerfile.ascend_9.1.0_a2/_a3, verl main) are the "
+                   "0.9.x images; they move every day (main reports 0.10.0.dev after 2026-08-22), so pin a digest.",
+    ),
 )
-SUPPORTED = RELEASES[0]
+BY_PROFILE = {entry["profile"]: entry for entry in RELEASES}
+SUPPORTED = BY_PROFILE[DEFAULT_PROFILE]
 # What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
 # vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
 MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
@@ -42,26 +123,228 @@ FORBIDDEN = ("transformer_engine",)
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
 
 
+def _between(first, last=None):
+    """The profiles from `first` to `last` (both included; last None: the newest)."""
+    return PROFILES[PROFILES.index(first):PROFILES.index(last or PROFILES[-1]) + 1]
+
+
+# --------------------------------------------------------------------------- the lines that differ
+#
+# Every Hydra key run_training.sh renders that is not rendered for every profile: its profiles, why, and the verl
+# source that says so. A key ending in "." stands for every key under it. A line whose key is not here is rendered for
+# every profile (docs/versions.md lists the 77 keys that compose and are read unchanged from 0.7.0 to 0.9.1).
+def _key(key, profiles, why, source):
+    return {"key": key, "profiles": tuple(profiles), "why": why, "source": source}
+
+
+KEYS = (
+    _key("actor_rollout_ref.nccl_timeout", _between("0.7.0", "0.7.1"),
+         "the legacy Megatron workers' torch.distributed timeout; from 0.8.0 the engine workers start their process group "
+         "with no timeout and read no nccl_timeout (HCCL_CONNECT_TIMEOUT/HCCL_EXEC_TIMEOUT bound the waits, docs/npu-settings.md)",
+         "0.7.1 verl/workers/megatron_workers.py:279; 0.8.0 verl/workers/engine_workers.py:88"),
+    _key("actor_rollout_ref.actor.megatron.use_remove_padding", _between("0.7.0", "0.7.1"),
+         "bit 0 on the legacy Megatron worker; from 0.8.0 the engine workers overwrite it from "
+         "actor_rollout_ref.model.use_remove_padding",
+         "0.7.0 verl/workers/actor/megatron_actor.py:658; 0.8.0 verl/workers/engine_workers.py:113"),
+    _key("actor_rollout_ref.ref.megatron.use_remove_padding", _between("0.7.0", "0.7.1"),
+         "as the actor's: overwritten from actor_rollout_ref.model.use_remove_padding from 0.8.0",
+         "0.8.0 verl/workers/engine_workers.py:535"),
+    _key("actor_rollout_ref.actor.megatron.grad_offload", _between("0.7.0", "0.9.0"),
+         "bit 2's gradient offload; 0.9.1 removed the key from engine/megatron.yaml, so Hydra refuses it "
+         "(\"Could not override 'actor_rollout_ref.actor.megatron.grad_offload'\")",
+         "0.9.0 verl/trainer/config/engine/megatron.yaml:8; absent in 0.9.1"),
+    _key("reward_model.", _between("0.7.0", "0.7.0"),
+         "0.7.0's reward config (reward_manager, reward_kwargs; its recipe's overlong_buffer); 0.7.1 moved it to `reward` "
+         "(legacy_reward_impl.yaml keeps null placeholders that main_ppo migrates up to 0.8.x, and 0.9.0's main_ppo no "
+         "longer migrates: an algorithm with the overlong penalty would train with the naive reward manager)",
+         "0.7.1 verl/experimental/reward_loop/reward_loop.py:38-71; 0.9.1 verl/trainer/main_ppo.py (no migration)"),
+    _key("reward.", _between("0.7.1"),
+         "the overlong-penalty reward manager and its settings where 0.7.1 and later read them",
+         "0.9.1 verl/experimental/reward_loop/reward_manager/dapo.py:33-35; 0.7.1 verl/trainer/config/reward/reward.yaml:15-18"),
+    _key("actor_rollout_ref.actor.megatron.vanilla_mbridge", _between("0.9.0"),
+         "0.9.0 made Megatron-Bridge the default weight bridge (vanilla_mbridge: False), which needs megatron.bridge in the "
+         "image; True keeps 0.7.0's mbridge path (verl's own NPU quick start pins it too)",
+         "0.9.1 verl/trainer/config/engine/megatron.yaml:99; verl/models/mcore/bridge.py:17-19; "
+         "verl/workers/engine/megatron/transformer_impl.py:213"),
+)
+
+# The lines run_training.sh adds for the Ascend NPU (docs/npu-settings.md), in the order it renders them.
+NPU_LINES = (
+    "actor_rollout_ref.nccl_timeout=3600",
+    "actor_rollout_ref.rollout.enforce_eager=True",
+    "actor_rollout_ref.rollout.free_cache_engine=True",
+    "actor_rollout_ref.actor.megatron.vanilla_mbridge=True",
+)
+
+# The profiles whose verl has recipe/ in its own tree: an algorithm with an in-tree recipe (the algorithm table's
+# `recipe`) runs it there. From 0.7.1 recipe/ is a git submodule (verl-project/verl-recipe) that verl's package does
+# not hold and whose commits import on one side of 0.9 only, so the algorithm runs from verl's own PPO trainer.
+RECIPE_IN_TREE = _between("0.7.0", "0.7.0")
+
+
+def key_of(line):
+    """The Hydra key of an override line: 'key=value', '+key=value', '++key=value', '~key' -> 'key'."""
+    return str(line).split("=", 1)[0].lstrip("+~")
+
+
+def _entry_of(key):
+    for entry in KEYS:
+        if key == entry["key"] or (entry["key"].endswith(".") and key.startswith(entry["key"])):
+            return entry
+    return None
+
+
+def rendered_for(line, profile):
+    """Whether run_training.sh renders the override line for the profile."""
+    entry = _entry_of(key_of(line))
+    return entry is None or _profile(profile) in entry["profiles"]
+
+
+def lines_for(lines, profile):
+    """The lines of `lines` the profile renders, in their order."""
+    return [line for line in lines if rendered_for(line, profile)]
+
+
+def _profile(profile):
+    if profile not in BY_PROFILE:
+        raise KeyError("no verl profile %r (one of %s)" % (profile, ", ".join(PROFILES)))
+    return profile
+
+
+def release(profile):
+    """The table entry of a profile (KeyError for any other)."""
+    return BY_PROFILE[_profile(profile)]
+
+
+def defaults(profile):
+    """{verl key: its default in that release} for the keys the settings rules read."""
+    return dict(release(profile)["defaults"])
+
+
+def entry_of(algorithm, profile=DEFAULT_PROFILE):
+    """(module, Hydra config) of an algorithm's entry point in a profile: its in-tree recipe where the profile has one
+    (RECIPE_IN_TREE), else the algorithm table's."""
+    entry = algorithms.algorithm(algorithm)
+    if entry["recipe"] and _profile(profile) in RECIPE_IN_TREE:
+        return tuple(entry["recipe"])
+    return entry["module"], entry["config"]
+
+
+def entry_point(algorithm, profile=DEFAULT_PROFILE):
+    """{'module', 'config', 'file'} of an algorithm's entry point (file: relative to verl_workdir, the checkout).
+    `profile` may also be a table entry (check_stack passes one)."""
+    if isinstance(profile, dict):
+        profile = profile["profile"]
+    module, config = entry_of(algorithm, profile)
+    return {"module": module, "config": config, "file": module.replace(".", "/") + ".py"}
+
+
+def all_entry_modules():
+    """Every module any algorithm starts in any profile (verl_control.sh's pattern finds a training of any of them)."""
+    modules = [entry_of(key, profile)[0] for profile in PROFILES for key in algorithms.CHOICES]
+    return list(dict.fromkeys(modules))
+
+
+# --------------------------------------------------------------------------- recognising a profile
+
+# The structural markers profile_of() reads (each True/False, or None when not known), as an image probe finds them:
+MARKERS = {
+    "main_ppo_v0": "verl/trainer/main_ppo_v0.py exists (0.9.0 on: the old TaskRunner kept beside the V1 trainer)",
+    "megatron_workers": "verl/workers/megatron_workers.py exists (the legacy Megatron workers, removed for 0.8.0)",
+    "legacy_worker_impl_disable": "trainer.use_legacy_worker_impl is `disable` in ppo_trainer.yaml (main from 2026-03-26 "
+                                  "on, before the legacy workers were deleted)",
+    "legacy_reward_impl": "verl/trainer/config/legacy_reward_impl.yaml exists (0.7.1 on: the reward config moved to `reward`)",
+    "grad_offload": "verl/trainer/config/engine/megatron.yaml has grad_offload (up to 0.9.0)",
+}
+
+
+def _version_tuple(version):
+    release_text = release_of(version)
+    return tuple(int(part) for part in release_text.split(".")) if release_text else None
+
+
+def _by_version(version):
+    """The profile a version string alone names, or None (outside the table)."""
+    found = _version_tuple(version)
+    if found is None:
+        return None
+    if found[:2] == (0, 7) and found[2] in (0, 1):
+        return "0.7.%d" % found[2]
+    if found[:2] == (0, 8):
+        return "0.8.0"
+    if found == (0, 9, 0):
+        return "0.9.0"
+    if found[:2] == (0, 9):
+        return "0.9.1"
+    return None
+
+
+def _by_markers(markers):
+    """The profile the structural markers say, or None when they do not say enough."""
+    markers = markers or {}
+    if markers.get("main_ppo_v0"):
+        if markers.get("grad_offload") is None:
+            return None
+        return "0.9.0" if markers["grad_offload"] else "0.9.1"
+    if markers.get("main_ppo_v0") is None:
+        return None
+    if markers.get("megatron_workers") is False or markers.get("legacy_worker_impl_disable"):
+        return "0.8.0"
+    if markers.get("megatron_workers") is None or markers.get("legacy_reward_impl") is None:
+        return None
+    return "0.7.1" if markers["legacy_reward_impl"] else "0.7.0"
+
+
+def is_newer(version):
+    """Whether a version is newer than every release of the table (e.g. main's 0.10.0.dev)."""
+    found = _version_tuple(version)
+    return found is not None and found[:2] > (0, 9)
+
+
+def profile_of(version, markers=None, allow_newer=False):
+    """The profile of a verl found in an image, or None when it is outside the table.
+
+    version: verl.__version__ ('0.8.0.dev', '0.9.1', ...); markers: {name of MARKERS: True/False/None}.
+    The markers decide: the version string does not name the schema (tag v0.8.0 says 0.8.0.dev, as does every main
+    commit of March-May 2026, some with 0.7.1's schema and some with 0.8.0's), so a version is placed by what its files
+    hold. Without markers that say enough, the version string alone decides. A version older than 0.7.0 is None; one
+    newer than the table is None unless allow_newer (then the markers' profile: the caller says it is untested)."""
+    found = _version_tuple(version)
+    if found is None or found < (0, 7, 0):
+        return None
+    if is_newer(version) and not allow_newer:
+        return None
+    by_markers = _by_markers(markers)
+    if by_markers is not None:
+        return by_markers
+    return _by_version(version) if not is_newer(version) else None
+
+
+def profile_of_image(image):
+    """(profile, why) for an image reference: one of the table's images, or a tag that names a release
+    (`...-v0.7.1`, `v0.8.0-cann...`, `latest-...`); (None, '') when the reference says nothing. A hint for
+    rendering only: the container stage reads the image itself (profile_of)."""
+    text = str(image or "")
+    for entry in RELEASES:
+        if text in entry["images"].values():
+            return entry["profile"], "the image %s is verl's %s image" % (text, entry["profile"])
+    tag = text.rsplit("/", 1)[-1].partition(":")[2]
+    match = re.search(r"(?:^|-)v(\d+\.\d+\.\d+)(?:-|$)", tag)
+    if match and _by_version(match.group(1)):
+        return _by_version(match.group(1)), "the image's tag %s names verl %s" % (tag, match.group(1))
+    return None, ""
+
+
 def release_of(version):
     """'0.7.0.dev', '0.7.0+npu', '0.7.0rc1' -> '0.7.0'; '' when the version has no X.Y.Z."""
     match = _RELEASE.match(str(version or "").strip())
     return ".".join(match.groups()) if match else ""
 
 
-def release_for(version):
-    """The table entry for an installed verl version, or None."""
-    release = release_of(version)
-    return next((entry for entry in RELEASES if entry["series"] == release), None)
-
-
-def entry_point(algorithm, release=None):
-    """{'module', 'config', 'file'} of an algorithm's entry point (file: relative to verl_workdir, the checkout).
-
-    The algorithm table is written for SUPPORTED, the one release in RELEASES; `release` is taken for when there
-    are more."""
-    del release
-    entry = algorithms.algorithm(algorithm)
-    return {"module": entry["module"], "config": entry["config"], "file": entry["module"].replace(".", "/") + ".py"}
+def release_for(version, markers=None):
+    """The table entry for an installed verl version (and its markers), or None."""
+    profile = profile_of(version, markers)
+    return BY_PROFILE[profile] if profile else None
 
 
 def _short(text, limit=300):
@@ -84,12 +367,12 @@ def check_stack(stack, algorithm):
         problems.append("verl does not import: %s. Fix: use a verl image (verl_image), or check the image's Python "
                         "(the training runs python3 from verl_workdir)." % _short(verl["error"]))
     else:
-        release = release_for(verl.get("version"))
+        release = release_for(verl.get("version"), stack.get("markers"))
         if release is None:
             problems.append("the image has verl %s, but this collection renders its scripts for verl %s (its Hydra keys and entry "
-                            "points differ between releases). Fix: use a verl %s image (verl_image; empty chooses verl's image for "
-                            "the chip), or a verl.deploy release made for verl %s."
-                            % (verl.get("version") or "(no version)", ", ".join(entry["series"] for entry in RELEASES),
+                            "points differ between releases). Fix: use an image of one of these releases (verl_image; empty chooses "
+                            "verl's %s image for the chip, docs/versions.md), or a verl.deploy release made for verl %s."
+                            % (verl.get("version") or "(no version)", ", ".join(dict.fromkeys(entry["series"] for entry in RELEASES)),
                                SUPPORTED["series"], release_of(verl.get("version")) or verl.get("version")))
     for name in MODULES[1:]:
         found = modules.get(name) or {}
@@ -168,3 +451,25 @@ def _probe_notes(stack):
     elif first_op.get("skipped"):
         notes.append("NPU %s not touched: %s (the deploy's training runs there)." % (first_op.get("device", 0), first_op["skipped"]))
     return notes
+
+
+def choose_profile(stated, image):
+    """(profile, why) that run_training.sh is rendered for: verl_version when given, else the release of the image
+    (profile_of_image), else DEFAULT_PROFILE, the release of the default images. The container stage reads the image
+    itself before Ray starts."""
+    if stated:
+        return _profile(stated), "set by verl_version"
+    profile, why = profile_of_image(image)
+    if profile:
+        return profile, "%s; set verl_version to override" % why
+    return DEFAULT_PROFILE, ("verl %s, the default: the image %s names no release; set verl_version to its release"
+                             % (DEFAULT_PROFILE, image or "(none)"))
+
+
+def features_for(decoded, profile):
+    """A decoded feature mask (_features.decode_mask) with only the switch lines the profile renders; a switch variable
+    none of whose keys it renders is left out (0.9.1's GRAD_OFFLOAD)."""
+    overrides = [pair for pair in decoded["switch_overrides"] if rendered_for(pair[0], profile)]
+    used = {var for _key, var in overrides}
+    return dict(decoded, switch_overrides=overrides,
+                switches={var: value for var, value in decoded["switches"].items() if var in used})

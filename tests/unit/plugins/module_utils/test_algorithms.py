@@ -52,10 +52,11 @@ def test_an_entry_is_complete_and_its_lines_are_safe_in_the_script(entry):
         assert why and not any(key == left_out or key.startswith(left_out + ".") for key in keys), left_out
 
 
-def test_the_entry_points_are_where_verl_0_7_0_has_them():
-    assert algorithms.entry_points() == {"dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
-                                         "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
-                                         "gspo": ("verl.trainer.main_ppo", "ppo_megatron_trainer")}
+def test_the_entry_points_are_verls_ppo_trainer_and_dapo_on_0_7_0_its_recipe():
+    assert {key: versions.entry_of(key, "0.7.0") for key in algorithms.CHOICES} == {
+        "dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"), "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
+        "gspo": ("verl.trainer.main_ppo", "ppo_megatron_trainer")}
+    assert {versions.entry_of(key, "0.7.1") for key in algorithms.CHOICES} == {("verl.trainer.main_ppo", "ppo_megatron_trainer")}
     assert versions.entry_point("gspo")["file"] == "verl/trainer/main_ppo.py"
 
 

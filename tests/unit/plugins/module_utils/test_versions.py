@@ -20,16 +20,95 @@ OP_561103 = ("RuntimeError: zero_:build/CMakeFiles/torch_npu.dir/compiler_depend
 
 @pytest.mark.parametrize("version, release, supported", [
     ("0.7.0", "0.7.0", True), ("0.7.0.dev", "0.7.0", True), ("0.7.0+ascend", "0.7.0", True), ("0.7.0rc1", "0.7.0", True),
-    ("0.7.1", "0.7.1", False), ("0.9.0.dev", "0.9.0", False), ("v0.7.0", "", False), ("", "", False), (None, "", False)])
+    ("0.7.1", "0.7.1", True), ("0.9.0.dev", "0.9.0", True), ("0.6.1", "0.6.1", False), ("0.10.0.dev", "0.10.0", False),
+    ("v0.7.0", "", False), ("", "", False), (None, "", False)])
 def test_the_release_of_a_version_and_whether_it_is_supported(version, release, supported):
     assert versions.release_of(version) == release
     assert (versions.release_for(version) is not None) is supported
 
 
-def test_entry_points_are_where_verl_0_7_0_has_them():
+# The markers of each wheel as the files show them (verl 0.7.0/0.7.1/0.8.0/0.9.0/0.9.1 from PyPI), of the main commits
+# that report 0.8.0.dev, and an image whose probe could not read every file.
+V070 = {"main_ppo_v0": False, "megatron_workers": True, "legacy_worker_impl_disable": False, "legacy_reward_impl": False, "grad_offload": True}
+V071 = dict(V070, legacy_reward_impl=True)
+V080 = dict(V071, megatron_workers=False)
+V090 = dict(V080, main_ppo_v0=True)
+V091 = dict(V090, grad_offload=False)
+
+
+@pytest.mark.parametrize("version, markers, profile", [
+    ("0.7.0", V070, "0.7.0"), ("0.7.0.dev", V070, "0.7.0"), ("0.7.1", V071, "0.7.1"), ("0.8.0", V080, "0.8.0"),
+    ("0.9.0", V090, "0.9.0"), ("0.9.1", V091, "0.9.1"), ("0.9.2", V091, "0.9.1"),
+    # Tag v0.8.0 and main of March-May 2026 report 0.8.0.dev: the files say which schema.
+    ("0.8.0.dev", V080, "0.8.0"), ("0.8.0.dev", V071, "0.7.1"),
+    ("0.8.0.dev", dict(V071, legacy_worker_impl_disable=True), "0.8.0"),  # the Qwen3.5 image's commit 4045d67
+    # A release branch that moved on, with the files of the next release: the files decide.
+    ("0.7.1", V080, "0.8.0"),
+    # Without (enough) markers the version string decides.
+    ("0.7.1", None, "0.7.1"), ("0.8.0.dev", {}, "0.8.0"), ("0.9.1", {"main_ppo_v0": True}, "0.9.1"), ("0.9.0", {}, "0.9.0"),
+    # Outside the table.
+    ("0.6.1", V070, None), ("0.5.0.dev", None, None), ("0.10.0.dev", V091, None), ("", V091, None), (None, None, None)])
+def test_the_profile_of_an_image_is_what_its_files_say(version, markers, profile):
+    assert versions.profile_of(version, markers) == profile
+
+
+def test_a_version_newer_than_the_table_takes_the_profile_of_its_files_only_when_allowed():
+    assert versions.is_newer("0.10.0.dev") and not versions.is_newer("0.9.9")
+    assert versions.profile_of("0.10.0.dev", V091, allow_newer=True) == "0.9.1"
+    assert versions.profile_of("0.10.0.dev", None, allow_newer=True) is None, "newer, and no files read: no profile"
+
+
+@pytest.mark.parametrize("stated, image, profile", [
+    ("0.9.1", "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0", "0.9.1"),
+    ("", "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0", "0.7.0"),
+    ("", "quay.io/ascend/verl:verl-8.5.0-a3-ubuntu22.04-py3.11-v0.7.1", "0.7.1"),
+    ("", "quay.io/ascend/verl:v0.8.0-cann9.0.0-torch_npu2.9.0.post2-910b-ubuntu22.04-py3.11-vllm", "0.8.0"),
+    ("", "quay.io/ascend/verl:latest-vllm-a3-ubuntu", "0.9.1"),
+    ("", "registry.local:5000/verl:verl-8.5.2-910b-ubuntu22.04-py3.11-v0.7.1", "0.7.1"),  # a mirror: the tag names it
+    ("", "registry.local/mine:latest", "0.7.0"), ("", "", "0.7.0"), ("", None, "0.7.0")])
+def test_the_profile_rendered_for_is_stated_else_the_images_else_0_7_0(stated, image, profile):
+    chosen, why = versions.choose_profile(stated, image)
+    assert chosen == profile and why
+
+
+def test_every_profile_has_its_release_images_or_says_why_not():
+    for entry in versions.RELEASES:
+        assert set(entry["images"]) in ({"910b", "a3"}, set()), entry["profile"]
+        assert entry["images"] or entry["image_note"], entry["profile"]
+        for image in entry["images"].values():
+            assert versions.profile_of_image(image)[0] == entry["profile"]
+
+
+@pytest.mark.parametrize("line, rendered", [
+    ("actor_rollout_ref.nccl_timeout=3600", {"0.7.0", "0.7.1"}),
+    ("actor_rollout_ref.actor.megatron.use_remove_padding=${USE_REMOVE_PADDING}", {"0.7.0", "0.7.1"}),
+    ("actor_rollout_ref.model.use_remove_padding=${USE_REMOVE_PADDING}", set(versions.PROFILES)),
+    ("actor_rollout_ref.actor.megatron.grad_offload=${GRAD_OFFLOAD}", {"0.7.0", "0.7.1", "0.8.0", "0.9.0"}),
+    ("reward_model.overlong_buffer.enable=True", {"0.7.0"}),
+    ("+reward_model.reward_kwargs.max_resp_len=${MAX_RESPONSE_LENGTH}", {"0.7.0"}),
+    ("+reward.reward_kwargs.max_resp_len=${MAX_RESPONSE_LENGTH}", {"0.7.1", "0.8.0", "0.9.0", "0.9.1"}),
+    ("actor_rollout_ref.actor.megatron.vanilla_mbridge=True", {"0.9.0", "0.9.1"}),
+    ("data.train_files=${TRAIN_FILE}", set(versions.PROFILES))])
+def test_each_line_is_rendered_for_the_profiles_of_its_entry(line, rendered):
+    assert {profile for profile in versions.PROFILES if versions.rendered_for(line, profile)} == rendered
+
+
+def test_entry_points_per_profile():
     assert versions.entry_point("dapo") == {"module": "recipe.dapo.main_dapo", "config": "dapo_megatron_trainer",
                                             "file": "recipe/dapo/main_dapo.py"}
     assert versions.entry_point("grpo")["file"] == "verl/trainer/main_ppo.py"
+    for profile in versions.PROFILES[1:]:
+        assert versions.entry_of("dapo", profile) == ("verl.trainer.main_ppo", "ppo_megatron_trainer")
+    assert versions.all_entry_modules() == ["recipe.dapo.main_dapo", "verl.trainer.main_ppo"]
+
+
+def test_max_num_seqs_is_the_releases_default():
+    assert [versions.defaults(p)["actor_rollout_ref.rollout.max_num_seqs"] for p in versions.PROFILES] == [1024, 1024, 1024, 256, 256]
+
+
+def test_an_unknown_profile_is_an_error():
+    with pytest.raises(KeyError, match="0.6.1"):
+        versions.release("0.6.1")
 
 
 def test_a_good_stack_has_no_problem_and_says_its_versions():
@@ -42,7 +121,7 @@ def test_a_good_stack_has_no_problem_and_says_its_versions():
 
 @pytest.mark.parametrize("change, words", [
     ({"modules": dict(GOOD["modules"], verl={"error": "ModuleNotFoundError: No module named 'verl'"})}, "verl does not import"),
-    ({"modules": dict(GOOD["modules"], verl={"version": "0.8.1"})}, "the image has verl 0.8.1, but this collection renders"),
+    ({"modules": dict(GOOD["modules"], verl={"version": "0.6.1"})}, "the image has verl 0.6.1, but this collection renders"),
     ({"modules": dict(GOOD["modules"], mbridge={"error": "ModuleNotFoundError: No module named 'mbridge'"})}, "mbridge does not import"),
     ({"forbidden": {"transformer_engine": "2.8.0"}}, "the image has transformer_engine 2.8.0, which is for CUDA"),
     ({"entry_file": False}, "has no recipe/dapo/main_dapo.py, the DAPO entry point"),
@@ -74,11 +153,11 @@ def test_the_8_2_rc1_stack_is_known_good_too():
 def test_the_docs_table_is_the_table():
     page = (versions.__file__.rsplit("/plugins/", 1)[0] + "/docs/ascend-images.md")
     with open(page, encoding="utf-8") as handle:
-        rows = [line for line in handle if line.startswith("| %s " % versions.SUPPORTED["series"])]
-    assert len(rows) == len(versions.RELEASES)
-    for release, row in zip(versions.RELEASES, rows):
+        rows = {line.split("|")[1].strip(): line for line in handle if line.startswith("| 0.")}
+    for release in versions.RELEASES:
+        row = rows[release["profile"]]
         cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
-        assert cells[:3] == [release["series"], "`%s`" % versions.entry_point("dapo", release)["file"],
+        assert cells[:3] == [release["profile"], "`%s`" % versions.entry_point("dapo", release)["file"],
                              "`%s`" % versions.entry_point("grpo", release)["file"]]
         assert cells[3] == "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])
                                                for name in ("cann", "torch_npu", "vllm", "vllm_ascend", "megatron.core"))
