@@ -1,4 +1,4 @@
-"""verl 0.7.0's own config checks, run unmodified from its source and without torch: the test oracle.
+"""verl's own config checks (0.7.0; and 0.7.1, 0.8.x, 0.9.x), run unmodified from its source and without torch: the test oracle.
 
 What a training start runs of verl's code before any model is loaded, and what it refuses:
 
@@ -52,6 +52,7 @@ import warnings
 SOURCES = (
     "verl/base_config.py",
     "verl/utils/config.py",
+    "verl/utils/qat/core.py",  # 0.7.1 on: QATConfig, which the actor's config imports (the package __init__ needs triton)
     "verl/utils/profiler/config.py",
     "verl/trainer/config/__init__.py",
     "verl/trainer/config/algorithm.py",
@@ -63,7 +64,7 @@ SOURCES = (
     "verl/workers/config/megatron_peft.py",
     "verl/workers/config/model.py",
     "verl/workers/config/optimizer.py",
-    "verl/workers/config/reward_model.py",
+    "verl/workers/config/reward_model.py",  # 0.7.0 only (0.7.1 moved the reward config to verl/trainer/config)
     "verl/workers/config/rollout.py",
     "verl/workers/reward_manager/abstract.py",
     "verl/workers/reward_manager/registry.py",
@@ -71,10 +72,14 @@ SOURCES = (
 )
 ENTRY_POINTS = ("recipe.dapo.main_dapo", "verl.trainer.main_ppo")
 # Packages whose __init__ imports torch: never executed, a stand-in package holds their real submodules.
-BYPASSED = ("verl", "verl.utils", "verl.utils.profiler", "verl.workers", "verl.workers.reward_manager", "verl.trainer")
+BYPASSED = ("verl", "verl.utils", "verl.utils.profiler", "verl.utils.qat", "verl.workers", "verl.workers.reward_manager",
+            "verl.trainer")
+# SOURCES that only some releases have (0.7.0: its reward model config; 0.7.1 on: QAT's config).
+OPTIONAL = ("verl/workers/config/reward_model.py", "verl/utils/qat/core.py")
 # Modules the checks' files import from but never call during the checks: name -> attributes.
 NEVER_CALLED = {
     "torch": (),
+    "torch.nn": (),
     "transformers": ("AutoConfig",),
     "verl.protocol": ("DataProto",),
     "verl.utils.fs": ("copy_to_local",),
@@ -130,8 +135,8 @@ def _stand_in(name):
     module = types.ModuleType(name)
     for attribute in NEVER_CALLED[name]:
         setattr(module, attribute, NeverCalled("%s.%s" % (name, attribute)))
-    if name == "torch":
-        module.__getattr__ = lambda attribute: NeverCalled("torch.%s" % attribute)
+    if name in ("torch", "torch.nn"):
+        module.__getattr__ = lambda attribute, name=name: NeverCalled("%s.%s" % (name, attribute))
     return module
 
 
@@ -167,7 +172,7 @@ def load(source_dir):
 
 
 def _load(source_dir):
-    missing = [path for path in SOURCES if not os.path.isfile(os.path.join(source_dir, path))]
+    missing = [path for path in SOURCES if path not in OPTIONAL and not os.path.isfile(os.path.join(source_dir, path))]
     if missing:
         raise RuntimeError("verl_checks: %s lacks verl's %s. Fix: point it at verl 0.7.0's source (the wheel unpacked)."
                            % (source_dir, ", ".join(missing)))
@@ -178,7 +183,7 @@ def _load(source_dir):
     with _installed(modules), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         # The profiler package's ProfilerConfig is its config module's (verl/utils/profiler/__init__.py:18, via .profile).
-        for path in SOURCES:
+        for path in (path for path in SOURCES if os.path.isfile(os.path.join(source_dir, path))):
             name = path[:-len(".py")].replace("/", ".")
             if name.endswith(".__init__"):
                 name = name[:-len(".__init__")]
@@ -186,6 +191,8 @@ def _load(source_dir):
                 continue  # a package __init__ already imported it as a submodule
             module = _exec(name, os.path.join(source_dir, path), is_package=path.endswith("__init__.py"))
             modules[name] = module
+            if name == "verl.utils.qat.core":  # what verl/utils/qat/__init__.py:33 exports of it
+                modules["verl.utils.qat"].QATConfig = module.QATConfig
             if name == "verl.utils.profiler.config":
                 modules["verl.utils.profiler"].ProfilerConfig = module.ProfilerConfig
             if name == "verl.workers.reward_manager.registry":  # what verl/workers/reward_manager/__init__.py:15 exports
@@ -256,12 +263,17 @@ def _checks(modules, cfg, entry_point):
 def _reward_manager(modules, cfg, entry_point):
     """The reward manager's constructor, with the arguments the entry point gives it (recipe/dapo/main_dapo.py:152-167,
     verl/trainer/main_ppo.py:313-318 via verl/trainer/ppo/reward.py:99-175 load_reward_manager)."""
-    name = cfg.reward_manager.name if cfg.get("reward_manager") is not None else cfg.reward_model.reward_manager
+    if cfg.get("reward") is not None and entry_point != "recipe.dapo.main_dapo":
+        # 0.7.1 on: the `reward` group (verl/trainer/config/reward/reward.yaml); what main_ppo reads after migrating the legacy
+        # reward_model.* keys (0.7.1, 0.8.x) -- the migration is not run here: the rendered lines use the new keys.
+        name, kwargs = cfg.reward.reward_manager.name, dict(cfg.reward.get("reward_kwargs") or {})
+    else:
+        name = cfg.reward_manager.name if cfg.get("reward_manager") is not None else cfg.reward_model.reward_manager
+        if entry_point == "recipe.dapo.main_dapo":
+            kwargs = {"max_resp_len": cfg.data.max_response_length, "overlong_buffer_cfg": cfg.reward_model.overlong_buffer}
+        else:
+            kwargs = dict(cfg.reward_model.get("reward_kwargs", {}))
     if name != "dapo":
         return  # naive (GRPO here): its constructor checks nothing
     manager = modules["verl.workers.reward_manager.registry"].get_reward_manager_cls(name)
-    if entry_point == "recipe.dapo.main_dapo":
-        kwargs = {"max_resp_len": cfg.data.max_response_length, "overlong_buffer_cfg": cfg.reward_model.overlong_buffer}
-    else:
-        kwargs = dict(cfg.reward_model.get("reward_kwargs", {}))
     manager(tokenizer=None, num_examine=0, compute_score=None, reward_fn_key=cfg.data.reward_fn_key, **kwargs)
