@@ -1,7 +1,7 @@
 """The simulated Ascend cluster of verl.deploy's tests: real Docker engines, real Ray, verl's real schema.
 
-    python3 tests/sim/simcluster.py build                       # build (or reuse) the four images
-    python3 tests/sim/simcluster.py up --nodes 2 [--fixture node2=011_....txt] [--prefix verl-sim]
+    python3 tests/sim/simcluster.py build [--verl 0.9.1]        # build (or reuse) the four images
+    python3 tests/sim/simcluster.py up --nodes 2 [--fixture node2=011_....txt] [--prefix verl-sim] [--verl 0.7.0 --verl 0.9.1]
     python3 tests/sim/simcluster.py status | info --json | inventory | down [--prefix verl-sim]
     python3 tests/sim/simcluster.py prune                       # drop images of superseded recipes
 
@@ -12,9 +12,12 @@ so an unchanged recipe is never rebuilt and a changed one always is:
                          ca-certificates, `docker import`ed (rootfs tar cached in .cache/sim/)
   verl-sim/node:<h>      an Ascend host: its own Docker engine (DinD), a fake npu-smi replaying real
                          captures (tests/fixtures/npu-smi), /dev/davinci*, the driver files
-  verl-sim/verl:<h>      the stand-in verl image: Ray + Hydra in /opt/verl-venv, /verl laid out like a
-                         verl 0.7.0 checkout (the wheel's config tree, the DAPO overlay, a stand-in trainer),
-                         CANN's set_env.sh where verl's images have them and a torch_npu that needs them
+  verl-sim/verl:<h>      the stand-in verl image of one verl release (--verl, one of VERL_RELEASES; default
+                         0.7.0): Ray + Hydra in /opt/verl-venv, /verl laid out like that release's checkout in
+                         verl's Ascend image (the wheel's config tree and config checks, its version string and the
+                         files that tell releases apart, recipe/ as the image has it, a stand-in trainer),
+                         CANN's set_env.sh where verl's images have them and a torch_npu that needs them. Each
+                         release is its own image (its files are in the hash).
   verl-sim/registry:<h>  Debian's docker-registry, no auth, on :5000
 
 `up` starts, on the network <prefix>-net: the registry container <prefix>-registry (host name and
@@ -72,6 +75,20 @@ TORCH_NPU = HERE / "stand_in_torch_npu.py"
 NPU_SMI = HERE / "node" / "npu_smi.py"
 HCCN_TOOL = HERE / "node" / "hccn_tool.py"
 ENTRYPOINT = HERE / "node" / "sim_node_entrypoint.sh"
+
+# The verl releases the verl image can be built for (--verl): the config tree, config checks, version string and marker
+# files come from that release's PyPI wheel (tests/helpers/hydra_schema.py pins each by sha256).
+VERL_RELEASES = ("0.7.0", "0.7.1", "0.8.0", "0.9.1")
+DEFAULT_VERL = "0.7.0"
+# verl.__version__ in the image: the v0.7.0 tag's checkout says 0.7.0.dev (stand_in_packages.VERL_VERSION); the others
+# are the wheel's verl/version/version (release branches, as verl's Dockerfiles for 0.7.1 and 0.8.0 clone them).
+VERL_VERSION_STRING = {"0.7.0": stand_in_packages.VERL_VERSION, "0.7.1": "0.7.1", "0.8.0": "0.8.0", "0.9.1": "0.9.1"}
+# Files whose presence tells the releases apart (plugins/module_utils/_versions.py MARKERS), copied from the wheel where
+# the release has them: the legacy Megatron workers (up to 0.7.1) and the V1 trainer's old TaskRunner (0.9.0 on). Never
+# imported in the simulated image (they need torch).
+VERL_MARKER_FILES = ("verl/workers/megatron_workers.py", "verl/trainer/main_ppo_v0.py")
+# recipe/ of the image from 0.7.1 on: a verl-recipe checkout, not verl's (tests/sim/stand_in_recipe.py).
+RECIPE_STAND_IN = HERE / "stand_in_recipe.py"
 
 # Bump a number to force a rebuild of that image (and of those built on it) without other changes.
 RECIPE_VERSION = {"base": 1, "node": 1, "verl": 1, "registry": 1}
@@ -267,7 +284,10 @@ def check_host(need_debootstrap=False):
 class Recipes:
     """Every image's recipe text and inputs, and the content hashes derived from them."""
 
-    def __init__(self):
+    def __init__(self, verl=DEFAULT_VERL):
+        if verl not in VERL_RELEASES:
+            raise SimError("--verl %s: the verl image can be built for %s." % (verl, ", ".join(VERL_RELEASES)))
+        self.verl_release = verl
         self.hashes = {}
 
     # -- base
@@ -364,15 +384,19 @@ class Recipes:
     def requirements():
         return "".join(line + "\n" for line in PYTHON_LOCK + SDIST_ONLY)
 
-    @staticmethod
-    def verl_files():
+    def verl_files(self):
         """{context path: bytes} of the verl image (the verl checkout layout and the CANN stand-ins)."""
-        sys.path.insert(0, str(REPO / "tests"))
+        # tests/helpers/hydra_schema.py reads the release table of this checkout (.collections: ./run.sh link).
+        paths = [str(REPO / "tests"), str(REPO / ".collections")]
+        sys.path[:0] = paths
         try:
             from helpers import hydra_schema  # pylint: disable=import-outside-toplevel
         finally:
-            sys.path.remove(str(REPO / "tests"))
-        config_dir = Path(hydra_schema.verl_config_dir())
+            for path in paths:
+                sys.path.remove(path)
+        release = self.verl_release
+        config_dir = Path(hydra_schema.verl_config_dir(release))
+        source_dir = Path(hydra_schema.verl_source_dir(release))
         files = {}
         for path in sorted(config_dir.rglob("*")):
             relative = path.relative_to(config_dir).as_posix()
@@ -381,11 +405,17 @@ class Recipes:
                 files["verl/verl/trainer/config/" + relative] = path.read_bytes()
         files["verl/recipe/__init__.py"] = b""
         files["verl/recipe/dapo/__init__.py"] = b""
-        files["verl/recipe/dapo/config/" + DAPO_OVERLAY.name] = DAPO_OVERLAY.read_bytes()
-        files["verl/recipe/dapo/main_dapo.py"] = STAND_IN.read_bytes()
-        # GRPO's entry point (verl_algorithm=grpo): the same stand-in, as verl's own module.
+        if release == "0.7.0":  # verl's own recipe/, in its tree up to 0.7.0
+            files["verl/recipe/dapo/config/" + DAPO_OVERLAY.name] = DAPO_OVERLAY.read_bytes()
+            files["verl/recipe/dapo/main_dapo.py"] = STAND_IN.read_bytes()
+        else:  # the verl-recipe submodule, at a commit that does not import on this verl (tests/sim/stand_in_recipe.py)
+            files["verl/recipe/dapo/main_dapo.py"] = RECIPE_STAND_IN.read_bytes()
+        for name in VERL_MARKER_FILES:
+            if (source_dir / name).is_file():
+                files["verl/" + name] = (source_dir / name).read_bytes()
+        # GRPO's entry point (verl_algorithm=grpo; every algorithm from 0.7.1): the same stand-in, as verl's own module.
         files["verl/verl/__init__.py"] = stand_in_packages.VERL_INIT.encode()
-        files["verl/verl/version/version"] = (stand_in_packages.VERL_VERSION + "\n").encode()
+        files["verl/verl/version/version"] = (VERL_VERSION_STRING[release] + "\n").encode()
         files["verl/verl/trainer/__init__.py"] = b""
         files["verl/verl/trainer/main_ppo.py"] = STAND_IN.read_bytes()
         for name, text in Recipes.SET_ENV.items():
@@ -399,14 +429,18 @@ class Recipes:
         # verl's own config checks, run by the stand-in trainer as verl runs them: the files that hold them,
         # from the pinned wheel at their paths in the checkout (not verl/__init__.py, which imports torch), and
         # the loader that runs them without torch.
-        source_dir = Path(hydra_schema.verl_source_dir())
         sys.path.insert(0, str(REPO / "tests" / "helpers" / "verl_config"))
         try:
             import verl_checks  # pylint: disable=import-outside-toplevel
         finally:
             sys.path.remove(str(REPO / "tests" / "helpers" / "verl_config"))
         for name in verl_checks.SOURCES:
-            files["verl/" + name] = (source_dir / name).read_bytes()
+            if (source_dir / name).is_file():  # verl_checks.OPTIONAL: files only some releases have
+                files["verl/" + name] = (source_dir / name).read_bytes()
+        # The config packages' other modules, which their __init__ imports (0.8.0's disaggregation.py, 0.9.1's checkpoint.py).
+        for folder in ("verl/workers/config", "verl/trainer/config"):
+            for path in sorted((source_dir / folder).glob("*.py")):
+                files.setdefault("verl/%s/%s" % (folder, path.name), path.read_bytes())
         files["stand-ins/verl_checks.py"] = (REPO / "tests" / "helpers" / "verl_config" / "verl_checks.py").read_bytes()
         files["requirements.txt"] = Recipes.requirements().encode()
         files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
@@ -627,12 +661,14 @@ def prune(verbose=True):
     """
     check_host()
     refs = Recipes().refs()
+    # The verl image of every release this checkout builds (--verl) stays.
+    verl_refs = {"verl-sim/verl:%s" % Recipes(verl).verl() for verl in VERL_RELEASES}
     removed = []
     with _lock("build"):
         for kind in ("verl", "registry", "node", "base"):  # children first, so that superseded bases can go too
             proc = docker("images", "--format", "{{.Repository}}:{{.Tag}}", "verl-sim/%s" % kind, timeout=30)
             for ref in proc.stdout.split():
-                if ref != refs[kind] and docker("rmi", ref, check=False, timeout=120).returncode == 0:
+                if ref not in (verl_refs if kind == "verl" else {refs[kind]}) and docker("rmi", ref, check=False, timeout=120).returncode == 0:
                     removed.append(ref)  # `docker rmi` refuses while a container uses the image
         _prune_cache(refs)
     if verbose:
@@ -640,10 +676,11 @@ def prune(verbose=True):
     return removed
 
 
-def build(verbose=True):
-    """Build (or reuse) the four images; returns {kind: image ref}. Prints what it did and how long it took."""
+def build(verbose=True, verl=DEFAULT_VERL):
+    """Build (or reuse) the four images, the verl image for verl release `verl`; returns {kind: image ref}. Prints what
+    it did and how long it took."""
     check_host()
-    recipes = Recipes()
+    recipes = Recipes(verl)
     refs = {}
     fresh = False
     started = time.monotonic()
@@ -660,7 +697,8 @@ def build(verbose=True):
             ref, how = step()
             refs[kind] = ref
             if verbose:
-                log = _log_path(kind, ref.split(":")[1]).relative_to(REPO)
+                kind = "verl %s" % verl if kind == "verl" else kind
+                log = _log_path(kind.split()[0], ref.split(":")[1]).relative_to(REPO)
                 say("%-30s %-44s %6.1f s  %4d MB  (log %s)" % (ref, how, time.monotonic() - begin, _image_size(ref) / 1e6, log))
             fresh = fresh or how != "reused"
         if fresh:
@@ -789,6 +827,12 @@ def _push(recipes, port, prefix):
     return True
 
 
+def _registry_key(every):
+    """The registry storage's name for a set of verl images (Recipes): the one image's hash, as before, or a hash of them."""
+    digests = [recipes.verl() for recipes in every]
+    return digests[0] if len(digests) == 1 else _sha(*digests)[:12]
+
+
 def _registry_data(digest):
     """The registry's storage for verl image <digest>; storage of other digests that no registry uses is deleted."""
     root = CACHE / "registry"
@@ -841,16 +885,22 @@ def _fixture_map(fixtures, count, prefix):
     return chosen
 
 
-def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGISTRY_PORT, npu_count=None, verbose=True):
-    """Bring the cluster to the wanted shape (idempotent) and return info(prefix)."""
+def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGISTRY_PORT, npu_count=None, verbose=True,
+       verls=(DEFAULT_VERL,)):
+    """Bring the cluster to the wanted shape (idempotent) and return info(prefix). The registry holds the verl image of
+    each release of `verls` (info()'s verl_images; verl_image is the first's)."""
     if not 1 <= nodes <= 200:
         raise SimError("--nodes must be 1..200, not %d" % nodes)
     if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,40}", prefix):
         raise SimError("--prefix %r: use lower-case letters, digits, '-', '_', '.' (at most 41)." % prefix)
     chosen = _fixture_map(fixtures, nodes, prefix)
     started = time.monotonic()
-    refs = build(verbose=verbose)
-    recipes = Recipes()
+    verls = tuple(dict.fromkeys(verls or (DEFAULT_VERL,)))
+    refs = build(verbose=verbose, verl=verls[0])
+    for extra in verls[1:]:
+        build(verbose=verbose, verl=extra)
+    every = [Recipes(verl) for verl in verls]
+    recipes = every[0]
     names = _names(prefix)
     changes = []
     with _lock("cluster-%s" % prefix):
@@ -861,7 +911,7 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
         # The registry: host name `registry` on the cluster network, published for pushes from this machine.
         # Its storage is .cache/sim/registry/<verl hash>/, kept between clusters, so that a warm `up` pushes nothing.
         with _lock("registry-cache"):
-            data = _registry_data(recipes.verl())
+            data = _registry_data(_registry_key(every))
             spec = _sha(refs["registry"], registry_port, names["network"], data)[:12]
             publish = "127.0.0.1:%d:5000" % registry_port if registry_port else "127.0.0.1::5000"
             _ensure_container(names["registry"], prefix, "registry", spec,
@@ -872,9 +922,10 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
             if port is None:
                 raise SimError("the registry %s publishes no port for 5000/tcp." % names["registry"])
             _wait_registry(names["registry"], port)
-            begin = time.monotonic()
-            if _push(recipes, port, prefix):
-                changes.append("pushed %s (%.1f s)" % (verl_image(recipes), time.monotonic() - begin))
+            for each in every:
+                begin = time.monotonic()
+                if _push(each, port, prefix):
+                    changes.append("pushed %s (%.1f s)" % (verl_image(each), time.monotonic() - begin))
 
         # The nodes.
         wanted = []
@@ -902,7 +953,7 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
             _remove_containers(extra)
             changes += ["removed %s (beyond --nodes %d)" % (name, nodes) for name in sorted(extra)]
         _wait_dockerd(wanted)
-    result = info(prefix)
+    result = info(prefix, verls)
     if verbose:
         say("up %s: %s (%.1f s)" % (prefix, "; ".join(changes) if changes else "already up, nothing changed",
                                     time.monotonic() - started))
@@ -976,9 +1027,9 @@ def down(prefix=DEFAULT_PREFIX, verbose=True):
     return removed
 
 
-def info(prefix=DEFAULT_PREFIX):
+def info(prefix=DEFAULT_PREFIX, verls=(DEFAULT_VERL,)):
     """Image refs, nodes, network, registry: a dict (what `info --json` prints)."""
-    recipes = Recipes()
+    recipes = Recipes(verls[0])
     refs = recipes.refs()
     names = _names(prefix)
     containers = _containers(prefix) if shutil.which("docker") else {}
@@ -999,6 +1050,7 @@ def info(prefix=DEFAULT_PREFIX):
         "images": refs,
         "built": {kind: _image_exists(ref) for kind, ref in refs.items()} if shutil.which("docker") else {},
         "verl_image": verl_image(recipes),
+        "verl_images": {verl: verl_image(Recipes(verl)) for verl in verls},
         "verl_image_push": ("127.0.0.1:%d/%s:%s" % (port, REGISTRY_REPO, recipes.verl())) if port else None,
         "registry": {"container": names["registry"], "hostname": "registry", "address": "registry:5000",
                      "host_port": port, "running": bool(registry and registry["State"].get("Running"))},
@@ -1084,12 +1136,15 @@ def inventory(prefix=DEFAULT_PREFIX):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="simcluster.py", description=__doc__.split("\n\n", maxsplit=1)[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("build", help="build (or reuse) the images")
+    build_parser = commands.add_parser("build", help="build (or reuse) the images")
+    build_parser.add_argument("--verl", default=DEFAULT_VERL, choices=VERL_RELEASES, help="the verl release of the verl image")
     up_parser = commands.add_parser("up", help="start (or adjust) the cluster; idempotent")
     up_parser.add_argument("--nodes", type=int, default=2)
     up_parser.add_argument("--fixture", action="append", default=[], metavar="NODE=FILE",
                            help="npu-smi capture of a node, e.g. node2=019_error_dcmi_module_initialize_failed_-8005_container.txt")
     up_parser.add_argument("--npu-count", type=int, default=None, help="/dev/davinci0..N-1 on every node (default: from the capture)")
+    up_parser.add_argument("--verl", action="append", choices=VERL_RELEASES, default=None,
+                           help="a verl release whose image the registry holds (repeat for several; default %s)" % DEFAULT_VERL)
     up_parser.add_argument("--registry-port", type=int, default=DEFAULT_REGISTRY_PORT, help="host port for pushes (0: any free port)")
     commands.add_parser("prune", help="remove verl-sim images of other recipes (unused ones) and stale cache files")
     push_parser = commands.add_parser("push", help="push the stand-in verl image to a registry published on 127.0.0.1:PORT")
@@ -1103,9 +1158,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            build()
+            build(verl=args.verl)
         elif args.command == "up":
-            up(args.nodes, args.fixture, args.prefix, args.registry_port, args.npu_count)
+            up(args.nodes, args.fixture, args.prefix, args.registry_port, args.npu_count, verls=tuple(args.verl or (DEFAULT_VERL,)))
         elif args.command == "prune":
             prune()
         elif args.command == "push":

@@ -1,14 +1,15 @@
-"""Stand-in for verl 0.7.0's two entry points in the simulated Ascend cluster (tests/sim).
+"""Stand-in for verl's two entry points in the simulated Ascend cluster (tests/sim), of the release the image is built for.
 
-The verl-sim/verl image has this file twice, where verl has the real ones: /verl/recipe/dapo/main_dapo.py
-(DAPO) and /verl/verl/trainer/main_ppo.py (GRPO). run_training.sh starts it exactly like the real
-trainer, from /verl:
+The verl-sim/verl image has this file where verl has the real ones: /verl/recipe/dapo/main_dapo.py (DAPO, in verl 0.7.0's
+own recipe/; from 0.7.1 recipe/ is a verl-recipe checkout, tests/sim/stand_in_recipe.py) and /verl/verl/trainer/main_ppo.py
+(GRPO, GSPO; DAPO from 0.7.1). Beside it /verl/verl/trainer/config is that release's config tree from its wheel, so Hydra
+composes against exactly that release's schema. run_training.sh starts it exactly like the real trainer, from /verl:
 
     python3 -m recipe.dapo.main_dapo --config-path=config --config-name=dapo_megatron_trainer <overrides>
     python3 -m verl.trainer.main_ppo --config-path=config --config-name=ppo_megatron_trainer <overrides>
 
 What it does, in the real trainer's order:
-1. Hydra composes the overrides against verl 0.7.0's own schema (@hydra.main with config_path
+1. Hydra composes the overrides against the image's verl's own schema (@hydra.main with config_path
    "config", relative to this file: /verl/recipe/dapo/config, whose overlay adds
    /verl/verl/trainer/config to the search path, as in a verl checkout; or /verl/verl/trainer/config
    itself). A bad override ends the run with Hydra's own message, exit 1. Every interpolation is
@@ -36,8 +37,8 @@ What it does, in the real trainer's order:
    resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
    Like verl, it saves a checkpoint every trainer.save_freq steps: global_step_N/ with the files of verl's save
    (token contents), in verl's order, then that tracker file.
-6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the entry
-   point and config it ran as, the advantage estimator, the step it resumed from, each worker's node,
+6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the verl version, the entry
+   point and config it ran as, the key of every override it was given (Hydra's task overrides, `+`/`++` kept), the advantage estimator, the step it resumed from, each worker's node,
    pid and device), then runs a step every SIM_TRAINER_STEP_SECONDS (default 2), each a call on every
    worker, and prints one `step:N - ...` line per step. Like verl's fit loop it returns after
    trainer.total_training_steps (printing "Final validation metrics"), releases Ray, writes
@@ -45,6 +46,8 @@ What it does, in the real trainer's order:
    steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
    cluster, its raylet was stopped -- fails the step with Ray's RayActorError and the training exits
    non-zero, as verl's worker group does. SIGTERM or SIGINT stop it cleanly (exit 0).
+With Hydra's --cfg job (or --cfg all, --help) it prints the composed config and exits before step 1's checks, as the real
+trainers do: @hydra.main answers them (hydra/_internal/utils.py run_and_report) without calling the task function.
 """
 from __future__ import annotations
 
@@ -135,6 +138,25 @@ def _swanlab(trainer, config):
                  config={"FRAMEWORK": "verl", **config}, logdir=log_dir, mode=mode)
     say("swanlab %s: mode %s, log dir %s, key %s" % (swanlab.__version__, mode, log_dir, "set" if api_key else "not set"))
     return swanlab
+
+
+def _verl_version():
+    """verl.__version__ of the image (verl/__init__.py reads verl/version/version)."""
+    try:
+        with open(os.path.join(os.environ.get("SIM_VERL_SOURCE_DIR", "/verl"), "verl", "version", "version")) as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def _reward_manager(resolved):
+    """The reward manager's name where the release reads it: reward.reward_manager.name from 0.7.1 (the `reward` group),
+    reward_model.reward_manager in 0.7.0. (0.7.1/0.8.x's main_ppo also migrates a non-null legacy reward_model.* key;
+    the stand-in does not: the rendered lines use the keys of their release.)"""
+    reward = resolved.get("reward")
+    if isinstance(reward, dict) and isinstance(reward.get("reward_manager"), dict):
+        return reward["reward_manager"].get("name")
+    return (resolved.get("reward_model") or {}).get("reward_manager")
 
 
 def _resume_step(trainer, local_dir):
@@ -231,11 +253,13 @@ def run(config):
         "hostname": socket.gethostname(),
         "cwd": os.getcwd(),
         "argv": sys.argv[1:],
+        "verl_version": _verl_version(),
         "entry_point": ENTRY_POINT,
         "config_name": HydraConfig.get().job.config_name,
+        "override_keys": [line.split("=", 1)[0] for line in HydraConfig.get().overrides.task],
         "adv_estimator": resolved["algorithm"]["adv_estimator"],
         "use_kl_loss": resolved["actor_rollout_ref"]["actor"]["use_kl_loss"],
-        "reward_manager": resolved["reward_model"]["reward_manager"],
+        "reward_manager": _reward_manager(resolved),
         "resume_mode": trainer.get("resume_mode"),
         "nnodes": nnodes,
         "n_gpus_per_node": per_node,
