@@ -192,7 +192,10 @@ def image(tmp_path, container):
     workdir = tmp_path / "verl"
     for name, text in {"verl/__init__.py": stand_in_packages.VERL_INIT, "verl/version/version": stand_in_packages.VERL_VERSION + "\n",
                        "verl/trainer/__init__.py": "", "verl/trainer/main_ppo.py": "", "recipe/__init__.py": "",
-                       "recipe/dapo/__init__.py": "", "recipe/dapo/main_dapo.py": ""}.items():
+                       "recipe/dapo/__init__.py": "", "recipe/dapo/main_dapo.py": "",
+                       # The files that say verl 0.7.0 (the release table's MARKER_PROBES), as in its wheel.
+                       "verl/workers/megatron_workers.py": "", "verl/trainer/config/ppo_trainer.yaml": "  use_legacy_worker_impl: auto\n",
+                       "verl/trainer/config/engine/megatron.yaml": "grad_offload: False\n"}.items():
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         (workdir / name).write_text(text)
     model = tmp_path / "Qwen3-8B"
@@ -200,14 +203,24 @@ def image(tmp_path, container):
     (model / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
     env = dict(container, VERL_LOOK_DIR=str(workdir), VERL_PROBE_MODULES=" ".join(_versions.MODULES),
                VERL_PROBE_FORBIDDEN=" ".join(_versions.FORBIDDEN), VERL_ENTRY_FILE=_versions.entry_point("dapo")["file"],
-               VERL_MODEL_PATH=str(model))
+               VERL_MODEL_PATH=str(model),
+               VERL_PROBE_MARKERS=json.dumps({name: list(probe) for name, probe in _versions.MARKER_PROBES.items()}))
     return {"env": env, "site": site, "workdir": workdir, "model": model, "scripts": cann_stand_in(tmp_path / "Ascend")}
 
 
-def judged(image, algorithm="dapo"):
-    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point(algorithm)["file"]), 8, image["scripts"])
+def judged(image, algorithm="dapo", profile="0.7.0", allow_newer=False):
+    """The container stage's verdict on the image, for run_training.sh rendered for `profile` (the default release)."""
+    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point(algorithm, profile)["file"]), 8, image["scripts"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return image_stack(proc.stdout, algorithm)
+    return image_stack(proc.stdout, algorithm, {"profile": profile, "why": "set by verl_version"}, allow_newer)
+
+
+def _as_verl_091(image, version="0.9.1"):
+    """The image's verl made 0.9.1's (or a newer one's, with 0.9.1's files): its version and the files that say so."""
+    (image["workdir"] / "verl" / "version" / "version").write_text(version + "\n")
+    (image["workdir"] / "verl" / "workers" / "megatron_workers.py").unlink()
+    (image["workdir"] / "verl" / "trainer" / "main_ppo_v0.py").write_text("")
+    (image["workdir"] / "verl" / "trainer" / "config" / "engine" / "megatron.yaml").write_text("param_offload: False\n")
 
 
 def test_verls_own_image_passes_and_its_versions_are_said(image):
@@ -220,12 +233,22 @@ def test_verls_own_image_passes_and_its_versions_are_said(image):
         "NPU 0 computes."]
 
 
-def test_another_verl_release_is_refused_naming_what_is_supported(image):
-    (image["workdir"] / "verl" / "version" / "version").write_text("0.9.0\n")
+def test_another_verl_release_is_refused_naming_both_profiles_and_the_fix(image):
+    _as_verl_091(image)
     problems = judged(image)["problems"]
-    assert problems == ["the image has verl 0.9.0, but this collection renders its scripts for verl 0.7.0 (its Hydra keys and entry "
-                        "points differ between releases). Fix: use a verl 0.7.0 image (verl_image; empty chooses verl's image for the "
-                        "chip), or a verl.deploy release made for verl 0.9.0."]
+    assert problems == ["the image's verl 0.9.1 is profile 0.9.1 (its files: grad_offload no, legacy_reward_impl no, "
+                        "legacy_worker_impl_disable no, main_ppo_v0 yes, megatron_workers no), but run_training.sh is rendered "
+                        "for verl profile 0.7.0 (set by verl_version): its entry point and Hydra keys would not be the ones this "
+                        "verl reads. Fix: set verl_version=0.9.1 (or use an image of verl 0.7.0)."]
+    assert judged(image, "grpo", "0.9.1")["problems"] == [], "the fix applied"
+
+
+def test_a_verl_newer_than_the_table_runs_only_when_the_user_opts_in(image):
+    _as_verl_091(image, "0.10.0.dev")
+    problems = judged(image, "grpo", "0.9.1")["problems"]
+    assert len(problems) == 1 and "the image has verl 0.10.0.dev, newer than every release" in problems[0], problems
+    verdict = judged(image, "grpo", "0.9.1", allow_newer=True)
+    assert verdict["problems"] == [] and "verl 0.10.0.dev is newer than every release" in verdict["notes"][0]
 
 
 def test_an_empty_recipe_folder_is_refused_before_the_training_fails_on_it(image):

@@ -677,7 +677,8 @@ def assemble(merged, values, context, network, swanlab, features):
             "volumes": container_volumes(values, npu_smi_path),
         },
         # What the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
-        "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN)},
+        "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN),
+                        "markers": {name: list(probe) for name, probe in versions.MARKER_PROBES.items()}},
         "feature_mask": features["mask"],
         "swanlab": swanlab,
         "features": features,

@@ -257,6 +257,16 @@ MARKERS = {
     "grad_offload": "verl/trainer/config/engine/megatron.yaml has grad_offload (up to 0.9.0)",
 }
 
+# How the container stage's probe (npu_stack_check.sh, in the exec that imports the stack) finds each marker:
+# {name: (path below verl's package folder, a regular expression its text must match, or "" for "the file exists")}.
+MARKER_PROBES = {
+    "main_ppo_v0": ("trainer/main_ppo_v0.py", ""),
+    "megatron_workers": ("workers/megatron_workers.py", ""),
+    "legacy_worker_impl_disable": ("trainer/config/ppo_trainer.yaml", r"^\s*use_legacy_worker_impl:\s*[\"']?disable"),
+    "legacy_reward_impl": ("trainer/config/legacy_reward_impl.yaml", ""),
+    "grad_offload": ("trainer/config/engine/megatron.yaml", r"^\s*grad_offload:"),
+}
+
 
 def _version_tuple(version):
     release_text = release_of(version)
@@ -352,11 +362,14 @@ def _short(text, limit=300):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def check_stack(stack, algorithm):
+def check_stack(stack, algorithm, rendered=None, allow_newer=False):
     """(problems, notes) of an image, from what its probe printed (the stack= line of npu_stack_check.sh).
 
     stack: {'modules': {name: {'version', 'error'}}, 'forbidden': {name: version or None}, 'workdir', 'entry_file': bool,
-    'model': {'architecture', 'supported'} or None}.
+    'model': {'architecture', 'supported'} or None, 'markers': {name of MARKERS: True/False/None}}.
+    rendered: {'profile', 'why'} run_training.sh is rendered for (the launch config's verl_profile), or None; the image's
+    own profile (profile_of its verl version and markers) must be that one. allow_newer (verl_allow_untested_version):
+    a verl newer than the table is placed by its markers instead of refused (the summary says it is untested).
     A problem names the package, the version and what failed, with the fix; a note says what was found.
     """
     modules = stack.get("modules") or {}
@@ -367,8 +380,20 @@ def check_stack(stack, algorithm):
         problems.append("verl does not import: %s. Fix: use a verl image (verl_image), or check the image's Python "
                         "(the training runs python3 from verl_workdir)." % _short(verl["error"]))
     else:
-        release = release_for(verl.get("version"), stack.get("markers"))
-        if release is None:
+        found = profile_of(verl.get("version"), stack.get("markers"), allow_newer=allow_newer)
+        release = BY_PROFILE[found] if found else None
+        if release is not None and is_newer(verl.get("version")):
+            notes.append("verl %s is newer than every release this collection was tested with; it is run as profile %s (its "
+                         "files say so) because verl_allow_untested_version is true." % (verl.get("version"), found))
+        if release is not None and rendered and rendered.get("profile") and rendered["profile"] != found:
+            problems.append(_mismatch(verl.get("version"), found, stack.get("markers"), rendered))
+        if release is None and is_newer(verl.get("version")) and not allow_newer:
+            problems.append("the image has verl %s, newer than every release this collection renders for (%s): its Hydra keys "
+                            "and entry points are untested. Fix: use an image of one of these releases (verl_image, "
+                            "docs/versions.md), or set verl_allow_untested_version=true to run it as the profile its files "
+                            "match (the deploy still checks the command against the image's own verl)."
+                            % (verl.get("version"), ", ".join(PROFILES)))
+        elif release is None:
             problems.append("the image has verl %s, but this collection renders its scripts for verl %s (its Hydra keys and entry "
                             "points differ between releases). Fix: use an image of one of these releases (verl_image; empty chooses "
                             "verl's %s image for the chip, docs/versions.md), or a verl.deploy release made for verl %s."
@@ -411,6 +436,16 @@ def check_stack(stack, algorithm):
                          "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
     notes.extend(_probe_notes(stack))
     return problems, notes
+
+
+def _mismatch(version, found, markers, rendered):
+    """The refusal of an image whose verl is not the profile run_training.sh is rendered for."""
+    said = ", ".join("%s %s" % (name, "yes" if value else "no") for name, value in sorted((markers or {}).items())
+                     if value is not None)
+    return ("the image's verl %s is profile %s (its files: %s), but run_training.sh is rendered for verl profile %s (%s): its "
+            "entry point and Hydra keys would not be the ones this verl reads. Fix: set verl_version=%s (or use an image of "
+            "verl %s)." % (version or "(no version)", found, said or "not read", rendered["profile"], rendered.get("why") or
+                           "verl_version", found, rendered["profile"]))
 
 
 def _atb_problem(atb, torch_npu):

@@ -125,6 +125,22 @@ for name in os.environ.get("VERL_PROBE_FORBIDDEN", "").split():
             stack["forbidden"][name] = importlib.metadata.version(name.replace("_", "-"))
         except importlib.metadata.PackageNotFoundError:
             stack["forbidden"][name] = None
+# The files that tell verl's releases apart (VERL_PROBE_MARKERS: {name: [path below verl's package, pattern or ""]}, the
+# release table's MARKER_PROBES): True/False, None when verl did not import or a file to search is missing.
+verl_dir = os.path.dirname(getattr(sys.modules.get("verl"), "__file__", None) or "") if "verl" in sys.modules else ""
+stack["markers"] = {}
+for name, (path, pattern) in sorted(json.loads(os.environ.get("VERL_PROBE_MARKERS") or "{}").items()):
+    target = os.path.join(verl_dir, path)
+    if not verl_dir:
+        stack["markers"][name] = None
+    elif not pattern:
+        stack["markers"][name] = os.path.isfile(target)
+    else:
+        try:
+            with open(target, errors="replace") as handle:
+                stack["markers"][name] = re.search(pattern, handle.read(), re.MULTILINE) is not None
+        except OSError:
+            stack["markers"][name] = None
 entry = os.environ.get("VERL_ENTRY_FILE")
 if entry:
     stack["entry_file"] = os.path.isfile(os.path.join(workdir, entry))

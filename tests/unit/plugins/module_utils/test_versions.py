@@ -162,3 +162,60 @@ def test_the_docs_table_is_the_table():
         assert cells[3] == "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])
                                                for name in ("cann", "torch_npu", "vllm", "vllm_ascend", "megatron.core"))
                                      for combo in release["known_good"])
+
+
+# --------------------------------------------------------------------------- the image's own profile (container stage)
+
+def _image(version, **markers):
+    """A stack= answer of an image whose verl reports `version` and whose files are `markers` (the probe's shape)."""
+    return {"modules": {"verl": {"version": version}}, "entry_file": True, "workdir": "/verl", "markers": markers}
+
+
+# The markers the probe reads in each simulated image (tests/sim: each release's wheel), as npu_stack_check.sh finds them.
+IMAGE_MARKERS = {
+    "0.7.0": dict(main_ppo_v0=False, megatron_workers=True, legacy_worker_impl_disable=False, legacy_reward_impl=False, grad_offload=True),
+    "0.7.1": dict(main_ppo_v0=False, megatron_workers=True, legacy_worker_impl_disable=False, legacy_reward_impl=True, grad_offload=True),
+    "0.8.0": dict(main_ppo_v0=False, megatron_workers=False, legacy_worker_impl_disable=False, legacy_reward_impl=True, grad_offload=True),
+    "0.9.1": dict(main_ppo_v0=True, megatron_workers=False, legacy_worker_impl_disable=False, legacy_reward_impl=True, grad_offload=False),
+}
+
+
+@pytest.mark.parametrize("version, profile", [("0.7.0.dev", "0.7.0"), ("0.7.1", "0.7.1"), ("0.8.0", "0.8.0"), ("0.9.1", "0.9.1")])
+def test_the_image_that_is_the_rendered_profile_passes(version, profile):
+    problems, _notes = versions.check_stack(_image(version, **IMAGE_MARKERS[profile]), "grpo", {"profile": profile, "why": "set by verl_version"})
+    assert problems == []
+
+
+def test_an_image_of_another_release_is_refused_naming_both_profiles_and_the_fix():
+    stack = _image("0.9.1", **IMAGE_MARKERS["0.9.1"])
+    rendered = {"profile": "0.7.0", "why": "verl 0.7.0, the default: the image registry:5000/x names no release; set verl_version to its release"}
+    problems, _notes = versions.check_stack(stack, "grpo", rendered)
+    assert len(problems) == 1
+    assert "the image's verl 0.9.1 is profile 0.9.1" in problems[0]
+    assert "main_ppo_v0 yes" in problems[0] and "grad_offload no" in problems[0]
+    assert "rendered for verl profile 0.7.0 (verl 0.7.0, the default" in problems[0]
+    assert "Fix: set verl_version=0.9.1" in problems[0]
+    # The fix applied: rendered for 0.9.1, the image passes.
+    assert versions.check_stack(stack, "grpo", {"profile": "0.9.1", "why": "set by verl_version"})[0] == []
+
+
+def test_a_dev_commit_is_placed_by_its_files_not_its_version_string():
+    # Tag v0.8.0 and main of March-May 2026 report 0.8.0.dev; one with the legacy workers still there is 0.7.1's schema.
+    stack = _image("0.8.0.dev", **IMAGE_MARKERS["0.7.1"])
+    problems, _notes = versions.check_stack(stack, "grpo", {"profile": "0.8.0", "why": "set by verl_version"})
+    assert "is profile 0.7.1" in problems[0] and "Fix: set verl_version=0.7.1" in problems[0]
+
+
+def test_a_newer_verl_is_refused_unless_the_user_opts_in():
+    stack = _image("0.10.0.dev", **IMAGE_MARKERS["0.9.1"])
+    problems, _notes = versions.check_stack(stack, "grpo", {"profile": "0.9.1", "why": "set by verl_version"})
+    assert len(problems) == 1
+    assert "verl 0.10.0.dev, newer than every release" in problems[0]
+    assert "Fix: use an image of one of these releases" in problems[0] and "verl_allow_untested_version=true" in problems[0]
+    problems, notes = versions.check_stack(stack, "grpo", {"profile": "0.9.1", "why": "set by verl_version"}, allow_newer=True)
+    assert problems == []
+    assert any("verl 0.10.0.dev is newer than every release" in note and "profile 0.9.1" in note for note in notes)
+
+
+def test_the_probe_reads_each_marker_of_the_table():
+    assert set(versions.MARKER_PROBES) == set(versions.MARKERS)
