@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from helpers.hydra_schema import (
+from helpers.hydra_schema import (  
     ARGV_HEAD,
     DAPO_OVERLAY,
     ENTRY_POINTS,
@@ -335,3 +335,95 @@ def test_overrides_from_argv_rejects_trailing_flags():
     assert overrides_from_argv(ARGV_HEAD + ["trainer.device=npu"]) == ["trainer.device=npu"]
     with pytest.raises(AssertionError):
         overrides_from_argv(ARGV_HEAD + ["trainer.device=npu", "--multirun"])
+
+
+# --------------------------------------------------------------------------- every profile of the release table
+
+# What each profile renders differently from 0.7.0, written from each release's own files (the verl wheels; not from
+# plugins/module_utils/_versions.py, which these tests check): keys it drops, lines it adds.
+DROPPED_FROM_0_8 = {"actor_rollout_ref.nccl_timeout", "actor_rollout_ref.actor.megatron.use_remove_padding",
+                    "actor_rollout_ref.ref.megatron.use_remove_padding"}
+OLD_REWARD = {"reward_model.reward_manager", "reward_model.reward_kwargs.overlong_buffer_cfg.enable",
+              "reward_model.reward_kwargs.overlong_buffer_cfg.len", "reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor",
+              "reward_model.reward_kwargs.overlong_buffer_cfg.log", "reward_model.reward_kwargs.max_resp_len",
+              "reward_model.overlong_buffer.enable", "reward_model.overlong_buffer.len", "reward_model.overlong_buffer.penalty_factor",
+              "reward_model.overlong_buffer.log"}
+NEW_REWARD = ["reward.reward_manager.name=dapo", "+reward.reward_kwargs.overlong_buffer_cfg.enable=True",
+              "+reward.reward_kwargs.overlong_buffer_cfg.len=%(overlong_buffer_len)d",
+              "+reward.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+              "+reward.reward_kwargs.overlong_buffer_cfg.log=False", "+reward.reward_kwargs.max_resp_len=%(max_response_length)d"]
+DROPPED = {"0.7.1": OLD_REWARD, "0.8.0": OLD_REWARD | DROPPED_FROM_0_8,
+           "0.9.1": OLD_REWARD | DROPPED_FROM_0_8 | {"actor_rollout_ref.actor.megatron.grad_offload"}}
+ADDED = {"0.7.1": [], "0.8.0": [], "0.9.1": ["actor_rollout_ref.actor.megatron.vanilla_mbridge=True"]}
+
+
+def _key(line):
+    return line.split("=", 1)[0].lstrip("+")
+
+
+# The feature lines do not depend on the algorithm (tests/test_masks.py): DAPO's run sweeps all 128 masks per profile,
+# GRPO's and GSPO's (whose own lines differ from DAPO's in the algorithm part only) these, which put each feature line
+# on and off and bit 5 with and without bit 2 (CI time: a full sweep costs about 25 s of CPU per profile and algorithm).
+SAMPLE_MASKS = ("0000000", "1111111", "1010010", "0101101", "0010010")
+
+
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
+@pytest.mark.parametrize("profile", ["0.7.1", "0.8.0", "0.9.1"])
+def test_every_mask_composes_against_each_profiles_own_verl(tmp_path, profile, algorithm):
+    """The masks (DAPO: all 128) rendered for the profile and executed (the exact argv): the argv is 0.7.0's for the
+    same mask without the keys the profile drops and with the lines it adds, and it composes against that release's
+    own config tree (its wheel), meaning there what the mask and the algorithm ask for. One test per profile and
+    algorithm: the settings are validated once, each mask's features swapped in (what build() computes for it);
+    0.7.0 itself is proven by the tests above, every mask and algorithm with SwanLab off and on."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _features, _versions
+
+    config_dir = verl_config_dir(profile)
+    base = {version: launch_ok(verl_workdir=str(tmp_path / "verl"), verl_log_dir=str(tmp_path / "logs"),
+                               verl_algorithm=algorithm, verl_version=version, verl_experiment_name="profiles")
+            for version in ("0.7.0", profile)}
+    (tmp_path / "verl").mkdir()
+    bin_dir = stand_in_path(tmp_path)
+    config_name = argv_head(algorithm, profile)[3].split("=", 1)[1]
+    assert config_name == "ppo_megatron_trainer"
+
+    def argv_of(version, mask):
+        config = dict(base[version], features=_versions.features_for(_features.decode_mask(mask), version), feature_mask=mask)
+        script = tmp_path / ("run_training-%s.sh" % version)
+        script.write_text(render(config, "run_training.sh"))
+        proc, argv, _cwd = run_training(script, bin_dir, tmp_path / "record")
+        assert proc.returncode == 0 and argv, proc.stdout + proc.stderr
+        return argv
+
+    reward = [line % base[profile] for line in NEW_REWARD] if algorithm in ("dapo", "gspo") else []
+    for mask in all_masks() if algorithm == "dapo" else SAMPLE_MASKS:
+        on = bits(mask)
+        old, new = argv_of("0.7.0", mask), argv_of(profile, mask)
+        overrides = overrides_from_argv(new, algorithm, profile)
+        expected = [line for line in overrides_from_argv(old, algorithm) if _key(line) not in DROPPED[profile]]
+        assert [line for line in overrides if line not in reward + ADDED[profile]] == expected, mask
+        assert [line for line in overrides if line in reward + ADDED[profile]] == [
+            line for line in overrides if line in reward] + ADDED[profile] and set(reward) <= set(overrides), mask
+        cfg = compose(overrides, config_name, config_dir=config_dir)
+        arr = cfg["actor_rollout_ref"]
+        actor, ref = arr["actor"], arr["ref"]
+        # bit 0: the key the profile's workers read (0.8.0 on: the model's, copied over the engine's)
+        assert arr["model"]["use_remove_padding"] is on[0]
+        if profile == "0.7.1":
+            assert actor["megatron"]["use_remove_padding"] is on[0] and ref["megatron"]["use_remove_padding"] is on[0]
+        # bit 2, with Swap Optimizer's exclusion; 0.9.1 has no gradient offload key
+        assert actor["megatron"]["param_offload"] is on[2] and ref["megatron"]["param_offload"] is on[2]
+        assert actor["megatron"]["optimizer_offload"] is (on[2] and not on[5])
+        assert actor["megatron"].get("grad_offload", "absent") == ("absent" if profile == "0.9.1" else on[2])
+        assert arr["rollout"]["enable_prefix_caching"] is on[3]
+        assert actor["megatron"]["virtual_pipeline_model_parallel_size"] == (2 if on[6] else None)
+        if profile == "0.9.1":
+            assert actor["megatron"]["vanilla_mbridge"] is True
+        # the reward manager and its overlong penalty where this release reads them
+        manager = cfg["reward"]["reward_manager"]["name"]
+        if reward:
+            kwargs = cfg["reward"]["reward_kwargs"]
+            assert manager == "dapo" and kwargs["max_resp_len"] == base[profile]["max_response_length"]
+            assert kwargs["overlong_buffer_cfg"] == {"enable": True, "len": base[profile]["overlong_buffer_len"], "penalty_factor": 1.0,
+                                                     "log": False}
+        else:
+            assert manager == "naive"

@@ -1,4 +1,5 @@
-"""The settings table -> roles/verl/defaults/main.yml and docs/settings.md; the algorithm table -> docs/algorithms.md.
+"""The settings table -> roles/verl/defaults/main.yml and docs/settings.md; the algorithm table -> docs/algorithms.md;
+the release table (plugins/module_utils/_versions.py) -> docs/versions.md.
 
 The settings table is the verl role's meta/argument_specs.yml (type, default, choices, description) with
 meta/setting_rules.yml beside it (rule, bounds, section); the algorithm table is
@@ -6,7 +7,8 @@ plugins/module_utils/_algorithms.py. The generated files are written from them:
 
     .venv/bin/python tools/settings_table.py --write
 
-tests/test_settings_contract.py and tests/unit/plugins/module_utils/test_algorithms.py fail when a file is not what this writes.
+tests/test_settings_contract.py, tests/unit/plugins/module_utils/test_algorithms.py and test_versions.py fail when a file is not
+what this writes.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ META = REPO / "roles" / "verl" / "meta"
 DEFAULTS_FILE = REPO / "roles" / "verl" / "defaults" / "main.yml"
 DOCS_FILE = REPO / "docs" / "settings.md"
 ALGORITHMS_FILE = REPO / "docs" / "algorithms.md"
+VERSIONS_FILE = REPO / "docs" / "versions.md"
 GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tools/settings_table.py"
 
 
@@ -72,6 +75,80 @@ def algorithms_text():
               "3. Run `.venv/bin/python tools/settings_table.py --write` (rewrites this page and the settings' defaults).",
               "4. Tests: its lines in `tests/test_masks.py` (from verl's own example, not from the table), its case in",
               "   `tests/test_hydra_schema.py` and `tests/test_verl_oracle.py` (verl's real config schema and checks).", ""]
+    return "\n".join(lines)
+
+
+def _versions():
+    """plugins/module_utils/_versions.py (it imports the algorithm table through the collection's package)."""
+    try:
+        from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
+    except ImportError:  # run alone: the checkout's .collections link (tests/conftest.py makes it)
+        sys.path.insert(0, str(REPO / ".collections"))
+        from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
+    return versions
+
+
+def versions_text():
+    """docs/versions.md: the profiles, how each is recognised, its images and stack, and every line that differs."""
+    versions, features, table = _versions(), _module_util("_features"), _module_util("_algorithms")
+    profiles = versions.PROFILES
+    lines = ["# verl versions", "",
+             "<!-- Generated from the release table (plugins/module_utils/_versions.py) by tools/settings_table.py; do not edit. -->",
+             "", "`verl_version` names the verl release `run_training.sh` is rendered for (its entry points and the Hydra keys",
+             "that differ between releases). Empty (the default), it is the release of the image the deploy uses when the image",
+             "is one of the table's or its tag names a release (`...-v0.7.1`, `v0.8.0-cann...`; `latest-...` is 0.9.1), else",
+             "%s, the release of the default images. The confirmation summary says which and why. The profiles:" % versions.DEFAULT_PROFILE,
+             "", "| `verl_version` | releases | tag | recognised in an image by | default images (910b / a3) | stack of verl's Ascend image |",
+             "|---|---|---|---|---|---|"]
+    for entry in versions.RELEASES:
+        images = " / ".join("`%s`" % entry["images"][chip] for chip in ("910b", "a3")) if entry["images"] else ""
+        images = "; ".join(part for part in (images, entry["image_note"]) if part)
+        lines.append("| `%s` | %s | %s | %s | %s | %s |" % (entry["profile"], entry["series"], entry["tag"], entry["recognised"],
+                                                             images, entry["stack"]))
+    lines += ["", "An image is placed by its files, not by its version string: tag v0.8.0 reports `0.8.0.dev`, as does every",
+              "main commit of March to May 2026, some with 0.7.1's schema and some with 0.8.0's; release branches move after",
+              "their tag. `profile_of(version, markers)` reads these markers (the version string decides only when they are",
+              "not known; a version older than 0.7.0 or newer than the table has no profile, unless",
+              "`verl_allow_untested_version` lets the container stage take the profile of its files):", ""]
+    lines += ["- `%s`: %s" % (name, why) for name, why in versions.MARKERS.items()]
+    lines += ["", "## Entry points", "", "| `verl_algorithm` | %s |" % " | ".join(profiles), "|---|%s" % ("---|" * len(profiles))]
+    for key in table.CHOICES:
+        lines.append("| `%s` | %s |" % (key, " | ".join("`%s` (`%s`)" % versions.entry_of(key, p) for p in profiles)))
+    lines += ["", "Where verl has `recipe/` in its own tree (%s) an algorithm with a recipe runs it; from 0.7.1 `recipe/` is a git"
+              % ", ".join(versions.RECIPE_IN_TREE),
+              "submodule (verl-project/verl-recipe) that verl's package does not hold and whose commits import on one side of 0.9",
+              "only, so DAPO runs from verl's own PPO trainer with the same reward, penalty and loss ([algorithms.md](algorithms.md)).",
+              "", "## The lines that differ", "",
+              "Every Hydra key `run_training.sh` renders for some profiles only; every other line is rendered for all of them",
+              "(they compose and are read unchanged from 0.7.0 to 0.9.1: `tests/test_hydra_schema.py` composes them against each",
+              "release's own config tree).", "", "| key | rendered for | why | source (verl file:line) |", "|---|---|---|---|"]
+    for entry in versions.KEYS:
+        key = "`%s*`" % entry["key"] if entry["key"].endswith(".") else "`%s`" % entry["key"]
+        lines.append("| %s | %s | %s | %s |" % (key, ", ".join(entry["profiles"]), entry["why"], entry["source"]))
+    lines += ["", "## What each feature bit sets, per release", "", "| bit | %s |" % " | ".join(profiles), "|---|%s" % ("---|" * len(profiles))]
+    for feature in features.FEATURES:
+        keys = [key for variable_keys in feature["variables"].values() for key in variable_keys] + [
+            line.split("=", 1)[0] for line in feature["on_lines"]]
+        cells = [", ".join("`%s`" % key.lstrip("+").replace("actor_rollout_ref.", "") for key in keys
+                           if versions.rendered_for(key, p)) for p in profiles]
+        lines.append("| %d %s | %s |" % (feature["bit"], feature["name"], " | ".join(cells)))
+    lines += ["", "(`actor_rollout_ref.` left out of each key.) From 0.8.0 the engine workers copy `model.use_remove_padding` over",
+              "the Megatron engine's own key (verl/workers/engine_workers.py:113), so bit 0 off really turns packing off there; on",
+              "0.7.0 and 0.7.1 the legacy worker reads `megatron.use_remove_padding` and `model.use_remove_padding` is read by",
+              "nothing.", "", "## Defaults the settings rules read", "", "| verl key | %s |" % " | ".join(profiles),
+              "|---|%s" % ("---|" * len(profiles))]
+    for key in versions.defaults(versions.DEFAULT_PROFILE):
+        lines.append("| `%s` | %s |" % (key, " | ".join(str(versions.defaults(p)[key]) for p in profiles)))
+    lines += ["", "## Known-good companions (the image check's note)", "", "| `verl_version` | known to work |", "|---|---|"]
+    for entry in versions.RELEASES:
+        lines.append("| `%s` | %s |" % (entry["profile"], "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])
+                     for name in ("cann", "torch_npu", "vllm", "vllm_ascend", "megatron.core")) for combo in entry["known_good"])))
+    lines += ["", "## Adding a release", "",
+              "1. One `_release(...)` entry in `plugins/module_utils/_versions.py` (and its name in `PROFILES`), the markers that",
+              "   tell it (`MARKERS`, `profile_of`), and a `_key(...)` entry for each line it renders differently.",
+              "2. Its wheel's sha256 in `tests/helpers/hydra_schema.py` (`WHEELS`) and its expected differences in",
+              "   `tests/test_hydra_schema.py` (from the wheel's files, not from the table).",
+              "3. Run `.venv/bin/python tools/settings_table.py --write` (rewrites this page).", ""]
     return "\n".join(lines)
 
 
@@ -224,4 +301,5 @@ if __name__ == "__main__":
     DEFAULTS_FILE.write_text(defaults_text())
     DOCS_FILE.write_text(docs_text())
     ALGORITHMS_FILE.write_text(algorithms_text())
-    print("wrote %s, %s and %s" % (DEFAULTS_FILE.relative_to(REPO), DOCS_FILE.relative_to(REPO), ALGORITHMS_FILE.relative_to(REPO)))
+    VERSIONS_FILE.write_text(versions_text())
+    print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE)))

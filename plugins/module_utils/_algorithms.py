@@ -73,8 +73,7 @@ ALGORITHMS = (
         "dapo", "DAPO", "verl.trainer.main_ppo", "ppo_megatron_trainer",
         "verl's DAPO recipe",
         "clip-higher with dual clip, token-mean loss, no KL, the DAPO reward manager with its overlong penalty.",
-        "recipe/dapo/main_dapo.py, recipe/dapo/run_dapo_qwen3_8b_base_npu.sh (0.7.0); verl/trainer/main_ppo.py with "
-        "verl/experimental/reward_loop/reward_manager/dapo.py (0.7.1 on)",
+        "recipe/dapo/main_dapo.py, recipe/dapo/run_dapo_qwen3_8b_base_npu.sh, verl/experimental/reward_loop/reward_manager/dapo.py",
         [
             _GROUP_ADVANTAGES,
             _ACTOR + "use_kl_loss=False",
@@ -97,6 +96,21 @@ ALGORITHMS = (
         },
         rules=("overlong_buffer",),
         recipe=("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
+        note="Where verl has recipe/ in its own tree (docs/versions.md) DAPO runs the recipe, `python3 -m recipe.dapo.main_dapo` "
+             "with `dapo_megatron_trainer`; elsewhere recipe/ is a git submodule that verl's package does not hold and whose "
+             "commits import on one side of verl 0.9 only (\"No module named 'verl.trainer.main_ppo_v0'\", \"cannot import "
+             "name 'create_rl_dataset'\"), so DAPO runs verl's own PPO trainer, `python3 -m verl.trainer.main_ppo` with "
+             "`ppo_megatron_trainer`, and the same lines. What DAPO means is unchanged: the same reward manager "
+             "(verl/experimental/reward_loop/reward_manager/dapo.py, registered in verl itself, reading "
+             "reward.reward_kwargs.overlong_buffer_cfg and max_resp_len at lines 33-35), the same overlong penalty and the "
+             "same clip-higher, dual-clip, token-mean loss (actor keys both trainers read). The recipe's own trainer "
+             "(verl-recipe dapo/dapo_ray_trainer.py, RayDAPOTrainer.fit) differs from verl's only with dynamic sampling: "
+             "with algorithm.filter_groups.enable off, which the collection never turns on, it takes the generated batch "
+             "as it is (`batch = new_batch`), as verl's trainer does. What differs: main_ppo runs verl's validate_config "
+             "before the workers start (the recipe's main_dapo does not: a refusal comes earlier, the same arithmetic "
+             "fails in the workers otherwise), and the recipe overlay's keys that only dynamic sampling reads "
+             "(data.gen_batch_size, algorithm.filter_groups.*) are not in the command. From verl 0.9.0 main_ppo runs the "
+             "V1 trainer, which has group filtering of its own (off here as well).",
     ),
     _algorithm(
         "grpo", "GRPO", "verl.trainer.main_ppo", "ppo_megatron_trainer",

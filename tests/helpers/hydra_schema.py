@@ -1,4 +1,4 @@
-"""Validate Hydra override lists against verl 0.7.0's own config schema, offline and without torch.
+"""Validate Hydra override lists against each verl release's own config schema (0.7.0 by default), offline, without torch.
 
 verl's PyPI wheel ships the whole Hydra config tree (verl/trainer/config/**) and nothing here needs
 verl's Python code, so composing needs only hydra-core and omegaconf:
@@ -45,14 +45,30 @@ REPO = Path(__file__).resolve().parents[2]
 DAPO_OVERLAY = REPO / "tests" / "helpers" / "verl_config" / "dapo_megatron_trainer.yaml"
 
 VERL_VERSION = "0.7.0"
+# sha256 of each PyPI upload verl-<version>-py3-none-any.whl the proofs compose against: one per profile of the release
+# table (plugins/module_utils/_versions.py) but 0.9.0, whose lines are 0.9.1's plus 0.8.0's grad_offload. A different
+# value means the file on PyPI (or the mirror) is not the one the validation was written against.
+WHEELS = {
+    "0.7.0": "676d40f12214df482ec2d2298dc1e8590966ce75a1ab8a5e5afaf26d31cb58fd",  # 1,064,052 bytes
+    "0.7.1": "0f7fb1dd6a37d20f7d8795c65ed0d1b9797ffb9947f283bbefd758dced08e216",
+    "0.8.0": "4e32830aae80771ee3b5f0d26a2b794d793f3bcece67aff07c2a7c62e948714f",
+    "0.9.1": "db6e6f2a8d9d5808d9ec32d357a42319fdc6967df688ff9d9810050f49bfdd14",
+}
+PROFILES = tuple(WHEELS)  # the profiles proven against their own wheel
+WHEEL_SHA256 = WHEELS[VERL_VERSION]
 WHEEL_NAME = "verl-%s-py3-none-any.whl" % VERL_VERSION
-# sha256 of the PyPI upload verl-0.7.0-py3-none-any.whl (1,064,052 bytes). A different value means
-# the file on PyPI (or the mirror) is not the one the validation was written against.
-WHEEL_SHA256 = "676d40f12214df482ec2d2298dc1e8590966ce75a1ab8a5e5afaf26d31cb58fd"
-# Optional: a local copy of that wheel, for machines without PyPI (checked against WHEEL_SHA256 too).
+# Optional: a folder holding copies of these wheels (or the path of the 0.7.0 wheel), for machines without PyPI
+# (each checked against its sha256 too).
 WHEEL_ENV = "VERL_DEPLOY_VERL_WHEEL"
+# The recipe overlay, where the profile runs an in-tree recipe (0.7.0: recipe/dapo/config/dapo_megatron_trainer.yaml).
+OVERLAY_PROFILES = ("0.7.0",)
 
-CACHE = REPO / ".cache" / ("verl-%s" % VERL_VERSION)
+
+def cache_dir(version=VERL_VERSION):
+    return REPO / ".cache" / ("verl-%s" % version)
+
+
+CACHE = cache_dir()
 CONFIG_DIR = CACHE / "config"
 SOURCE_DIR = CACHE / "src"
 WHEEL_CONFIG_PREFIX = "verl/trainer/config/"
@@ -60,18 +76,22 @@ WHEEL_SOURCE_PREFIX = "verl/"
 # Written last into the tree before it is renamed into place: its presence means "complete".
 MARKER = ".verl-deploy-complete"
 
-# verl_algorithm -> (the module run_training.sh starts, its Hydra config). `--config-path=config` is
-# relative to the module's own folder: recipe/dapo/config for DAPO, verl/trainer/config for GRPO and GSPO.
-ENTRY_POINTS = {
-    "dapo": ("recipe.dapo.main_dapo", "dapo_megatron_trainer"),
-    "grpo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
-    "gspo": ("verl.trainer.main_ppo", "ppo_megatron_trainer"),
-}
+
+def entry_points(profile=VERL_VERSION):
+    """verl_algorithm -> (the module run_training.sh starts, its Hydra config) in a profile, from the release table.
+    `--config-path=config` is relative to the module's own folder: recipe/dapo/config for 0.7.0's DAPO, verl/trainer/config
+    for the others."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _algorithms, _versions
+
+    return {key: _versions.entry_of(key, profile) for key in _algorithms.CHOICES}
+
+
+ENTRY_POINTS = entry_points()
 CONFIG_NAME = ENTRY_POINTS["dapo"][1]
 
 
-def argv_head(algorithm="dapo"):
-    module, config_name = ENTRY_POINTS[algorithm]
+def argv_head(algorithm="dapo", profile=VERL_VERSION):
+    module, config_name = entry_points(profile)[algorithm]
     return ["-m", module, "--config-path=config", "--config-name=%s" % config_name]
 
 
@@ -88,25 +108,29 @@ class ComposeError(Exception):
 
 # --------------------------------------------------------------------------- the config tree
 
-def verl_source_dir():
+def _checked(target, version):
+    found = (target / MARKER).read_text().strip()
+    if found != WHEELS[version]:
+        raise RuntimeError("%s was built from a wheel with sha256 %s, not the pinned %s. Fix: delete %s and run again."
+                           % (target, found, WHEELS[version], cache_dir(version)))
+    return target
+
+
+def verl_source_dir(version=VERL_VERSION):
     """A folder holding the pinned verl wheel's Python files at their paths (verl/utils/config.py, ...).
 
-    Built once into <repo>/.cache/verl-0.7.0/src/ (gitignored) from the same wheel as verl_config_dir(),
+    Built once into <repo>/.cache/verl-<version>/src/ (gitignored) from the same wheel as verl_config_dir(),
     in the same race-safe way; raises RuntimeError (never skips) when the wheel cannot be obtained."""
-    marker = SOURCE_DIR / MARKER
-    if not marker.is_file():
-        _build_tree(SOURCE_DIR, _extract_source)
-    found = marker.read_text().strip()
-    if found != WHEEL_SHA256:
-        raise RuntimeError("%s was built from a wheel with sha256 %s, not the pinned %s. Fix: delete %s and run again."
-                           % (SOURCE_DIR, found, WHEEL_SHA256, CACHE))
-    return SOURCE_DIR
+    target = cache_dir(version) / "src"
+    if not (target / MARKER).is_file():
+        _build_tree(target, _extract_source, version)
+    return _checked(target, version)
 
 
-def verl_refusals(cfg, algorithm="dapo"):
-    """What verl 0.7.0's own config checks refuse in a composed config, for the algorithm's entry point: [] or
+def verl_refusals(cfg, algorithm="dapo", profile=VERL_VERSION):
+    """What the profile's verl's own config checks refuse in a composed config, for the algorithm's entry point: [] or
     [{"check", "error", "exception"}] (tests/helpers/verl_config/verl_checks.py)."""
-    return verl_checks_module().refusals(cfg, ENTRY_POINTS[algorithm][0], verl_source_dir())
+    return verl_checks_module().refusals(cfg, entry_points(profile)[algorithm][0], verl_source_dir(profile))
 
 
 @functools.lru_cache(maxsize=1)
@@ -120,48 +144,39 @@ def verl_checks_module():
     return verl_checks
 
 
-def verl_config_dir():
-    """The directory holding verl 0.7.0's config tree and the DAPO overlay, ready for Hydra.
+def verl_config_dir(version=VERL_VERSION):
+    """The directory holding the verl wheel's config tree (and for 0.7.0 the DAPO overlay), ready for Hydra.
 
-    Built once into <repo>/.cache/verl-0.7.0/config/ (gitignored): downloads the wheel with pip
-    (or takes $VERL_DEPLOY_VERL_WHEEL), checks its sha256, unpacks only verl/trainer/config/**, adds
-    tests/helpers/verl_config/dapo_megatron_trainer.yaml. Safe with several pytest-xdist workers: each builds in
-    its own temporary directory and renames it into place; a loser of that race uses the winner's.
-    Raises RuntimeError (never skips) when the wheel cannot be obtained.
+    Built once into <repo>/.cache/verl-<version>/config/ (gitignored): downloads the wheel with pip
+    (or takes it from $VERL_DEPLOY_VERL_WHEEL), checks its sha256, unpacks only verl/trainer/config/**, adds
+    tests/helpers/verl_config/dapo_megatron_trainer.yaml where the profile runs the recipe. Safe with several
+    pytest-xdist workers: each builds in its own temporary directory and renames it into place; a loser of that race
+    uses the winner's. Raises RuntimeError (never skips) when the wheel cannot be obtained.
     """
-    marker = CONFIG_DIR / MARKER
-    if not marker.is_file():
-        _build_config_dir()
-    found = marker.read_text().strip()
-    if found != WHEEL_SHA256:
-        raise RuntimeError("%s was built from a wheel with sha256 %s, not the pinned %s. Fix: delete %s and run again."
-                           % (CONFIG_DIR, found, WHEEL_SHA256, CACHE))
-    _sync_overlay()
-    return CONFIG_DIR
+    target = cache_dir(version) / "config"
+    if not (target / MARKER).is_file():
+        _build_tree(target, _extract_config, version)
+    _checked(target, version)
+    if version in OVERLAY_PROFILES:
+        _sync_overlay(target)
+    return target
 
 
-def _build_config_dir():
-    def extract(wheel, tree):
-        _extract_config(wheel, tree)
-        shutil.copyfile(DAPO_OVERLAY, tree / DAPO_OVERLAY.name)
-
-    _build_tree(CONFIG_DIR, extract)
-
-
-def _build_tree(target, extract):
+def _build_tree(target, extract, version=VERL_VERSION):
     """Obtain the wheel, extract(wheel, tree) into a temporary tree, rename it to `target` (atomic)."""
-    CACHE.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".build-", dir=CACHE))
+    cache = cache_dir(version)
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".build-", dir=cache))
     try:
-        wheel = _obtain_wheel(work)
+        wheel = _obtain_wheel(work, version)
         tree = work / target.name
         extract(wheel, tree)
-        (tree / MARKER).write_text(WHEEL_SHA256 + "\n")
+        (tree / MARKER).write_text(WHEELS[version] + "\n")
         try:
             os.rename(tree, target)  # atomic; fails if another worker got there first
         except OSError:
             if not (target / MARKER).is_file():
-                raise RuntimeError("%s exists but is incomplete (no %s). Fix: delete %s and run again." % (target, MARKER, CACHE))
+                raise RuntimeError("%s exists but is incomplete (no %s). Fix: delete %s and run again." % (target, MARKER, cache))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -182,30 +197,32 @@ def _extract_source(wheel, tree):
         raise RuntimeError("%s has no verl/utils/config.py." % wheel)
 
 
-def _obtain_wheel(work):
+def _obtain_wheel(work, version=VERL_VERSION):
+    name = "verl-%s-py3-none-any.whl" % version
     local = os.environ.get(WHEEL_ENV)
     if local:
         wheel = Path(local)
+        wheel = wheel / name if wheel.is_dir() else wheel
         if not wheel.is_file():
-            raise RuntimeError("%s=%s is not a file." % (WHEEL_ENV, local))
+            raise RuntimeError("%s=%s has no %s." % (WHEEL_ENV, local, name))
     else:
         download = work / "download"
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-                   "--quiet", "verl==%s" % VERL_VERSION, "-d", str(download)]
+                   "--quiet", "verl==%s" % version, "-d", str(download)]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RuntimeError("Could not run `%s`: %s" % (" ".join(command), exc)) from exc
-        wheel = download / WHEEL_NAME
+        wheel = download / name
         if proc.returncode != 0 or not wheel.is_file():
             raise RuntimeError(
                 "Could not download verl %s from PyPI, which the Hydra schema validation needs (it is not skipped on purpose).\n"
-                "Command: %s\nExit code: %s\n%s\nFix: give the tests access to PyPI, or point %s at a copy of %s."
-                % (VERL_VERSION, " ".join(command), proc.returncode, (proc.stderr or proc.stdout)[-3000:], WHEEL_ENV, WHEEL_NAME))
+                "Command: %s\nExit code: %s\n%s\nFix: give the tests access to PyPI, or point %s at a folder with a copy of %s."
+                % (version, " ".join(command), proc.returncode, (proc.stderr or proc.stdout)[-3000:], WHEEL_ENV, name))
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    if digest != WHEEL_SHA256:
+    if digest != WHEELS[version]:
         raise RuntimeError("%s has sha256 %s, but verl %s was pinned at %s: the upload changed (or the file is not the PyPI "
-                           "wheel). Check it before updating WHEEL_SHA256 in %s." % (wheel, digest, VERL_VERSION, WHEEL_SHA256, __file__))
+                           "wheel). Check it before updating WHEELS in %s." % (wheel, digest, version, WHEELS[version], __file__))
     return wheel
 
 
@@ -227,13 +244,13 @@ def _extract_config(wheel, tree):
         raise RuntimeError("%s has no %sppo_megatron_trainer.yaml (%d config files found)." % (wheel, WHEEL_CONFIG_PREFIX, count))
 
 
-def _sync_overlay():
+def _sync_overlay(config_dir=CONFIG_DIR):
     """Keep the cached overlay equal to tests/helpers/verl_config/dapo_megatron_trainer.yaml (it may be edited later)."""
     wanted = DAPO_OVERLAY.read_bytes()
-    cached = CONFIG_DIR / DAPO_OVERLAY.name
+    cached = config_dir / DAPO_OVERLAY.name
     if cached.is_file() and cached.read_bytes() == wanted:
         return
-    handle, temporary = tempfile.mkstemp(prefix=".overlay-", dir=CONFIG_DIR)
+    handle, temporary = tempfile.mkstemp(prefix=".overlay-", dir=config_dir)
     with os.fdopen(handle, "wb") as stream:
         stream.write(wanted)
     os.replace(temporary, cached)  # atomic; concurrent workers write the same bytes
@@ -362,14 +379,14 @@ def _error(exc):
 
 # --------------------------------------------------------------------------- the recorded command
 
-def overrides_from_argv(argv, algorithm="dapo"):
+def overrides_from_argv(argv, algorithm="dapo", profile=VERL_VERSION):
     """The Hydra overrides of the stand-in python3's recorded argv.
 
     The argv must start exactly with `-m recipe.dapo.main_dapo --config-path=config
     --config-name=dapo_megatron_trainer` (GRPO: `-m verl.trainer.main_ppo --config-path=config
     --config-name=ppo_megatron_trainer`); everything after it must be overrides (no further flags).
     """
-    argv, head = list(argv or []), argv_head(algorithm)
+    argv, head = list(argv or []), argv_head(algorithm, profile)
     if argv[:len(head)] != head:
         raise AssertionError("the training command does not start with %r; it starts with %r" % (head, argv[:len(head)]))
     overrides = argv[len(head):]

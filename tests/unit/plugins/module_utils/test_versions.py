@@ -219,3 +219,18 @@ def test_a_newer_verl_is_refused_unless_the_user_opts_in():
 
 def test_the_probe_reads_each_marker_of_the_table():
     assert set(versions.MARKER_PROBES) == set(versions.MARKERS)
+
+def test_docs_versions_md_is_generated_from_the_table():
+    import settings_table  # tools/, on pytest's pythonpath
+
+    assert settings_table.VERSIONS_FILE.read_text() == settings_table.versions_text(), (
+        "docs/versions.md is not what the release table gives. Fix: .venv/bin/python tools/settings_table.py --write")
+
+
+def test_the_default_images_are_the_default_profiles():
+    import yaml
+
+    with open(versions.__file__.rsplit("/plugins/", 1)[0] + "/roles/verl/meta/argument_specs.yml", encoding="utf-8") as handle:
+        spec = yaml.safe_load(handle)
+    options = spec["argument_specs"]["main"]["options"]
+    assert options["verl_image_by_chip"]["default"] == versions.SUPPORTED["images"]
