@@ -353,6 +353,12 @@ def ckpts_not_shared(checked):
     return _ckpts.not_shared(checked.get("ckpts_nodes") or {}, launch) if launch.get("is_head") and _ckpts_read(checked) else ""
 
 
+def ckpts_storage(checked):
+    """For the confirmation, on the head: which storage verl_ckpts_dir is on, on every node."""
+    launch = checked.get("launch") or {}
+    return _ckpts.storage_summary(checked.get("ckpts_nodes") or {}, launch) if launch.get("is_head") and _ckpts_read(checked) else ""
+
+
 def ckpts_no_space(checked):
     ckpts = _ckpts_read(checked)
     return _ckpts.no_space(ckpts, checked.get("launch") or {}, ckpts.get("model_params")) if ckpts else ""
@@ -485,7 +491,8 @@ def in_use_by_training(checked):
 
 
 def report(checked):
-    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training()} of one host.
+    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training(), 'ckpts_storage': which storage
+    verl_ckpts_dir is on (_ckpts.storage_summary(), on the head; '' elsewhere)} of one host.
 
     checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
@@ -495,4 +502,4 @@ def report(checked):
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
             "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],
-            "training_npus": in_use_by_training(checked)}
+            "training_npus": in_use_by_training(checked), "ckpts_storage": ckpts_storage(checked)}
