@@ -14,6 +14,8 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+import re
+
 from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as memory_fit
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
@@ -22,7 +24,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import npu_containers
 
 
 def _ids(numbers):
@@ -179,15 +181,48 @@ def docker_unanswered(checked):
             "may use it." % (docker.get("msg") or "no reply"))
 
 
-def containers_holding_the_npus(checked):
-    """Running containers (other than the training's) that were given these NPUs' devices, or are privileged."""
+def _npu_containers(checked):
+    """npu_containers() of this host for this deploy's NPU devices, less the containers npu-smi already lists on them
+    (npus_missing_unhealthy_or_held names those: one refusal per cause)."""
     launch = checked.get("launch") or {}
-    devices = ((launch.get("container") or {}).get("devices") or [])[:-3]
-    holders = holding_containers((checked.get("docker") or {}).get("containers") or [], devices, launch.get("container_name"))
-    if not holders:
+    devices = [d for d in (launch.get("container") or {}).get("devices") or [] if re.match(r"^/dev/davinci\d+$", d)]
+    found = npu_containers((checked.get("docker") or {}).get("containers") or [], devices, launch.get("container_name"),
+                           (checked.get("facts") or {}).get("device_holders") or [])
+    listed = {holder["container_id"] for holder in npu_holders(checked) if holder["owner"] == "container"}
+    return dict(found, holding=[entry for entry in found["holding"] if entry["id"] not in listed])
+
+
+def containers_holding_the_npus(checked):
+    """Running containers (other than the training's) whose processes have this deploy's NPU devices open, or that
+    were given them (--device). A privileged container holds only what its processes open (idle_privileged_containers)."""
+    holding = _npu_containers(checked)["holding"]
+    if not holding:
         return ""
-    return ("running container(s) %s hold NPU device(s) this deploy needs (%s). Fix: stop them, or choose other NPUs with "
-            "verl_npu_devices." % (", ".join(holders), ", ".join((launch.get("container") or {}).get("devices") or [])))
+    parts, fixes, npus = [], [], set()
+    for entry in holding:
+        what = []
+        if entry["mapped"]:
+            what.append("was given %s (--device)" % ", ".join(entry["mapped"]))
+        if entry["opened"]:
+            what.append("has %s open (pid %s)" % (", ".join(entry["opened"]), ", ".join(entry["pids"])))
+        parts.append("container %s%s %s" % (entry["name"], " (privileged)" if entry["privileged"] else "", " and ".join(what)))
+        held = entry["mapped"] + [d for d in entry["opened"] if d not in entry["mapped"]]
+        npus.update(int(d[len("/dev/davinci"):]) for d in held)
+        fixes.append("docker stop %s" % entry["name"] if not entry["privileged"] or entry["mapped"] else
+                     "docker stop %s, or have it not open %s (it is privileged: it sees every NPU)" % (entry["name"], ", ".join(entry["opened"])))
+    return ("%s: NPU(s) %s of this deploy are taken; the training would fail at its first NPU call (dcmi error -8020, "
+            "\"device is used\"). Fix: stop what holds them (%s), or leave NPU(s) %s out of verl_npu_devices for this host."
+            % ("; ".join(parts), _ids(sorted(npus)), "; ".join(fixes), _ids(sorted(npus))))
+
+
+def idle_privileged_containers(checked):
+    """A warning: running privileged containers that see every NPU but have none open (monitoring agents, exporters)."""
+    idle = _npu_containers(checked)["idle_privileged"]
+    if not idle:
+        return ""
+    return ("privileged container(s) %s run here: they see every NPU but none of their processes has a /dev/davinci device "
+            "open, so they hold none (a monitoring agent or exporter). Should one open this deploy's NPUs later, the training "
+            "fails with dcmi error -8020." % ", ".join(idle))
 
 
 def paths_missing(checked):
@@ -392,17 +427,15 @@ def datasets_not_verls(checked):
 # --------------------------------------------------------------------------- warnings
 
 def devices_open_outside(checked):
-    """Processes outside the training container that hold its NPU devices open (npu-smi may not list them yet)."""
+    """Host processes (in no container) that hold this deploy's NPU devices open (npu-smi may not list them yet); a
+    container's are containers_holding_the_npus()."""
     launch = checked.get("launch") or {}
     devices = set((launch.get("container") or {}).get("devices") or [])
-    own = _own_container_id(checked)
     procs = [h for h in (checked.get("facts") or {}).get("device_holders") or []
-             if h.get("device") in devices and h.get("container_id") != own]
+             if h.get("device") in devices and not h.get("container_id")]
     if not procs:
         return ""
-    text = "".join("%s is open in pid %s (%s%s); " % (h["device"], h["pid"], h.get("name") or "",
-                                                      ", container " + h["container_id"][:12] if h.get("container_id") else "")
-                   for h in procs)
+    text = "".join("%s is open in pid %s (%s, on the host); " % (h["device"], h["pid"], h.get("name") or "") for h in procs)
     return text + "the training may fail with dcmi error -8020. Fix: stop them, or choose other NPUs with verl_npu_devices."
 
 
@@ -481,7 +514,7 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
             model_unusable, model_not_the_heads, memory_does_not_fit)
-WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked, memory_tight)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
 
 
 def in_use_by_training(checked):
