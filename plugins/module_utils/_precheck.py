@@ -439,6 +439,26 @@ def devices_open_outside(checked):
     return text + "the training may fail with dcmi error -8020. Fix: stop them, or choose other NPUs with verl_npu_devices."
 
 
+# The command that installs a Python package for the system's Python, per package manager.
+INSTALL = {"requests": "apt-get install -y python3-requests (Debian, Ubuntu), dnf install -y python3-requests (openEuler, "
+                       "EulerOS, CentOS)"}
+
+
+def node_python_lacks(checked):
+    """The node's Python (the one Ansible runs the modules with) lacks a package the later stages' modules import."""
+    python = (checked.get("facts") or {}).get("python") or {}
+    missing = python.get("missing") or []
+    if not missing:
+        return ""
+    return ("the Python that runs the deploy's modules on this node (%s, %s) cannot import %s, which community.docker's "
+            "modules (docker_container, docker_container_exec, docker_container_info) need: the container stage would fail "
+            "with \"Failed to import the required Python library (%s)\". Fix: install it for that Python: %s, or %s -m pip "
+            "install %s; or point ansible_python_interpreter for this node at a Python that has it."
+            % (python.get("executable") or "?", python.get("version") or "?", ", ".join(missing), missing[0],
+               "; ".join(INSTALL.get(name, "") for name in missing if INSTALL.get(name)) or "your package manager",
+               python.get("executable") or "python3", " ".join(missing)))
+
+
 def small_shm(checked):
     shm = (checked.get("facts") or {}).get("shm") or {}
     size = shm.get("size_kb")
@@ -513,7 +533,7 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
-            model_unusable, model_not_the_heads, memory_does_not_fit)
+            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks)
 WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
 
 
