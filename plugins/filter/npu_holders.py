@@ -9,9 +9,9 @@ short_description: Names of the containers that hold any of the given NPU device
 version_added: 0.1.0
 description:
   - Takes the C(results) of a looped M(community.docker.docker_container_info), or the C(docker.containers) of
-    M(verl.deploy.node_facts), and returns the names of the (running) containers that hold any of the given device paths:
-    one of their processes has it open (O(holders), C(device_holders) of M(verl.deploy.node_facts)) or it is in their
-    device list. A privileged container that opens none of them holds nothing (a monitoring agent, an exporter).
+    M(verl.deploy.node_facts), and returns the names of the (running) containers that hold any of the given device paths
+    (one of their processes has it open (O(holders), C(device_holders) of M(verl.deploy.node_facts)) or it is in their
+    device list). A privileged container that opens none of them holds nothing (a monitoring agent, an exporter).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
