@@ -175,6 +175,15 @@ for bad in ["eth0;id", "a" * 16, "eth0\n" + TOUCH, "eth 0"]:
     case("verl_socket_ifname", verl_socket_ifname=bad)
 for bad in [SUBST, "1.2.3.4;" + TOUCH]:
     case("verl_master_addr", head={"name": "node1", "ansible_host": bad})
+# Addresses in inet_aton's legacy forms (issue 28): the resolver reads them as an address before any name lookup,
+# another one than they seem (010.0.0.5 is 8.0.0.5) or one in a form nobody reviews (167772165 is 10.0.0.5).
+LEGACY_ADDRESSES = ["010.0.0.5", "167772165", "0xa.0.0.5", "0x0a000005", "10.5", "10.0.5", "192.168.010.1", "10.0.0.08", "999.1.1.1",
+                    "1.2.3.4.5"]
+for bad in LEGACY_ADDRESSES:
+    case("verl_master_addr", verl_master_addr=bad)
+    case("verl_node_ip", verl_node_ip=bad)
+    case("verl_master_addr", head={"name": "node1", "ansible_host": bad})
+    case("verl_master_addr", head={"name": "node1", "node_ip": bad, "ansible_host": "10.0.0.1"})
 
 # NPUs and the mask.
 for bad in ["0,1;id", "-1", "99999", list(range(100)), "0\n1", [True], "a", "", SUBST]:
@@ -602,6 +611,32 @@ def test_render_playbook_refuses_an_inventory_source_it_cannot_parse(tmp_path):
                           env=dict(os.environ, ANSIBLE_NOCOLOR="1"), capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode != 0 and "workers.yml" in proc.stdout + proc.stderr
     assert not out.exists()
+
+
+# The fix a legacy-address refusal offers, applied: the dotted-decimal address it names is accepted, wherever the
+# address came from; names that start with a digit or end in a number-only label stay names.
+@pytest.mark.parametrize("bad", [bad for bad in LEGACY_ADDRESSES if bad not in ("999.1.1.1", "1.2.3.4.5")])
+@pytest.mark.parametrize("where", ["verl_master_addr", "verl_node_ip", "ansible_host", "head node_ip"])
+def test_a_legacy_address_refusal_names_the_dotted_decimal_fix_which_passes(bad, where):
+    import re
+
+    def given(value):
+        if where in ("verl_master_addr", "verl_node_ip"):
+            return {where: value}
+        return {"head": {"name": "node1", "ansible_host": "10.0.0.1", "node_ip" if where == "head node_ip" else "ansible_host": value}}
+
+    _config, errors, _warnings = launch(**given(bad))
+    assert len(errors) == 1, errors
+    msg = errors[0]["msg"]
+    assert repr(bad) in msg and "dotted decimal" in msg
+    fixed = re.search(r"(?:=|\()(\d+\.\d+\.\d+\.\d+)\)?\.$", msg).group(1)
+    config = launch_ok(**given(fixed))
+    assert config["master_addr"] == fixed or config["node_ip"] == fixed
+
+
+@pytest.mark.parametrize("name", ["3com.example", "node-1.10", "0xdead.example", "head.example"])
+def test_names_that_start_with_a_digit_stay_names(name):
+    assert launch_ok(verl_master_addr=name)["master_addr"] == name
 
 
 # Hydra composition against verl 0.7.0's own config tree: a `_target_` in an override's value reaches the composed
