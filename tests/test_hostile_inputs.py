@@ -127,6 +127,11 @@ for bad in ["actor_rollout_ref.actor.x={_target_:os.system,_args_:[id]}", "a.b={
             "actor_rollout_ref.actor.optim={lr:1}", "~trainer.project_name", "++data.train_files=/etc/passwd",
             "actor_rollout_ref.model.use_remove_padding=True", "trainer={}"]:
     case("verl_extra_overrides", verl_extra_overrides=[bad])
+# Hydra named in other letters (issue 28): not Hydra's own settings (Hydra compares keys as written) but an unknown key.
+HYDRA_CASE_VARIANTS = ["HYDRA.run.dir=/tmp/x", "Hydra.run.dir=x", "+HYDRA.x=1", "~Hydra", "~HYDRA.run", "++HYDRA.callbacks.x=1",
+                       "HYDRA/launcher=basic", "+x@HYDRA.callbacks=y", "hYdRa.job.chdir=true"]
+for bad in HYDRA_CASE_VARIANTS:
+    case("verl_extra_overrides", verl_extra_overrides=[bad])
 
 # ray start options.
 for bad in [["--x\n" + TOUCH], ["num-cpus=4"], [""], ["--" + "x" * 600], [SUBST], ["-x"]]:
@@ -666,6 +671,26 @@ def test_a_target_in_an_override_value_would_be_called_and_is_refused():
     assert "os.getpid" in _targets(cfg)
     config, errors, _warnings = launch(verl_extra_overrides=[hostile])
     assert config is None and "_target_" in errors[0]["msg"]
+
+
+@pytest.mark.parametrize("line", [line for line in HYDRA_CASE_VARIANTS if "@" not in line])
+def test_hydra_in_other_letters_is_refused_as_hydra_reacts_and_leaving_it_out_passes(line):
+    """What hydra-core 1.3.2 does with the line, composed against verl's config: without `+` it refuses the line as
+    the refusal quotes; with `+` it adds a key of that name to verl's config and Hydra's own settings are untouched."""
+    from helpers.hydra_schema import ComposeError, compose
+
+    config, errors, _warnings = launch(verl_extra_overrides=["trainer.critic_warmup=0", line])
+    assert config is None and len(errors) == 1 and "is not Hydra's own settings" in errors[0]["msg"], errors
+    quoted = errors[0]["msg"].split("(Could not ", 1)
+    if len(quoted) == 2:
+        with pytest.raises(ComposeError) as refused:
+            compose([line], full=True)
+        assert ("Could not " + quoted[1].split(".)", 1)[0]) in str(refused.value)
+    else:
+        cfg = compose([line], full=True)
+        assert line.lstrip("+").split(".", 1)[0] in cfg and "hydra" not in cfg
+    # The fix: leave it out.
+    assert launch_ok(verl_extra_overrides=["trainer.critic_warmup=0"])["extra_overrides"] == ["trainer.critic_warmup=0"]
 
 
 def test_accepted_overrides_compose_with_verls_own_targets_only():
