@@ -149,8 +149,8 @@ def hydra_case_problem(override, variant):
         what = "it adds a key %s to verl's config that neither Hydra nor verl reads" % key
     else:
         what = "Hydra refuses it at the trainer's start (Could not override '%s'.)" % key
-    return ("names `%s`, which is not Hydra's own settings: Hydra compares keys as written and only `hydra` (lower case) is "
-            "its own; `%s` is a key of verl's config that does not exist, and %s. Fix: leave it out (Hydra's own settings, "
+    return ("names '%s', which is not Hydra's own settings: Hydra compares keys as written and only 'hydra' (lower case) is "
+            "its own; '%s' is a key of verl's config that does not exist, and %s. Fix: leave it out (Hydra's own settings, "
             "hydra.*, are not taken either)" % (variant, variant, what))
 
 
