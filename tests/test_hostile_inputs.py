@@ -127,6 +127,11 @@ for bad in ["actor_rollout_ref.actor.x={_target_:os.system,_args_:[id]}", "a.b={
             "actor_rollout_ref.actor.optim={lr:1}", "~trainer.project_name", "++data.train_files=/etc/passwd",
             "actor_rollout_ref.model.use_remove_padding=True", "trainer={}"]:
     case("verl_extra_overrides", verl_extra_overrides=[bad])
+# Hydra named in other letters (issue 28): not Hydra's own settings (Hydra compares keys as written) but an unknown key.
+HYDRA_CASE_VARIANTS = ["HYDRA.run.dir=/tmp/x", "Hydra.run.dir=x", "+HYDRA.x=1", "~Hydra", "~HYDRA.run", "++HYDRA.callbacks.x=1",
+                       "HYDRA/launcher=basic", "+x@HYDRA.callbacks=y", "hYdRa.job.chdir=true"]
+for bad in HYDRA_CASE_VARIANTS:
+    case("verl_extra_overrides", verl_extra_overrides=[bad])
 
 # ray start options.
 for bad in [["--x\n" + TOUCH], ["num-cpus=4"], [""], ["--" + "x" * 600], [SUBST], ["-x"]]:
@@ -175,6 +180,15 @@ for bad in ["eth0;id", "a" * 16, "eth0\n" + TOUCH, "eth 0"]:
     case("verl_socket_ifname", verl_socket_ifname=bad)
 for bad in [SUBST, "1.2.3.4;" + TOUCH]:
     case("verl_master_addr", head={"name": "node1", "ansible_host": bad})
+# Addresses in inet_aton's legacy forms (issue 28): the resolver reads them as an address before any name lookup,
+# another one than they seem (010.0.0.5 is 8.0.0.5) or one in a form nobody reviews (167772165 is 10.0.0.5).
+LEGACY_ADDRESSES = ["010.0.0.5", "167772165", "0xa.0.0.5", "0x0a000005", "10.5", "10.0.5", "192.168.010.1", "10.0.0.08", "999.1.1.1",
+                    "1.2.3.4.5"]
+for bad in LEGACY_ADDRESSES:
+    case("verl_master_addr", verl_master_addr=bad)
+    case("verl_node_ip", verl_node_ip=bad)
+    case("verl_master_addr", head={"name": "node1", "ansible_host": bad})
+    case("verl_master_addr", head={"name": "node1", "node_ip": bad, "ansible_host": "10.0.0.1"})
 
 # NPUs and the mask.
 for bad in ["0,1;id", "-1", "99999", list(range(100)), "0\n1", [True], "a", "", SUBST]:
@@ -604,6 +618,32 @@ def test_render_playbook_refuses_an_inventory_source_it_cannot_parse(tmp_path):
     assert not out.exists()
 
 
+# The fix a legacy-address refusal offers, applied: the dotted-decimal address it names is accepted, wherever the
+# address came from; names that start with a digit or end in a number-only label stay names.
+@pytest.mark.parametrize("bad", [bad for bad in LEGACY_ADDRESSES if bad not in ("999.1.1.1", "1.2.3.4.5")])
+@pytest.mark.parametrize("where", ["verl_master_addr", "verl_node_ip", "ansible_host", "head node_ip"])
+def test_a_legacy_address_refusal_names_the_dotted_decimal_fix_which_passes(bad, where):
+    import re
+
+    def given(value):
+        if where in ("verl_master_addr", "verl_node_ip"):
+            return {where: value}
+        return {"head": {"name": "node1", "ansible_host": "10.0.0.1", "node_ip" if where == "head node_ip" else "ansible_host": value}}
+
+    _config, errors, _warnings = launch(**given(bad))
+    assert len(errors) == 1, errors
+    msg = errors[0]["msg"]
+    assert repr(bad) in msg and "dotted decimal" in msg
+    fixed = re.search(r"(?:=|\()(\d+\.\d+\.\d+\.\d+)\)?\.$", msg).group(1)
+    config = launch_ok(**given(fixed))
+    assert config["master_addr"] == fixed or config["node_ip"] == fixed
+
+
+@pytest.mark.parametrize("name", ["3com.example", "node-1.10", "0xdead.example", "head.example"])
+def test_names_that_start_with_a_digit_stay_names(name):
+    assert launch_ok(verl_master_addr=name)["master_addr"] == name
+
+
 # Hydra composition against verl 0.7.0's own config tree: a `_target_` in an override's value reaches the composed
 # config and is called when it is instantiated (positive control), so the check must refuse it; every override the
 # check accepts composes to a config whose `_target_`s are exactly verl's own.
@@ -631,6 +671,26 @@ def test_a_target_in_an_override_value_would_be_called_and_is_refused():
     assert "os.getpid" in _targets(cfg)
     config, errors, _warnings = launch(verl_extra_overrides=[hostile])
     assert config is None and "_target_" in errors[0]["msg"]
+
+
+@pytest.mark.parametrize("line", [line for line in HYDRA_CASE_VARIANTS if "@" not in line])
+def test_hydra_in_other_letters_is_refused_as_hydra_reacts_and_leaving_it_out_passes(line):
+    """What hydra-core 1.3.2 does with the line, composed against verl's config: without `+` it refuses the line as
+    the refusal quotes; with `+` it adds a key of that name to verl's config and Hydra's own settings are untouched."""
+    from helpers.hydra_schema import ComposeError, compose
+
+    config, errors, _warnings = launch(verl_extra_overrides=["trainer.critic_warmup=0", line])
+    assert config is None and len(errors) == 1 and "is not Hydra's own settings" in errors[0]["msg"], errors
+    quoted = errors[0]["msg"].split("(Could not ", 1)
+    if len(quoted) == 2:
+        with pytest.raises(ComposeError) as refused:
+            compose([line], full=True)
+        assert ("Could not " + quoted[1].split(".)", 1)[0]) in str(refused.value)
+    else:
+        cfg = compose([line], full=True)
+        assert line.lstrip("+").split(".", 1)[0] in cfg and "hydra" not in cfg
+    # The fix: leave it out.
+    assert launch_ok(verl_extra_overrides=["trainer.critic_warmup=0"])["extra_overrides"] == ["trainer.critic_warmup=0"]
 
 
 def test_accepted_overrides_compose_with_verls_own_targets_only():

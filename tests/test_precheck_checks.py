@@ -95,7 +95,7 @@ def test_busy_npus_holders_and_missing_paths(tmp_path):
     assert rc != 0
     assert "verl_npu_devices=0,1,5 names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)" in text, text[-3000:]
     assert "NPU(s) 1 already run processes of something other than this deployment's container verl: pid 412122 (vllm" in text
-    assert "running container(s) vllm hold NPU device(s) this deploy needs" in text
+    assert "container vllm was given /dev/davinci1 (--device): NPU(s) 1 of this deploy are taken" in text
     assert "verl_model_path=/no/model is not an existing directory on this host" in text, "a path not read before is read now"
 
 
@@ -107,7 +107,7 @@ def test_no_route_and_warnings(tmp_path):
     text = " ".join(out.split())
     assert rc != 0
     assert "no route to the head 10.9.9.9 (verl_master_addr): no matching route" in text, text[-3000:]
-    assert "/dev/shm has only 64 MiB" in text and "/dev/davinci0 is open in pid 77 (python3)" in text
+    assert "/dev/shm has only 64 MiB" in text and "/dev/davinci0 is open in pid 77 (python3, on the host)" in text
 
 
 @pytest.mark.parametrize("size_kb", [2 ** 21])

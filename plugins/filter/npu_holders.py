@@ -9,8 +9,9 @@ short_description: Names of the containers that hold any of the given NPU device
 version_added: 0.1.0
 description:
   - Takes the C(results) of a looped M(community.docker.docker_container_info), or the C(docker.containers) of
-    M(verl.deploy.node_facts), and returns the names of the (running) containers that map any of the given device paths,
-    or that are privileged (a privileged container sees every NPU).
+    M(verl.deploy.node_facts), and returns the names of the (running) containers that hold any of the given device paths
+    (one of their processes has it open (O(holders), C(device_holders) of M(verl.deploy.node_facts)) or it is in their
+    device list). A privileged container that opens none of them holds nothing (a monitoring agent, an exporter).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -28,6 +29,11 @@ options:
     type: list
     elements: str
     required: true
+  holders:
+    description: The processes that hold C(/dev/davinci*) open, with their container (C(device_holders) of M(verl.deploy.node_facts)).
+    type: list
+    elements: dict
+    default: []
 """
 
 EXAMPLES = r"""
@@ -46,21 +52,19 @@ _value:
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
 
-def npu_holders(results, devices, exclude=""):
-    if any("HostConfig" in (result or {}) for result in results or []):
-        return holding_containers(results, devices, exclude)
-    wanted = set(devices)
-    holders = []
-    for result in results or []:
-        container = result.get("container") or {}
-        if not result.get("exists") or not container:
-            continue
-        host_config = container.get("HostConfig") or {}
-        mapped = {d.get("PathOnHost") for d in host_config.get("Devices") or []}
-        name = (container.get("Name") or result.get("item") or "").lstrip("/")
-        if (host_config.get("Privileged") or mapped & wanted) and name != exclude:
-            holders.append(name)
-    return holders
+def _as_listed(result):
+    """A docker_container_info result in the shape of node_facts' docker.containers."""
+    container = (result or {}).get("container") or {}
+    if not result.get("exists") or not container:
+        return {}
+    running = (container.get("State") or {}).get("Running")
+    return {"Id": container.get("Id") or "", "Names": [container.get("Name") or "/" + str(result.get("item") or "")],
+            "State": "running" if running or running is None else "exited", "HostConfig": container.get("HostConfig") or {}}
+
+
+def npu_holders(results, devices, exclude="", holders=None):
+    listed = [r if "HostConfig" in (r or {}) else _as_listed(r) for r in results or []]
+    return holding_containers([entry for entry in listed if entry], devices, exclude, holders or [])
 
 
 class FilterModule:

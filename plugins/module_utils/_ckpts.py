@@ -34,10 +34,29 @@ import re
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import read_text
 
-# File systems that several hosts can mount as one storage. A local one (ext4, xfs, tmpfs, overlay...) is shared
-# only by nodes that run on the same kernel (the simulated cluster's containers, or one host's containers).
-NETWORK_FS = ("nfs", "nfs4", "lustre", "ceph", "cephfs", "glusterfs", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "9p",
-              "virtiofs", "ocfs2", "gfs2", "orangefs", "pvfs2", "wekafs", "dfs", "afs")
+# Which storage a mount is, by what its mountinfo line says it is (the kernel's file system type, for FUSE its
+# subtype: "fuse.juicefs"): {type: (family, what the summary calls it)}. A network or cluster file system's inode
+# numbers are the storage's own (the server's file ids: the same folder has the same inode on every client).
+NETWORK_KINDS = {
+    "nfs": ("nfs", "NFS"), "nfs4": ("nfs", "NFS"), "cifs": ("smb", "CIFS/SMB"), "smb3": ("smb", "CIFS/SMB"),
+    "smbfs": ("smb", "CIFS/SMB"), "ceph": ("ceph", "CephFS (kernel client)"), "glusterfs": ("glusterfs", "GlusterFS"),
+    "lustre": ("lustre", "Lustre"), "beegfs": ("beegfs", "BeeGFS"), "gpfs": ("gpfs", "GPFS/Spectrum Scale"),
+    "9p": ("9p", "9p"), "virtiofs": ("virtiofs", "virtiofs"), "ocfs2": ("ocfs2", "OCFS2"), "gfs2": ("gfs2", "GFS2"),
+    "orangefs": ("orangefs", "OrangeFS"), "pvfs2": ("orangefs", "OrangeFS"), "wekafs": ("wekafs", "WekaFS"),
+    "dfs": ("dfs", "DFS"), "afs": ("afs", "AFS"),
+}
+# FUSE file systems by subtype. Their inode numbers are the FUSE daemon's (s3fs, obsfs and goofys number the files
+# as they meet them), so a FUSE storage is told by its source and its folder, not by the inode.
+FUSE_KINDS = {
+    "juicefs": ("juicefs", "JuiceFS"), "ceph-fuse": ("ceph-fuse", "CephFS (ceph-fuse)"), "ceph": ("ceph-fuse", "CephFS (ceph-fuse)"),
+    "glusterfs": ("glusterfs-fuse", "GlusterFS (FUSE)"), "obsfs": ("obsfs", "obsfs (Huawei Cloud OBS)"), "s3fs": ("s3fs", "s3fs"),
+    "goofys": ("goofys", "goofys"), "ossfs": ("ossfs", "ossfs (Alibaba Cloud OSS)"), "cosfs": ("cosfs", "cosfs (Tencent COS)"),
+    "gcsfuse": ("gcsfuse", "gcsfuse"), "blobfuse": ("blobfuse", "blobfuse"), "blobfuse2": ("blobfuse", "blobfuse"),
+    "rclone": ("rclone", "rclone"), "sshfs": ("sshfs", "sshfs"), "alluxio-fuse": ("alluxio", "Alluxio FUSE"),
+    "jindo-fuse": ("jindo", "JindoFuse"),
+}
+# FUSE file systems that serve this host's own files (a view of /proc, a union of local disks): local storage.
+FUSE_LOCAL = ("lxcfs", "gvfsd-fuse", "portal", "doc", "fuse-overlayfs", "mergerfs", "bindfs")
 TRACKER = "latest_checkpointed_iteration.txt"
 STEP = re.compile(r"^global_step_(\d+)$")
 # The files of a complete save, each written after the parts before it (see the module docstring).
@@ -54,7 +73,8 @@ GIB = 1024 ** 3
 # --------------------------------------------------------------------------- reads (node_facts)
 
 def parse_mountinfo(text):
-    """/proc/self/mountinfo -> [{'dev': 'MAJ:MIN', 'root', 'mount_point', 'fstype', 'source', 'options'}] in its order."""
+    """/proc/self/mountinfo -> [{'dev': 'MAJ:MIN', 'root', 'mount_point', 'fstype', 'source', 'options', 'super_options'}]
+    in its order."""
     mounts = []
     for line in (text or "").splitlines():
         left, sep, right = line.partition(" - ")
@@ -62,7 +82,7 @@ def parse_mountinfo(text):
         if not sep or len(fields) < 6 or len(tail) < 2:
             continue
         mounts.append({"dev": fields[2], "root": _unescape(fields[3]), "mount_point": _unescape(fields[4]), "options": fields[5],
-                       "fstype": tail[0], "source": _unescape(tail[1])})
+                       "fstype": tail[0], "source": _unescape(tail[1]), "super_options": tail[2] if len(tail) > 2 else ""})
     return mounts
 
 
@@ -103,6 +123,18 @@ def _step_files(folder):
     return [name for name in COMPLETE_FILES + MODEL_FILES if os.path.isfile(os.path.join(folder, name))]
 
 
+def storage_of(mount, dev, ino, fsid, existing, missing, boot_id):
+    """Which storage a folder is on, as every node can read it without writing: its mount (mount_of(): file system type,
+    source, the folder of the file system mounted there), the device, the folder's inode, the file system's id and the
+    kernel (boot id). The rules compare these with storage_identity()."""
+    mount = mount or {}
+    return {"fstype": mount.get("fstype", ""), "source": mount.get("source", ""), "root": mount.get("root", ""),
+            "mount_point": mount.get("mount_point", ""),
+            # CIFS mounted with noserverino numbers the files on the client: its inodes differ between nodes.
+            "local_inodes": "noserverino" in (mount.get("super_options") or "").split(","),
+            "dev": dev, "ino": ino, "fsid": fsid, "existing": existing, "missing": missing, "boot_id": (boot_id or "").strip()}
+
+
 def read_ckpts_dir(path, mountinfo=None, boot_id=None):
     """What the rules need of verl_ckpts_dir on this host; reads only. mountinfo, boot_id: the texts of
     /proc/self/mountinfo and /proc/sys/kernel/random/boot_id (read here when None)."""
@@ -123,12 +155,8 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
     result.update({
         "readonly": bool(vfs.f_flag & os.ST_RDONLY),
         "free_bytes": vfs.f_bavail * vfs.f_frsize, "size_bytes": vfs.f_blocks * vfs.f_frsize,
-        # Which storage this is, as every node can read it without writing: the mount (file system type, source, the
-        # folder of the file system mounted there), the folder's inode and the file system's id; and the kernel.
-        "storage": {"fstype": mount.get("fstype", ""), "source": mount.get("source", ""), "root": mount.get("root", ""),
-                    "mount_point": mount.get("mount_point", ""), "dev": "%d:%d" % (os.major(stat.st_dev), os.minor(stat.st_dev)),
-                    "ino": stat.st_ino, "fsid": vfs.f_fsid, "existing": existing, "missing": missing,
-                    "boot_id": (read_text("/proc/sys/kernel/random/boot_id") if boot_id is None else boot_id or "").strip()},
+        "storage": storage_of(mount, "%d:%d" % (os.major(stat.st_dev), os.minor(stat.st_dev)), stat.st_ino, vfs.f_fsid, existing,
+                              missing, read_text("/proc/sys/kernel/random/boot_id") if boot_id is None else boot_id),
         "tracker": None, "steps": [], "step_files": {},
     })
     if result["exists"]:
@@ -246,19 +274,96 @@ def not_writable(ckpts, launch):
     return ""
 
 
-def _identity(ckpts):
-    storage = ckpts.get("storage") or {}
-    same = (storage.get("fstype"), storage.get("source"), storage.get("root"), storage.get("ino"), storage.get("existing"),
-            storage.get("missing"))
-    if storage.get("fstype") in NETWORK_FS:
-        return same
-    # A local file system is the same storage only on the same kernel, on the same device.
-    return same + (storage.get("boot_id"), storage.get("dev"), storage.get("fsid"))
+def storage_kind(storage):
+    """(kind, family, name) of the storage a read_ckpts_dir() 'storage' is on: kind 'network' (a network or cluster file
+    system), 'fuse' (a FUSE file system that is not local) or 'local' (a disk or memory of this host: ext4, xfs,
+    overlay, tmpfs, a FUSE view of local files); family groups the types of one storage (nfs and nfs4); name is what
+    the summary calls it."""
+    fstype = str((storage or {}).get("fstype") or "")
+    if fstype in NETWORK_KINDS:
+        return ("network",) + NETWORK_KINDS[fstype]
+    main, _dot, subtype = fstype.partition(".")
+    if main == "fuse" and subtype not in FUSE_LOCAL:
+        if subtype in FUSE_KINDS:
+            return ("fuse",) + FUSE_KINDS[subtype]
+        # Any other FUSE file system (fuse.<subtype>, or plain "fuse" named by its source).
+        named = subtype or str(storage.get("source") or "").split("#")[0] or "fuse"
+        return ("fuse", "fuse." + named, "FUSE (%s)" % named)
+    return ("local", fstype or "?", "a local file system (%s)" % (fstype or "?"))
+
+
+def _source_parts(source):
+    """(server, the storage's name or path) of a mount source: '10.0.0.9:/export' -> ('10.0.0.9', '/export'),
+    '//nas/share/sub' -> ('nas', '/share/sub'), 'mon1:6789,mon2:6789:/volumes/a' -> ('mon1:6789,mon2:6789', '/volumes/a'),
+    'admin@fsid.cephfs=/volumes/a' -> ('admin@fsid.cephfs', '/volumes/a'), 'server-a:gv0/sub' -> ('server-a', 'gv0/sub'),
+    'JuiceFS:myjfs' -> ('JuiceFS', 'myjfs'), 'gpfs0' -> ('', 'gpfs0')."""
+    source = str(source or "")
+    if source.startswith("//"):
+        server, _sep, rest = source[2:].partition("/")
+        return server.lower(), "/" + rest
+    for mark in (":/", "=/"):
+        if mark in source:
+            server, _sep, rest = source.rpartition(mark)
+            return server.lower(), "/" + rest
+    if ":" in source and "/" not in source.split(":", 1)[0]:
+        server, _sep, rest = source.partition(":")
+        return server.lower(), rest
+    return "", source
+
+
+def _location(storage, name=""):
+    """The folder's path inside the storage: the source's path, the mount's root in it and the folder below the mount
+    point (so a bind mount of a subfolder and a mount of the whole storage name the same folder alike)."""
+    point = str(storage.get("mount_point") or "/")
+    existing = str(storage.get("existing") or point)
+    below = os.path.relpath(existing, point) if existing.startswith(point) else existing
+    root = str(storage.get("root") or "/")
+    # Some kernels print an NFS mount's root as the export's full path (root /export/project of source host:/export).
+    name = "" if name.startswith("/") and (root == name or root.startswith(name.rstrip("/") + "/")) else name
+    parts = [name, root, "" if below == "." else below, str(storage.get("missing") or "")]
+    return os.path.normpath("/" + "/".join(part.strip("/") for part in parts if part.strip("/")))
+
+
+def storage_identity(storage):
+    """What is equal on two nodes exactly when the folder is on one storage:
+    - a network or cluster file system: its family, the storage's name and the folder in it, and the folder's inode
+      (the server's file id; not with CIFS' noserverino). The server part of the source is left out: one server is
+      often written as an address on one node and a name on another;
+    - a FUSE file system: its family, the whole source and the folder in it (FUSE inode numbers are the daemon's own);
+    - a local one: the same kernel (boot id), device, file system id, folder and inode: containers of one host."""
+    storage = storage or {}
+    kind, family, _name = storage_kind(storage)
+    server, name = _source_parts(storage.get("source"))
+    if kind == "network":
+        return (kind, family, _location(storage, name), None if storage.get("local_inodes") else storage.get("ino"))
+    if kind == "fuse":
+        return (kind, family, server, _location(storage, name))
+    return (kind, family, storage.get("boot_id"), storage.get("dev"), storage.get("fsid"), _location(storage), storage.get("ino"))
 
 
 def _storage_text(ckpts):
     storage = ckpts.get("storage") or {}
     return "%s %s on %s" % (storage.get("fstype") or "?", storage.get("source") or "?", storage.get("mount_point") or "?")
+
+
+def storage_summary(nodes, launch):
+    """One line for the confirmation: which storage verl_ckpts_dir is on ('JuiceFS (fuse.juicefs JuiceFS:myjfs on
+    /mnt/jfs), one storage on every node'), or '' when it was not read."""
+    read = {host: ckpts for host, ckpts in sorted((nodes or {}).items()) if (ckpts or {}).get("read") and ckpts.get("storage")}
+    if not read:
+        return ""
+    kinds = {}
+    for host, ckpts in read.items():
+        kinds.setdefault("%s (%s)" % (storage_kind(ckpts["storage"])[2], _storage_text(ckpts)), []).append(host)
+    if len(kinds) > 1:
+        return "; ".join("%s on %s" % (text, ", ".join(hosts)) for text, hosts in kinds.items())
+    text = next(iter(kinds))
+    if (launch.get("nnodes") or 1) < 2 or len(read) < 2:
+        return text
+    if len({storage_identity(ckpts["storage"]) for ckpts in read.values()}) > 1:
+        return text + ", not one storage on every node"
+    local = storage_kind(next(iter(read.values()))["storage"])[0] == "local"
+    return text + (", one storage on every node (the nodes run on one host's kernel)" if local else ", one storage on every node")
 
 
 def not_shared(nodes, launch):
@@ -269,15 +374,20 @@ def not_shared(nodes, launch):
         return ""
     groups = {}
     for host, ckpts in read.items():
-        groups.setdefault(_identity(ckpts), []).append(host)
+        groups.setdefault(storage_identity(ckpts["storage"]), []).append(host)
     if len(groups) == 1:
         return ""
     shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
+    kinds = {storage_kind(ckpts["storage"])[0] for ckpts in read.values()}
+    local = ("; a local disk (%s) is one storage only for containers of one host" % ", ".join(
+        sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"}))
+             if "local" in kinds else "")
     return ("verl_ckpts_dir=%s is not the same storage on every node (%s). Megatron's distributed checkpoint is written by "
             "the ranks of every node into one folder and read back whole, so on separate disks the first save fails "
             "(\"Parent directory .../global_step_<N> does not exist\") or a resume fails (\"... is not a distributed "
-            "checkpoint\"). Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every "
-            "node, from the same source, and give a folder on it." % (launch.get("ckpts_dir"), shown))
+            "checkpoint\")%s. Fix: mount one shared file system (NFS, CephFS, Lustre, GPFS, BeeGFS, GlusterFS, JuiceFS, "
+            "obsfs...) at the same path on every node, from the same source, and give a folder on it." % (
+                launch.get("ckpts_dir"), shown, local))
 
 
 def no_space(ckpts, launch, params):

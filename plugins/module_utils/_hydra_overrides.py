@@ -7,7 +7,8 @@
 # verl_extra_overrides read by meaning, not by text: each line is parsed with hydra-core's own override
 # parser (the parser verl's trainer runs on its command line, hydra-core 1.3), and the parsed key and value
 # are judged. Refused: a line Hydra cannot parse; a sweep (it would ask for several trainings); a key in
-# Hydra's own settings (hydra.*, hydra/...); `_target_`, `_args_`, `_partial_`, `_recursive_`, `_convert_`
+# Hydra's own settings (hydra.*, hydra/...), and one naming Hydra in other letters (HYDRA.run.dir: Hydra compares
+# keys as written, so it is an unknown key of verl's config); `_target_`, `_args_`, `_partial_`, `_recursive_`, `_convert_`
 # anywhere in the key, the package or the value, nested dicts and lists included (hydra.utils.instantiate
 # calls the Python callable `_target_` names when verl builds a config); an interpolation or resolver
 # `${...}` anywhere in the value (`${oc.env:SWANLAB_API_KEY}` composes to the key); a key that a checked
@@ -135,6 +136,24 @@ def owner(key, owned=None):
     return (below[0], table[below[0]]) if below else (None, None)
 
 
+def hydra_case_problem(override, variant):
+    """Why a key that names Hydra in other letters (HYDRA.run.dir, +Hydra.x, ~HYDRA) is refused: Hydra compares keys
+    as they are written (Override.is_hydra_override: key.startswith("hydra.") or "hydra/"), so it is not Hydra's own
+    settings but a key of verl's config that does not exist; said as hydra-core 1.3.2 reacts at the trainer's start."""
+    key = override.key_or_group
+    if override.package is not None and variant not in _words(key):
+        what = "puts a config group into the package %s, which does not exist" % override.package
+    elif override.is_delete():
+        what = "Hydra refuses it at the trainer's start (Could not delete from config. '%s' does not exist.)" % key
+    elif override.is_add() or override.is_force_add():
+        what = "it adds a key %s to verl's config that neither Hydra nor verl reads" % key
+    else:
+        what = "Hydra refuses it at the trainer's start (Could not override '%s'.)" % key
+    return ("names '%s', which is not Hydra's own settings: Hydra compares keys as written and only 'hydra' (lower case) is "
+            "its own; '%s' is a key of verl's config that does not exist, and %s. Fix: leave it out (Hydra's own settings, "
+            "hydra.*, are not taken either)" % (variant, variant, what))
+
+
 def override_problem(line, owned=None):
     """Why `line` may not be passed on as an extra Hydra override (with the fix), or None."""
     if not SHAPE.fullmatch(line):
@@ -155,6 +174,9 @@ def override_problem(line, owned=None):
     words = _words(key) + _words(override.package or "")
     if "hydra" in words:
         return "sets Hydra's own settings (hydra.*: callbacks, run folder, search path), which could run code. Fix: leave it out"
+    variant = next((word for word in words if word.lower() == "hydra"), None)
+    if variant:
+        return hydra_case_problem(override, variant)
     for word in words:
         bad = _instantiate_word(word)
         if bad:

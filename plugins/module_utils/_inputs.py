@@ -337,11 +337,65 @@ def host_name_problem(name):
 
 
 def is_ipv4(text):
+    """An IPv4 address in dotted decimal: four numbers from 0 to 255, no leading zeros (ipaddress's strict form)."""
     try:
         ipaddress.IPv4Address(text)
         return True
     except ValueError:
         return False
+
+
+# inet_aton's parts (glibc, the BSDs): decimal, octal after a leading 0, hex after 0x. getaddrinfo (so ssh, ping, Ray,
+# getent ahostsv4 in start_verl.sh) reads a string made of one to four of them, separated by dots, as an address
+# before any name lookup; the last part fills the bytes that are left: 010.0.0.5 is 8.0.0.5, 167772165, 0xa.0.0.5 and
+# 10.5 are 10.0.0.5.
+_INET_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|[0-9]+")
+_INET_PARTS = ((re.compile(r"0[xX][0-9a-fA-F]+"), 16, 2), (re.compile(r"0[0-7]*"), 8, 0), (re.compile(r"[1-9][0-9]*"), 10, 0))
+
+
+def inet_aton(text):
+    """The IPv4 address (dotted decimal) glibc's inet_aton reads from `text`, or None when it reads none."""
+    parts = text.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    values = []
+    for part in parts:
+        found = next(((base, skip) for pattern, base, skip in _INET_PARTS if pattern.fullmatch(part)), None)
+        if found is None or len(part) > 40:
+            return None
+        values.append(int(part[found[1]:], found[0]))
+    *leading, last = values
+    if any(value > 255 for value in leading) or last >= 256 ** (4 - len(leading)):
+        return None
+    number = 0
+    for value in leading:
+        number = number * 256 + value
+    return str(ipaddress.IPv4Address(number * 256 ** (4 - len(leading)) + last))
+
+
+def legacy_address(text):
+    """(why, fix) for text written like an IPv4 address but not in dotted decimal, else None: `why` says what the
+    resolver makes of it (the address it would connect to), `fix` is the dotted-decimal address to write (None when
+    none can be guessed). Host names are left alone: a name with a label that is not a number (3com.example,
+    node-1.10, 0x) is never read as an address."""
+    if is_ipv4(text):
+        return None
+    parts = text.split(".")
+    if not all(_INET_NUMBER.fullmatch(part) for part in parts):
+        return None
+    reading = inet_aton(text)
+    decimal = ".".join(str(int(part)) for part in parts) if len(parts) == 4 and all(part.isdigit() for part in parts) else None
+    decimal = decimal if decimal and is_ipv4(decimal) else None
+    if reading is None:
+        if not all(part.isdigit() for part in parts):
+            return None  # hex-looking labels that inet_aton reads no address from are looked up as a name
+        return ("is made of numbers like an IPv4 address but is none (inet_aton reads no address from it, and a host name's "
+                "last label is never all digits, RFC 1123), so the resolver would look it up as a name and fail", decimal)
+    if decimal and decimal != reading:
+        return ("is read as an address by inet_aton, the resolver's first step (getaddrinfo, getent, ssh): a part with a "
+                "leading 0 is octal, so it connects to %s, not %s" % (reading, decimal), decimal)
+    return ("is a legacy form of an IPv4 address (a bare number, hex or octal parts, fewer than four parts) that inet_aton, "
+            "the resolver's first step (getaddrinfo, getent, ssh), reads as %s" % reading, reading)
 
 
 def image_problem(text):

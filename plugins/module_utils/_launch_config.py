@@ -174,11 +174,26 @@ def _is_address(text):
     return inputs.is_ipv4(text) or bool(inputs.DNS_NAME.fullmatch(text) and text != "localhost")
 
 
-_rule_address = _optional(_is_address,
-                          "is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it empty to use the "
-                          "head's inventory address")
-_rule_ipv4 = _optional(inputs.is_ipv4, "is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches the "
-                       "head, or leave it empty to detect it")
+def _written_as_address(rule):
+    """`rule`, preceded by the check that a value written like an IPv4 address is one in dotted decimal (a legacy
+    inet_aton form such as 010.0.0.5 or 167772165 connects elsewhere than it reads, or nowhere)."""
+    def checked(name, entry, value, errors, context):
+        legacy = inputs.legacy_address(value.strip())
+        if legacy:
+            errors.add(name, value, "%s=%s %s. Fix: write the address in dotted decimal%s." % (
+                name, inputs.show(value.strip()), legacy[0], ", e.g. %s=%s" % (name, legacy[1]) if legacy[1] else
+                " (four numbers from 0 to 255 without leading zeros)"))
+            return None
+        return rule(name, entry, value, errors, context)
+    return checked
+
+
+_rule_address = _written_as_address(_optional(
+    _is_address, "is not an IPv4 address or host name. Fix: give the head's IPv4 address, or leave it empty to use the head's "
+    "inventory address"))
+_rule_ipv4 = _written_as_address(_optional(
+    inputs.is_ipv4, "is not an IPv4 address. Fix: give this host's IPv4 address on the network that reaches the head, or leave "
+    "it empty to detect it"))
 _rule_ifname = _optional(inputs.IFNAME.fullmatch, "is not a network interface name. Fix: give the interface that reaches the head "
                          "(see `ip -br addr`), or leave it empty to detect it")
 
@@ -462,6 +477,11 @@ def master_address(settings_value, head, errors, static=False):
         text = "" if value is None else str(value).strip()
         if not text:
             continue
+        legacy = inputs.legacy_address(text)
+        if legacy:
+            errors.add("verl_master_addr", text, "The Ray head's address from %s is %s, which %s. Fix: write %s in dotted decimal%s." % (
+                source, inputs.show(text), legacy[0], source, " (%s)" % legacy[1] if legacy[1] else ""))
+            return None, source
         if _is_address(text):
             return text, source
         errors.add("verl_master_addr", text, "The Ray head's address from %s is %s, which is not an IPv4 address or host name. "

@@ -23,7 +23,7 @@ import stat
 __all__ = (
     'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
     'read_text', 'container_of', 'annotate_processes', 'still_listed', 'device_holders', 'summarize_containers', 'container_info',
-    'image_present', 'holding_containers', 'find_paths', 'path_state', 'parse_hccn_value',
+    'image_present', 'npu_containers', 'holding_containers', 'find_paths', 'path_state', 'parse_hccn_value',
 )
 
 _CONTAINER_ID = re.compile(r'(?:docker[-/]|/docker/|containerd[-/]|libpod-)([0-9a-f]{64})')
@@ -240,18 +240,48 @@ def container_info(containers, name):
     return {'exists': False, 'container': None}
 
 
-def holding_containers(containers, devices, exclude=''):
-    """Names of running containers (other than exclude) that map any of the device paths or are privileged."""
+def npu_containers(containers, devices, exclude='', holders=()):
+    """Which running containers (other than exclude, the deploy's own) hold the given NPU device paths, and which
+    privileged ones hold none: {'holding': [{'name', 'id', 'opened': [device], 'mapped': [device], 'privileged',
+    'pids': ['pid (comm)']}], 'idle_privileged': [name]}.
+
+    A container holds a device when one of its processes has it open (holders: device_holders(), read from
+    /proc/<pid>/fd on the host, with the container of each pid) or the device is in its device list (--device). A
+    privileged container sees every device but holds only what its processes open: a monitoring agent or exporter
+    that opens no /dev/davinci* holds nothing (idle_privileged, a warning).
+    """
     wanted = set(devices)
-    names = []
+    found = {'holding': [], 'idle_privileged': []}
     for entry in containers:
         host_config = entry.get('HostConfig') or {}
-        if entry.get('State') != 'running' or exclude in _names(entry):
+        names = _names(entry)
+        if entry.get('State') != 'running' or (exclude and exclude in names):
             continue
-        mapped = {d.get('PathOnHost') for d in host_config.get('Devices') or []}
-        if host_config.get('Privileged') or mapped & wanted:
-            names.append((_names(entry) or [entry.get('Id', '')[:12]])[0])
-    return names
+        name = (names or [entry.get('Id', '')[:12]])[0]
+        own = [h for h in holders or () if h.get('container_id') and h.get('container_id') == entry.get('Id')]
+        opened = sorted({h['device'] for h in own if h.get('device') in wanted}, key=_device_number)
+        mapped = sorted({d.get('PathOnHost') for d in host_config.get('Devices') or []} & wanted, key=_device_number)
+        if opened or mapped:
+            pids = []
+            for holder in own:
+                text = '%s (%s)' % (holder.get('pid'), holder.get('name') or '?')
+                if holder.get('device') in wanted and text not in pids:
+                    pids.append(text)
+            found['holding'].append({'name': name, 'id': entry.get('Id') or '', 'opened': opened, 'mapped': mapped,
+                                     'privileged': bool(host_config.get('Privileged')), 'pids': pids})
+        elif host_config.get('Privileged') and not any(_DAVINCI.match(h.get('device') or '') for h in own):
+            found['idle_privileged'].append(name)
+    return found
+
+
+def _device_number(path):
+    digits = re.sub(r'\D', '', str(path))
+    return (int(digits) if digits else -1, str(path))
+
+
+def holding_containers(containers, devices, exclude='', holders=()):
+    """Names of the running containers (other than exclude) that hold any of the device paths (npu_containers())."""
+    return [entry['name'] for entry in npu_containers(containers, devices, exclude, holders)['holding']]
 
 
 def _normalize_image(ref):

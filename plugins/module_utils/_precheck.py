@@ -14,6 +14,8 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+import re
+
 from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as memory_fit
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
@@ -23,7 +25,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import npu_containers
 
 
 def _ids(numbers):
@@ -180,15 +182,48 @@ def docker_unanswered(checked):
             "may use it." % (docker.get("msg") or "no reply"))
 
 
-def containers_holding_the_npus(checked):
-    """Running containers (other than the training's) that were given these NPUs' devices, or are privileged."""
+def _npu_containers(checked):
+    """npu_containers() of this host for this deploy's NPU devices, less the containers npu-smi already lists on them
+    (npus_missing_unhealthy_or_held names those: one refusal per cause)."""
     launch = checked.get("launch") or {}
-    devices = ((launch.get("container") or {}).get("devices") or [])[:-3]
-    holders = holding_containers((checked.get("docker") or {}).get("containers") or [], devices, launch.get("container_name"))
-    if not holders:
+    devices = [d for d in (launch.get("container") or {}).get("devices") or [] if re.match(r"^/dev/davinci\d+$", d)]
+    found = npu_containers((checked.get("docker") or {}).get("containers") or [], devices, launch.get("container_name"),
+                           (checked.get("facts") or {}).get("device_holders") or [])
+    listed = {holder["container_id"] for holder in npu_holders(checked) if holder["owner"] == "container"}
+    return dict(found, holding=[entry for entry in found["holding"] if entry["id"] not in listed])
+
+
+def containers_holding_the_npus(checked):
+    """Running containers (other than the training's) whose processes have this deploy's NPU devices open, or that
+    were given them (--device). A privileged container holds only what its processes open (idle_privileged_containers)."""
+    holding = _npu_containers(checked)["holding"]
+    if not holding:
         return ""
-    return ("running container(s) %s hold NPU device(s) this deploy needs (%s). Fix: stop them, or choose other NPUs with "
-            "verl_npu_devices." % (", ".join(holders), ", ".join((launch.get("container") or {}).get("devices") or [])))
+    parts, fixes, npus = [], [], set()
+    for entry in holding:
+        what = []
+        if entry["mapped"]:
+            what.append("was given %s (--device)" % ", ".join(entry["mapped"]))
+        if entry["opened"]:
+            what.append("has %s open (pid %s)" % (", ".join(entry["opened"]), ", ".join(entry["pids"])))
+        parts.append("container %s%s %s" % (entry["name"], " (privileged)" if entry["privileged"] else "", " and ".join(what)))
+        held = entry["mapped"] + [d for d in entry["opened"] if d not in entry["mapped"]]
+        npus.update(int(d[len("/dev/davinci"):]) for d in held)
+        fixes.append("docker stop %s" % entry["name"] if not entry["privileged"] or entry["mapped"] else
+                     "docker stop %s, or have it not open %s (it is privileged: it sees every NPU)" % (entry["name"], ", ".join(entry["opened"])))
+    return ("%s: NPU(s) %s of this deploy are taken; the training would fail at its first NPU call (dcmi error -8020, "
+            "\"device is used\"). Fix: stop what holds them (%s), or leave NPU(s) %s out of verl_npu_devices for this host."
+            % ("; ".join(parts), _ids(sorted(npus)), "; ".join(fixes), _ids(sorted(npus))))
+
+
+def idle_privileged_containers(checked):
+    """A warning: running privileged containers that see every NPU but have none open (monitoring agents, exporters)."""
+    idle = _npu_containers(checked)["idle_privileged"]
+    if not idle:
+        return ""
+    return ("privileged container(s) %s run here: they see every NPU but none of their processes has a /dev/davinci device "
+            "open, so they hold none (a monitoring agent or exporter). Should one open this deploy's NPUs later, the training "
+            "fails with dcmi error -8020." % ", ".join(idle))
 
 
 def paths_missing(checked):
@@ -354,6 +389,12 @@ def ckpts_not_shared(checked):
     return _ckpts.not_shared(checked.get("ckpts_nodes") or {}, launch) if launch.get("is_head") and _ckpts_read(checked) else ""
 
 
+def ckpts_storage(checked):
+    """For the confirmation, on the head: which storage verl_ckpts_dir is on, on every node."""
+    launch = checked.get("launch") or {}
+    return _ckpts.storage_summary(checked.get("ckpts_nodes") or {}, launch) if launch.get("is_head") and _ckpts_read(checked) else ""
+
+
 def ckpts_no_space(checked):
     ckpts = _ckpts_read(checked)
     return _ckpts.no_space(ckpts, checked.get("launch") or {}, ckpts.get("model_params")) if ckpts else ""
@@ -387,18 +428,36 @@ def datasets_not_verls(checked):
 # --------------------------------------------------------------------------- warnings
 
 def devices_open_outside(checked):
-    """Processes outside the training container that hold its NPU devices open (npu-smi may not list them yet)."""
+    """Host processes (in no container) that hold this deploy's NPU devices open (npu-smi may not list them yet); a
+    container's are containers_holding_the_npus()."""
     launch = checked.get("launch") or {}
     devices = set((launch.get("container") or {}).get("devices") or [])
-    own = _own_container_id(checked)
     procs = [h for h in (checked.get("facts") or {}).get("device_holders") or []
-             if h.get("device") in devices and h.get("container_id") != own]
+             if h.get("device") in devices and not h.get("container_id")]
     if not procs:
         return ""
-    text = "".join("%s is open in pid %s (%s%s); " % (h["device"], h["pid"], h.get("name") or "",
-                                                      ", container " + h["container_id"][:12] if h.get("container_id") else "")
-                   for h in procs)
+    text = "".join("%s is open in pid %s (%s, on the host); " % (h["device"], h["pid"], h.get("name") or "") for h in procs)
     return text + "the training may fail with dcmi error -8020. Fix: stop them, or choose other NPUs with verl_npu_devices."
+
+
+# The command that installs a Python package for the system's Python, per package manager.
+INSTALL = {"requests": "apt-get install -y python3-requests (Debian, Ubuntu), dnf install -y python3-requests (openEuler, "
+                       "EulerOS, CentOS)"}
+
+
+def node_python_lacks(checked):
+    """The node's Python (the one Ansible runs the modules with) lacks a package the later stages' modules import."""
+    python = (checked.get("facts") or {}).get("python") or {}
+    missing = python.get("missing") or []
+    if not missing:
+        return ""
+    return ("the Python that runs the deploy's modules on this node (%s, %s) cannot import %s, which community.docker's "
+            "modules (docker_container, docker_container_exec, docker_container_info) need: the container stage would fail "
+            "with \"Failed to import the required Python library (%s)\". Fix: install it for that Python: %s, or %s -m pip "
+            "install %s; or point ansible_python_interpreter for this node at a Python that has it."
+            % (python.get("executable") or "?", python.get("version") or "?", ", ".join(missing), missing[0],
+               "; ".join(INSTALL.get(name, "") for name in missing if INSTALL.get(name)) or "your package manager",
+               python.get("executable") or "python3", " ".join(missing)))
 
 
 def small_shm(checked):
@@ -476,8 +535,8 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
-            model_unusable, model_not_the_heads, memory_does_not_fit)
-WARNINGS = (devices_open_outside, small_shm, ckpts_newer_than_tracked, memory_tight)
+            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
 
 
 def in_use_by_training(checked):
@@ -487,7 +546,8 @@ def in_use_by_training(checked):
 
 
 def report(checked):
-    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training()} of one host.
+    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training(), 'ckpts_storage': which storage
+    verl_ckpts_dir is on (_ckpts.storage_summary(), on the head; '' elsewhere)} of one host.
 
     checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
@@ -497,4 +557,4 @@ def report(checked):
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
             "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],
-            "training_npus": in_use_by_training(checked)}
+            "training_npus": in_use_by_training(checked), "ckpts_storage": ckpts_storage(checked)}

@@ -296,6 +296,13 @@ listening_ports:
   type: list
   elements: int
   sample: [22, 6379]
+python:
+  description:
+    - The Python that runs the modules on this node (C(executable), C(version)) and C(missing), the packages the later
+      modules need that it cannot import (community.docker's API modules need C(requests)).
+  returned: always
+  type: dict
+  sample: {executable: /usr/bin/python3, version: 3.11.2, missing: []}
 ansible_facts:
   description: C(ansible_default_ipv4) and C(ansible_interfaces), as M(ansible.builtin.setup) names them.
   returned: always
@@ -307,6 +314,7 @@ import json
 import os
 import socket
 import subprocess
+import sys
 from urllib.parse import quote, urlparse
 
 from ansible.module_utils.basic import AnsibleModule
@@ -480,6 +488,21 @@ def read_shm():
     return {'exists': True, 'size_kb': stat.f_blocks * stat.f_frsize // 1024, 'free_kb': stat.f_bavail * stat.f_frsize // 1024}
 
 
+# What the modules run later on this node import: community.docker's API modules (docker_container, _exec, _info...)
+# need requests (their requirements; without it they fail with "Failed to import the required Python library (requests)").
+NODE_PACKAGES = ('requests',)
+
+
+def read_python():
+    missing = []
+    for name in NODE_PACKAGES:
+        try:
+            __import__(name)
+        except Exception:  # pylint: disable=broad-except  # an install that fails to import is missing too
+            missing.append(name)
+    return {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'missing': missing}
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -521,6 +544,7 @@ def main():
         ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['model_path'])),
         parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
+        python=read_python(),
         listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
         # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
         ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),

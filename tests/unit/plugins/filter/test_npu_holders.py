@@ -13,7 +13,7 @@ def info(name, devices=(), privileged=False, exists=True):
     } if exists else {}}
 
 
-def test_names_containers_mapping_a_wanted_device_or_privileged():
+def test_names_containers_mapping_a_wanted_device_or_privileged_with_one_open():
     results = [
         info("vllm", ["/dev/davinci3", "/dev/davinci_manager"]),
         info("web"),
@@ -21,7 +21,11 @@ def test_names_containers_mapping_a_wanted_device_or_privileged():
         info("other-cards", ["/dev/davinci9"]),
         info("gone", exists=False),
     ]
-    assert npu_holders(results, ["/dev/davinci0", "/dev/davinci3"]) == ["vllm", "old-verl"]
+    # A privileged container holds nothing until one of its processes opens a wanted device.
+    assert npu_holders(results, ["/dev/davinci0", "/dev/davinci3"]) == ["vllm"]
+    results[2]["container"]["Id"] = "a" * 64
+    opened = [{"device": "/dev/davinci0", "pid": 5, "name": "python3", "container_id": "a" * 64}]
+    assert npu_holders(results, ["/dev/davinci0", "/dev/davinci3"], holders=opened) == ["vllm", "old-verl"]
 
 
 def test_nothing_to_check():

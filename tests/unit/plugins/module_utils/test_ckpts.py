@@ -58,7 +58,7 @@ def test_the_model_size_read_from_config_json(tmp_path):
 def test_mountinfo_parsed_and_the_mount_of_a_path():
     mounts = ck.parse_mountinfo(MOUNTINFO)
     assert mounts[1] == {"dev": "0:53", "root": "/export/project", "mount_point": "/mnt/project", "options": "rw,relatime",
-                         "fstype": "nfs4", "source": "10.0.0.9:/export"}
+                         "fstype": "nfs4", "source": "10.0.0.9:/export", "super_options": "rw,vers=4.2"}
     assert ck.mount_of("/mnt/project/ckpts/qwen3", mounts)["fstype"] == "nfs4"
     assert ck.mount_of("/mnt/project/scratch space/x", mounts)["fstype"] == "tmpfs"
     assert ck.mount_of("/mnt/projectx", mounts)["fstype"] == "ext4"
@@ -108,7 +108,9 @@ def _storage(**changes):
     ({}, True),
     # NFS: each client numbers the device itself, and runs its own kernel: still one storage.
     ({"dev": "0:61", "boot_id": "b2"}, True),
-    ({"source": "10.0.0.10:/export"}, False),
+    # Another export of the server; the same export with the server written otherwise is the same storage.
+    ({"source": "10.0.0.9:/export2"}, False),
+    ({"source": "nfs01:/export"}, True),
     ({"ino": 99}, False),
     # A local disk on each node: the same device numbers and even inode on two machines, but two kernels.
     ({"fstype": "ext4", "boot_id": "b2"}, False),
@@ -120,7 +122,7 @@ def test_one_storage_on_every_node(worker, shared):
     if not shared:
         assert "is not the same storage on every node (head: " in text
         assert '"Parent directory .../global_step_<N> does not exist"' in text and "is not a distributed checkpoint" in text
-        assert "Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every node" in text
+        assert "Fix: mount one shared file system (NFS, CephFS, Lustre, GPFS, BeeGFS, GlusterFS, JuiceFS, obsfs...) at the same path" in text
 
 
 def test_the_simulated_nodes_share_a_local_folder_on_one_kernel():

@@ -43,6 +43,25 @@ def test_hostile_overrides_are_refused_by_meaning(line, says):
     assert problem and says in problem and "Fix:" in problem, problem
 
 
+# Hydra's own settings are `hydra` as written (Override.is_hydra_override compares case-sensitively): other letters
+# are an unknown key of verl's config, and the message says what Hydra does with each form (tests/test_hostile_inputs.py
+# composes them against verl's config).
+@pytest.mark.parametrize(("line", "says"), [
+    ("HYDRA.run.dir=/tmp/x", "Could not override 'HYDRA.run.dir'."), ("Hydra.run.dir=x", "Could not override 'Hydra.run.dir'."),
+    ("HYDRA/launcher=basic", "Could not override 'HYDRA/launcher'."), ("~Hydra", "Could not delete from config. 'Hydra' does not exist."),
+    ("~HYDRA.run", "'HYDRA.run' does not exist"), ("+HYDRA.x=1", "adds a key HYDRA.x"), ("++HyDrA.callbacks.x=1", "adds a key HyDrA"),
+    ("+x@HYDRA.callbacks=y", "package HYDRA.callbacks"), ("+trainer.Hydra=1", "adds a key trainer.Hydra"),
+])
+def test_hydra_in_other_letters_is_refused_as_what_hydra_makes_of_it(line, says):
+    problem = hydra_overrides.override_problem(line)
+    assert problem and says in problem and "is not Hydra's own settings" in problem and "Fix: leave it out" in problem, problem
+
+
+@pytest.mark.parametrize("line", ["trainer.hydra_x=1", "+trainer.HydraNote=1", "+trainer.note=HYDRA", "+a.b=hydra.run.dir"])
+def test_words_that_only_contain_hydra_pass(line):
+    assert hydra_overrides.override_problem(line) is None
+
+
 def test_an_owned_key_names_the_setting_to_use():
     problem = hydra_overrides.override_problem("trainer.experiment_name=x")
     assert "Fix: set verl_experiment_name instead" in problem

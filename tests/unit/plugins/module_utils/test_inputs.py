@@ -133,3 +133,38 @@ def test_errors_keep_values_short():
     errors = inputs.Errors()
     errors.add("verl_x", "y" * 10000, "msg")
     assert len(errors[0]["value"]) < 100
+
+
+# inet_aton's legacy forms (glibc): what the resolver connects to before any name lookup. `reading` is what
+# inet_aton reads (None: no address), `fix` the dotted-decimal address the refusal offers (None: not refused).
+@pytest.mark.parametrize(("text", "reading", "fix"), [
+    ("010.0.0.5", "8.0.0.5", "10.0.0.5"), ("167772165", "10.0.0.5", "10.0.0.5"), ("0xa.0.0.5", "10.0.0.5", "10.0.0.5"),
+    ("0x0a000005", "10.0.0.5", "10.0.0.5"), ("0XA.0.0.5", "10.0.0.5", "10.0.0.5"), ("10.5", "10.0.0.5", "10.0.0.5"),
+    ("10.0.5", "10.0.0.5", "10.0.0.5"), ("10.0.0.05", "10.0.0.5", "10.0.0.5"), ("0", "0.0.0.0", "0.0.0.0"),
+    ("192.168.010.1", "192.168.8.1", "192.168.10.1"), ("4294967295", "255.255.255.255", "255.255.255.255"),
+])
+def test_a_legacy_address_is_refused_with_what_it_connects_to(text, reading, fix):
+    import socket
+
+    assert inputs.inet_aton(text) == reading == socket.inet_ntoa(socket.inet_aton(text))  # this machine's glibc agrees
+    why, offered = inputs.legacy_address(text)
+    assert reading in why and offered == fix
+    assert inputs.legacy_address(offered) is None and inputs.is_ipv4(offered)  # the fix, applied, passes
+
+
+@pytest.mark.parametrize(("text", "fix"), [("10.0.0.08", "10.0.0.8"), ("999.1.1.1", None), ("1.2.3.4.5", None),
+                                           ("4294967296", None), ("256.1", None)])
+def test_digits_and_dots_that_are_no_address_are_refused_as_no_name_either(text, fix):
+    import socket
+
+    with pytest.raises(OSError):
+        socket.inet_aton(text)
+    assert inputs.inet_aton(text) is None
+    why, offered = inputs.legacy_address(text)
+    assert "RFC 1123" in why and offered == fix
+
+
+@pytest.mark.parametrize("text", ["10.0.0.5", "0.0.0.0", "255.255.255.255", "3com.example", "node-1.10", "head.example", "0x",
+                                  "0xdead.0xbeef", "a0.0.0.5", "10.0.0.5a", "localhost", "::1", "fe80::1", "2001:db8::5"])
+def test_dotted_decimal_names_and_ipv6_are_not_legacy_addresses(text):
+    assert inputs.legacy_address(text) is None

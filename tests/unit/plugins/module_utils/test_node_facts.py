@@ -108,14 +108,31 @@ def test_containers_keep_docker_host_info_keys():
     assert CONTAINERS[2]["HostConfig"] == {"Devices": [], "Privileged": False}, "a stopped container holds nothing"
 
 
-@pytest.mark.parametrize("devices, exclude, holders", [
-    (["/dev/davinci1"], "verl", ["other", "priv"]),
-    (["/dev/davinci0"], "verl", ["priv"]),
-    (["/dev/davinci0"], "", ["verl", "priv"]),
-    (["/dev/davinci7"], "priv", []),
+# The privileged container "priv" with a process that has /dev/davinci0 open (read from /proc/<pid>/fd on the host).
+PRIV_OPENS_0 = [{"device": "/dev/davinci0", "pid": 901, "name": "python3", "container_id": "4" * 64}]
+
+
+@pytest.mark.parametrize("devices, exclude, opened, holders", [
+    (["/dev/davinci1"], "verl", [], ["other"]),
+    # A privileged container holds only what its processes open.
+    (["/dev/davinci0"], "verl", [], []),
+    (["/dev/davinci0"], "verl", PRIV_OPENS_0, ["priv"]),
+    (["/dev/davinci1"], "verl", PRIV_OPENS_0, ["other"]),
+    (["/dev/davinci0"], "", [], ["verl"]),
+    (["/dev/davinci7"], "priv", PRIV_OPENS_0, []),
 ])
-def test_holding_containers(devices, exclude, holders):
-    assert nf.holding_containers(CONTAINERS, devices, exclude) == holders
+def test_holding_containers(devices, exclude, opened, holders):
+    assert nf.holding_containers(CONTAINERS, devices, exclude, opened) == holders
+
+
+def test_a_privileged_container_that_opens_no_npu_is_idle():
+    assert nf.npu_containers(CONTAINERS, ["/dev/davinci0"], "verl")["idle_privileged"] == ["priv"]
+    # One that has another NPU open holds that one, not these: not idle either.
+    other = [dict(PRIV_OPENS_0[0], device="/dev/davinci5")]
+    assert nf.npu_containers(CONTAINERS, ["/dev/davinci0"], "verl", other) == {"holding": [], "idle_privileged": []}
+    found = nf.npu_containers(CONTAINERS, ["/dev/davinci0"], "verl", PRIV_OPENS_0)
+    assert found["holding"] == [{"name": "priv", "id": "4" * 64, "opened": ["/dev/davinci0"], "mapped": [], "privileged": True,
+                                 "pids": ["901 (python3)"]}]
 
 
 def test_container_info_like_docker_container_info():

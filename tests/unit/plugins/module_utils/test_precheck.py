@@ -114,7 +114,7 @@ def test_a3_chips_are_matched_by_phy_id():
      "verl_model_path=/m is not an existing directory on this host."),
     (pc.small_shm, {"facts": {"shm": {"size_kb": 65536}}}, "/dev/shm has only 64 MiB"),
     (pc.devices_open_outside, {"facts": {"device_holders": [{"device": "/dev/davinci0", "pid": 77, "name": "python3", "container_id": None}]}},
-     "/dev/davinci0 is open in pid 77 (python3); the training may fail with dcmi error -8020."),
+     "/dev/davinci0 is open in pid 77 (python3, on the host); the training may fail with dcmi error -8020."),
 ])
 def test_each_rule_names_what_is_wrong_and_is_silent_when_it_is_fine(rule, change, words):
     fine = checked(npu(BUSY, dict.fromkeys(PIDS, OWN)))
@@ -126,7 +126,8 @@ def test_a_container_given_the_npus_is_refused_but_the_training_container_is_not
     docker = copy.deepcopy(DOCKER)
     docker["containers"][1].update(State="running", HostConfig={"Devices": [{"PathOnHost": "/dev/davinci3"}], "Privileged": False})
     text = pc.containers_holding_the_npus(checked(npu(BUSY, {}), docker=docker))
-    assert text.startswith("running container(s) vllm-serve hold NPU device(s) this deploy needs"), text
+    assert text.startswith("container vllm-serve was given /dev/davinci3 (--device): NPU(s) 3 of this deploy are taken"), text
+    assert "Fix: stop what holds them (docker stop vllm-serve), or leave NPU(s) 3 out of verl_npu_devices for this host." in text
     assert pc.containers_holding_the_npus(checked(npu(BUSY, {}))) == ""
 
 
