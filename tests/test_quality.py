@@ -58,11 +58,18 @@ def _tail(text, lines=150):
     return "\n".join(text.splitlines()[-lines:])
 
 
+# The two longest single tests of the suite (minutes of one core each): one xdist group, which pytest-xdist hands
+# out first among the tests that do not need Docker, so that neither ends the run alone (docs/development.md).
+LONG_SINGLE_CORE = pytest.mark.xdist_group("quality-long")
+
+
+@LONG_SINGLE_CORE
 def test_ansible_lint_production_profile_passes():
     result = _run([_tool("ansible-lint")], timeout=900)
     assert result.returncode == 0, "ansible-lint exited %d:\n%s" % (result.returncode, result.stdout)
 
 
+@LONG_SINGLE_CORE
 def test_ansible_test_sanity_passes():
     _tool("ansible-test")
     result = _run([REPO / "tests" / "sanity.sh"], timeout=3600)

@@ -7,9 +7,11 @@ three_nodes  head + 2 workers, image pulled from a registry: Ray 3 nodes / 24 NP
              head only, scripts differ only where they must, re-run changes nothing, status, stop
 failures     busy worker, unreachable worker, worker whose Ray never joins: each fails in time, named
 
-One scenario at a time on this Docker engine (a file lock, shared with the sim smoke test; with
-pytest-xdist run --dist loadgroup, as .ci/run does). Set VERL_MOLECULE_KEEP=1 to keep the nodes of a
-failed scenario for a look (molecule login -s <scenario> --host <node>).
+Each scenario has nodes, a network and an xdist_group of its own, so that under pytest-xdist (`--dist
+loadgroup`, as ./run.sh test runs) the three run at once on three workers: they spend most of their time
+waiting for the simulated nodes, and one after the other they were most of CI's time. A file lock per
+scenario keeps two runs of the same scenario (two suites in one checkout) from sharing its nodes. Set
+VERL_MOLECULE_KEEP=1 to keep the nodes of a failed scenario for a look (molecule login -s <scenario> --host <node>).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ SCENARIOS = REPO / "extensions" / "molecule"
 MOLECULE = str(Path(sys.executable).with_name("molecule"))
 NAMES = ("one_node", "three_nodes", "failures")
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
+pytestmark = pytest.mark.integration
 
 
 def simcluster():
@@ -48,8 +50,8 @@ def scenario_env():
 
 
 @pytest.fixture
-def one_cluster_at_a_time():
-    lock_path = REPO / ".cache" / "sim" / "tests.lock"
+def scenario_nodes_to_itself(scenario):
+    lock_path = REPO / ".cache" / "sim" / ("molecule-%s.lock" % scenario)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -93,8 +95,8 @@ def test_this_file_runs_every_scenario():
     assert sorted(path.parent.name for path in SCENARIOS.glob("*/molecule.yml")) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("scenario", NAMES)
-def test_molecule_scenario(scenario, scenario_env, one_cluster_at_a_time):
+@pytest.mark.parametrize("scenario", [pytest.param(name, marks=pytest.mark.xdist_group("verl-sim-%s" % name)) for name in NAMES])
+def test_molecule_scenario(scenario, scenario_env, scenario_nodes_to_itself):
     argv = [MOLECULE, "test", "-s", scenario]
     if os.environ.get("VERL_MOLECULE_KEEP"):
         argv += ["--destroy", "never"]

@@ -35,7 +35,8 @@ from helpers.launch_helpers import launch_ok, render
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim")]
+# On the worker of the shortest Molecule scenario, one_node (tests/integration/test_molecule.py): docs/development.md.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-one_node")]
 
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)
@@ -90,8 +91,8 @@ def _timed(name, started):
 
 @pytest.fixture(scope="module")
 def cluster():
-    # One simulated cluster at a time on this engine (tests/integration uses the same lock).
-    lock_path = simcluster.REPO / ".cache" / "sim" / "tests.lock"
+    # Its nodes to itself: another suite in this checkout on the same xdist worker would use the same prefix.
+    lock_path = simcluster.REPO / ".cache" / "sim" / ("%s.lock" % PREFIX)
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
