@@ -225,7 +225,8 @@ MIRROR = "registry.cluster.local:5000/verl/verl:8.2.rc1-910c"
 def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(tmp_path):
     """The workflow's survey (the deploy's) answered with its defaults, as AWX sends them, plus the workflow's own
     verl_confirm=true: an A3 head's 16 NPU ids (host_vars) and an air-gapped site's image (group_vars) still apply,
-    because no question asks for them (before, the survey's `0,...,7` and `""` replaced both)."""
+    because no question asks for them (before, the survey's `0,...,7` and `""` replaced both). The one answer typed is
+    PP=4: the settings check wants TP x PP to be a multiple of the NPUs per node, and the default 4 x 2 is not one of 16."""
     inventory = tmp_path / "cluster"
     (inventory / "host_vars").mkdir(parents=True)
     (inventory / "group_vars").mkdir()
@@ -235,7 +236,7 @@ def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(
     (inventory / "host_vars" / "node2.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
     (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs",
                                                                           verl_output_dir=str(tmp_path / "out"))))
-    answers = survey_answers("deploy", verl_confirm=True, **awx_variables())
+    answers = survey_answers("deploy", verl_train_pp="4", verl_confirm=True, **awx_variables())
     assert not set(answers) & {"verl_npu_devices", "verl_image", "verl_log_dir"}
     job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300, trusted=("verl_confirm",))
     assert job.status == "successful", job.describe()
