@@ -2,7 +2,7 @@
 
 The nodes here: this machine over a local connection (it answers, and has no npu-smi: not ready, as a node without
 the Ascend driver is) and 127.0.0.1 on a closed port (it does not answer). A ready verdict needs NPUs: the Molecule
-scenarios run check.yml on the simulated cluster (docs/development.md)."""
+scenarios are where check.yml meets the simulated cluster."""
 from __future__ import annotations
 
 import json
