@@ -27,7 +27,15 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
 
 
 # One job template per playbook, each with its survey.
-TEMPLATES = ("deploy", "render", "status", "stop", "logs")
+TEMPLATES = ("deploy", "check", "render", "status", "stop", "logs")
+# What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
+# var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
+PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
+           "verl_n_resp_per_prompt", "verl_resume_mode", "verl_resume_from_path", "verl_swanlab_enabled", "verl_restart"}
+CLUSTER_CONSTANTS = {"verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir", "verl_log_dir", "verl_image",
+                     "verl_image_by_chip", "verl_npu_devices", "verl_container_name", "verl_workdir", "verl_host_stage_dir",
+                     "verl_node_ip", "verl_socket_ifname", "verl_master_addr", "verl_swanlab_mode", "verl_swanlab_host",
+                     "verl_swanlab_workspace", "verl_swanlab_log_dir", "verl_logs_dir", "verl_npu_smi_path", "verl_confirm"}
 
 
 def as_awx_sends(value):
@@ -73,15 +81,15 @@ def test_the_mask_question_takes_exactly_seven_characters():
     assert (mask["type"], mask["min"], mask["max"], mask["default"]) == ("text", 7, 7, "0000000")
 
 
-def test_the_deploy_survey_asks_what_a_deploy_needs():
-    variables = {q["variable"] for q in SURVEYS["deploy"]["spec"]}
-    needed = {"mask", "verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir", "verl_log_dir", "verl_image",
-              "verl_npu_devices", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
-              "verl_swanlab_enabled", "verl_swanlab_mode", "verl_swanlab_host", "verl_swanlab_workspace", "verl_confirm"}
-    assert needed <= variables
+def test_the_surveys_ask_only_what_changes_per_run():
+    """The deploy survey (also the workflow's) asks exactly the per-run settings; no survey asks a cluster constant or
+    the confirmation (the workflow's approval node is the confirmation)."""
+    assert {q["variable"] for q in SURVEYS["deploy"]["spec"]} == PER_RUN
+    assert {q["variable"] for q in SURVEYS["check"]["spec"]} == PER_RUN
     for template in TEMPLATES:
         names = [q["variable"] for q in SURVEYS[template]["spec"]]
         assert len(set(names)) == len(names), template
+        assert not set(names) & CLUSTER_CONSTANTS, (template, set(names) & CLUSTER_CONSTANTS)
 
 
 def test_no_survey_asks_for_the_key_the_credential_injects_it():
@@ -92,22 +100,61 @@ def test_no_survey_asks_for_the_key_the_credential_injects_it():
     assert SPEC["verl_swanlab_api_key"]["no_log"] is True
 
 
+def awx_task(play, module):
+    return next(task for task in play["tasks"] if module in task)
+
+
 def test_configure_playbook_creates_every_job_template_with_its_survey():
     play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
     modules = [next(key for key in task if "." in key) for task in play["tasks"]]
-    for module in ("awx.awx.credential_type", "awx.awx.credential", "awx.awx.project", "awx.awx.inventory", "awx.awx.host",
-                   "awx.awx.group", "awx.awx.job_template"):
+    for module in ("awx.awx.credential_type", "awx.awx.credential", "awx.awx.project", "awx.awx.inventory",
+                   "awx.awx.inventory_source", "awx.awx.job_template", "awx.awx.workflow_job_template", "awx.awx.schedule",
+                   "awx.awx.notification_template"):
         assert module in modules, module
-    templates = next(task for task in play["tasks"] if "awx.awx.job_template" in task)
-    assert templates["loop"] == ["deploy", "status", "stop", "render", "logs"]
+    # No second copy of the cluster: no host or group is created one by one, the inventory is the project's folder.
+    assert "awx.awx.host" not in modules and "awx.awx.group" not in modules
+    source = awx_task(play, "awx.awx.inventory_source")["awx.awx.inventory_source"]
+    assert (source["source"], source["source_path"], source["overwrite"], source["update_on_launch"]) == (
+        "scm", "{{ verl_awx_inventory_path }}", True, True)
+    templates = awx_task(play, "awx.awx.job_template")
+    assert templates["loop"] == ["deploy", "check", "status", "stop", "render", "logs"]
     assert sorted(templates["loop"]) == sorted(TEMPLATES)
     assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
-    groups = next(task for task in play["tasks"] if "awx.awx.group" in task)
-    assert [group["name"] for group in groups["loop"]] == ["ray_head", "ray_workers"]
     assert all(play["vars"]["verl_awx_timeouts"][name] > 0 for name in templates["loop"])
     proc = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "awx/configure.yml"],
                           cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_workflow_checks_asks_for_approval_deploys_and_shows_the_status():
+    """awx.awx.workflow_job_template's workflow_nodes: check -> approval (type workflow_approval) -> deploy -> status,
+    the deploy given verl_confirm=true by the workflow's own (trusted) extra vars, the survey the deploy's."""
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    workflow = awx_task(play, "awx.awx.workflow_job_template")["awx.awx.workflow_job_template"]
+    nodes = {node["identifier"]: node for node in workflow["workflow_nodes"]}
+    assert list(nodes) == ["check", "approve", "deploy", "status"]
+    assert nodes["approve"]["unified_job_template"]["type"] == "workflow_approval"
+    assert nodes["approve"]["unified_job_template"]["timeout"] == "{{ verl_awx_timeouts.approval }}"
+    following = {name: [(how, after["identifier"]) for how, items in node.get("related", {}).items() for after in items]
+                 for name, node in nodes.items()}
+    assert following == {"check": [("success_nodes", "approve")], "approve": [("success_nodes", "deploy")],
+                         "deploy": [("always_nodes", "status")], "status": []}
+    names = {"check": SURVEYS["check"]["name"], "deploy": SURVEYS["deploy"]["name"], "status": SURVEYS["status"]["name"]}
+    for identifier, name in names.items():
+        assert nodes[identifier]["unified_job_template"]["name"] == "{{ _verl_awx_surveys.%s.name }}" % identifier, name
+    assert workflow["extra_vars"] == {"verl_confirm": True} and workflow["ask_variables_on_launch"] is False
+    assert workflow["survey_spec"].startswith("{{ _verl_awx_surveys.deploy")
+
+
+def test_a_failing_status_job_on_a_schedule_is_the_alarm():
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    schedule = awx_task(play, "awx.awx.schedule")
+    assert schedule["awx.awx.schedule"]["unified_job_template"] == "{{ _verl_awx_surveys.status.name }}"
+    assert play["vars"]["verl_awx_status_every_minutes"] > 0
+    templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
+    assert "item == 'status'" in templates["notification_templates_error"]
+    notification = awx_task(play, "awx.awx.notification_template")
+    assert notification["no_log"] is True
 
 
 def test_awx_as_code_declares_the_collections_it_uses_and_the_collection_does_not():
@@ -129,13 +176,17 @@ def test_awx_as_code_declares_the_collections_it_uses_and_the_collection_does_no
 
 def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm(tmp_path):
     """ansible-runner gives the job a pseudo-terminal: the confirmation must not believe somebody is there."""
-    answers = survey_answers("deploy", **PATHS, verl_swanlab_api_key=KEY, **awx_variables())
-    assert answers["verl_confirm"] == "false"
+    answers = survey_answers("deploy", verl_swanlab_api_key=KEY, **awx_variables())
+    assert "verl_confirm" not in answers
     # 4 nodes: the default batch sizes split over 32 NPUs (the settings are checked first, before any node).
-    job = run_job(tmp_path, "playbooks/deploy.yml", closed_ports_inventory(workers=3), answers, timeout=300)
+    inventory = closed_ports_inventory(workers=3)
+    inventory["all"]["vars"] = dict(PATHS)
+    job = run_job(tmp_path, "playbooks/deploy.yml", inventory, answers, timeout=300)
     assert job.status == "failed" and job.rc != 0, job.describe()
     assert job.seconds < 30, "the job took %.1f s" % job.seconds
-    assert "verl_confirm is not true and this is an AWX job" in " ".join(job.stdout.split()), job.describe()
+    said = " ".join(job.stdout.split())
+    assert "verl_confirm is not true and this is an AWX job" in said, job.describe()
+    assert 'launch the workflow "verl deploy (check, approve, deploy, status)"' in said, job.describe()
     # No node was contacted: the recap names only the controller.
     assert set(job.stats.get("processed", {})) == {"localhost"}, job.stats
     assert_key_nowhere(job)
@@ -165,6 +216,34 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     training = rendered["node1"]["run_training.sh"]
     assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
     assert_key_nowhere(job)
+
+
+A3_NPUS = ",".join(str(npu) for npu in range(16))
+MIRROR = "registry.cluster.local:5000/verl/verl:8.2.rc1-910c"
+
+
+def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(tmp_path):
+    """The workflow's survey (the deploy's) answered with its defaults, as AWX sends them, plus the workflow's own
+    verl_confirm=true: an A3 head's 16 NPU ids (host_vars) and an air-gapped site's image (group_vars) still apply,
+    because no question asks for them (before, the survey's `0,...,7` and `""` replaced both). The one answer typed is
+    PP=4: the settings check wants TP x PP to be a multiple of the NPUs per node, and the default 4 x 2 is not one of 16."""
+    inventory = tmp_path / "cluster"
+    (inventory / "host_vars").mkdir(parents=True)
+    (inventory / "group_vars").mkdir()
+    (inventory / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {
+        "ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}}, "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}))
+    (inventory / "host_vars" / "node1.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
+    (inventory / "host_vars" / "node2.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs",
+                                                                          verl_output_dir=str(tmp_path / "out"))))
+    answers = survey_answers("deploy", verl_train_pp="4", verl_confirm=True, **awx_variables())
+    assert not set(answers) & {"verl_npu_devices", "verl_image", "verl_log_dir"}
+    job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300, trusted=("verl_confirm",))
+    assert job.status == "successful", job.describe()
+    assert job.artifact_data["verl_render_nodes"] == {node: {"image": MIRROR, "npu_devices": A3_NPUS} for node in ("node1", "node2")}
+    start = job.artifact_data["verl_rendered"]["node1"]["start_verl.sh"]
+    assert "\nexport NPU_PER_NODE=16\n" in start, start
+    assert "/data/verl/logs" in job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
 
 
 def test_the_survey_mask_with_leading_zeros_trains_as_typed(tmp_path):

@@ -94,6 +94,9 @@ def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     assert found["first_step"].endswith(" 1") and found["ray_session"] == ""
     status = control("status", "", "5", "1800").stdout
     assert "training: CRASHED (exit code 3)" in status and "step 3 logged at" in status
+    # The block status.yml decides from (verl.deploy.status_report): this node in Ray, the training's state lines.
+    found = parse_lines(status)
+    assert (found["in_ray"], found["state"], found["exit_code"]) == ("no", "crashed", "3"), status
     assert "log: %s/verl_qwen3_8b_run_1.log (last 5 lines)" % control.logs in status
 
 

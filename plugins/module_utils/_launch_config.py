@@ -812,7 +812,7 @@ def _some(names, limit=8):
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
 # the logs and the rendered scripts are on the host, and the day-2 settings.
 IDENTITY = ("verl_container_name", "verl_workdir", "verl_log_dir", "verl_host_stage_dir", "verl_status_log_lines",
-            "verl_status_stall_seconds", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb", "verl_deploy_lock_timeout")
+            "verl_status_stall_seconds", "verl_status_fail_on", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb", "verl_deploy_lock_timeout")
 
 
 def identity(settings, spec, rules=None, unknown=(), host=None):

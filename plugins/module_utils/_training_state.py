@@ -29,7 +29,7 @@ NOT_IN_RECORD = frozenset((
     # The launch configuration holds every setting under its name; these change nothing in a running
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
     # what is recorded already (the mask, the swanlab part).
-    "confirm", "confirm_timeout", "status_stall_seconds", "logs_dir", "logs_max_mb", "container_privileged", "container_extra_volumes",
+    "confirm", "confirm_timeout", "status_stall_seconds", "status_fail_on", "logs_dir", "logs_max_mb", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
 ))
@@ -156,3 +156,111 @@ def fresh_start_refusal(look, launch, node):
             "%s holds no global_step_<N> folder%s. Nothing was started or changed. Fix: mount the storage that holds the "
             "checkpoints at %s on %s and run again. To start over, give verl_resume_mode=disable." % (
                 node, reached, node, launch.get("ckpts_dir"), where, launch.get("ckpts_dir"), node))
+
+
+# status.yml's verdict: which states of the training (and of the nodes while it runs) make the run fail, so that a
+# scheduled status job, cron or a monitoring check can raise an alarm (verl_status_fail_on; all of them by default).
+FAIL_ON = ("crashed", "stalled", "orphaned", "out-of-ray")
+
+
+def _step(text):
+    """(time, step) of a "TIME N" state line, or None."""
+    parts = str(text or "").split()
+    return (_number(parts[0], None), _number(parts[-1], None)) if len(parts) == 2 else None
+
+
+def _duration(seconds):
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return "%d h %02d min" % (seconds // 3600, seconds % 3600 // 60)
+    return "%d min %02d s" % (seconds // 60, seconds % 60) if seconds >= 60 else "%d s" % seconds
+
+
+def training_progress(training):
+    """Step N of M, the rate and the time left, from the training's state lines (first_step, last_step: "TIME N") and
+    its launch record (settings.train_steps). Missing parts are None; `text` says what is known."""
+    last, first = _step(training.get("last_step")), _step(training.get("first_step"))
+    settings = (training.get("launch") or {}).get("settings") or {}
+    total = _number(settings.get("train_steps"), None) or None
+    step = last[1] if last else None
+    rate = None
+    if last and first and last[0] > first[0] and last[1] > first[1]:
+        rate = (last[1] - first[1]) / float(last[0] - first[0])
+    left = (total - step) / rate if rate and total and step is not None and total >= step else None
+    if step is None:
+        text = "no step logged yet" + (" (of %d)" % total if total else "")
+    else:
+        text = "step %d" % step + (" of %d (%.1f%%)" % (total, 100.0 * step / total) if total else "")
+        text += ", %.1f steps/min" % (rate * 60) if rate else ""
+        text += ", about %s left" % _duration(left) if left is not None and training.get("state") == "running" else ""
+    return {"step": step, "total_steps": total, "steps_per_min": round(rate * 60, 2) if rate else None,
+            "seconds_left": int(left) if left is not None else None, "text": text}
+
+
+def _hbm(npu):
+    chips = [chip for card in (npu or {}).get("npus") or [] for chip in card.get("chips") or []]
+    used = [chip.get("hbm_used_mb") for chip in chips if chip.get("hbm_total_mb")]
+    total = sum(chip.get("hbm_total_mb") or 0 for chip in chips)
+    aicore = [chip.get("aicore_pct") for chip in chips if chip.get("aicore_pct") is not None]
+    return ("%.0f/%.0f GB" % (sum(u or 0 for u in used) / 1024.0, total / 1024.0) if total else "-",
+            "%d%%" % round(sum(aicore) / float(len(aicore))) if aicore else "-")
+
+
+def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
+    """The status of a deployment, for people (a table, one row per node, the head first, and the training's line) and
+    for alarms (the state, the alarms, failed).
+
+    nodes: per node {name, answered (bool), container (its state as shown), container_runs (bool), answer (what
+    `verl_control.sh status` printed: its KEY=VALUE lines are read), npu (what verl.deploy.npu_info returned, or None),
+    npus_in_use (the line verl.deploy.npu_usage made)}. The head's answer holds the training's state lines.
+    A running training that logged no step for more than stall_seconds is stalled; while a training runs (or stalls),
+    a node whose container runs no Ray member of the head's cluster is out of Ray. Nodes that did not answer are shown,
+    and status.yml fails on them anyway (tasks/unanswered.yml).
+    """
+    unknown = [name for name in fail_on or () if name not in FAIL_ON]
+    ordered = sorted(nodes, key=lambda node: node["name"] != head)
+    by_name = {node["name"]: node for node in ordered}
+    head_node = by_name.get(head) or {}
+    training = parse_training_state(head_node.get("answer") or "") if head_node.get("container_runs") else {"state": "unknown"}
+    state = training["state"]
+    if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
+        state = "stalled"
+    progress = training_progress(training) if state != "unknown" else {"step": None, "total_steps": None, "steps_per_min": None,
+                                                                         "seconds_left": None, "text": ""}
+    alarms = []
+    if state == "crashed":
+        alarms.append(("crashed", "the training CRASHED (exit code %s)" % (training.get("exit_code") or
+                                                                           "unknown: the container or node restarted under it")))
+    elif state == "stalled":
+        alarms.append(("stalled", "the training is STALLED: no step for %s s (more than verl_status_stall_seconds=%d)" % (
+            training.get("quiet_for"), stall_seconds)))
+    elif state == "orphaned":
+        alarms.append(("orphaned", "the training's Ray cluster was restarted under it"))
+    rows, facts = [], {}
+    for node in ordered:
+        name = node["name"]
+        in_ray = parse_lines(node.get("answer") or "").get("in_ray") or ("no" if node.get("answered") else "?")
+        hbm, aicore = _hbm(node.get("npu"))
+        if not node.get("answered"):
+            row = {"container": "DID NOT ANSWER", "ray": "?", "npus_in_use": "?", "hbm": "?", "aicore": "?"}
+        else:
+            row = {"container": node.get("container") or "?", "ray": in_ray if node.get("container_runs") else "no",
+                   "npus_in_use": node.get("npus_in_use") or "-", "hbm": hbm, "aicore": aicore}
+            if state in ("running", "stalled") and row["ray"] != "yes":
+                alarms.append(("out-of-ray", "%s is NOT in the head's Ray cluster while the training runs" % name))
+        row["role"] = "head" if name == head else "worker"
+        facts[name] = row
+        rows.append([name, row["role"], row["container"], row["ray"], row["npus_in_use"], row["hbm"], row["aicore"]])
+    header = ["node", "role", "container", "in Ray", "NPUs in use", "HBM", "AICore"]
+    widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
+    table = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
+    failing = [text for kind, text in alarms if kind in (fail_on or ())]
+    lines = table + ["training: %s%s" % (state.upper() if state in FAIL_ON else state, "; " + progress["text"] if progress["text"] else "")]
+    lines += ["ALARM: %s" % text for text in failing]
+    lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
+    if unknown:
+        failing.append("verl_status_fail_on names %s, which is not one of %s. Fix: give a list of those." % (
+            ", ".join(unknown), ", ".join(FAIL_ON)))
+        lines.append("ALARM: " + failing[-1])
+    return {"state": state, "progress": progress, "alarms": [text for _, text in alarms], "failed": bool(failing),
+            "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "lines": lines}

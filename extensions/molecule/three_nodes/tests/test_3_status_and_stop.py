@@ -17,6 +17,12 @@ def test_status_reports_every_node():
     assert proc.output.count("NPUs in use: 0-7 by the training (pids ") == 3, tail(proc)
     assert proc.output.count("verl: 0.7.0.dev") == 3, tail(proc)  # the image's verl, on every node
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}
+    # One table, the head first, every node in Ray; the training's step N of M with its rate.
+    rows = [line.strip(" -'\"").split() for line in proc.stdout.splitlines() if line.strip(" -'\"").split()[:1] in ([n] for n in nodes())]
+    table = [row for row in rows if len(row) > 3 and row[1] in ("head", "worker")]
+    assert [row[1] for row in table[:3]] == ["head", "worker", "worker"], tail(proc)
+    assert all(row[2] == "running" and row[3] == "yes" for row in table[:3]), tail(proc)
+    assert "training: running; step " in proc.output and " of " in proc.output, tail(proc)
 
 
 def test_status_and_stop_name_a_node_that_does_not_answer_and_what_was_not_done_there():

@@ -126,3 +126,64 @@ def test_no_refusal_with_checkpoints_a_young_training_or_another_resume_mode():
     assert fresh_start_refusal("last_step=1 716\ncheckpoints=0\n", dict(AUTO, resume_mode="disable"), "n") == ""
     assert fresh_start_refusal("last_step=1 716\ncheckpoints=0\n", dict(AUTO, save_freq=-1), "n") == ""
     assert fresh_start_refusal("", AUTO, "n") == ""  # nothing read (no host answer)
+
+
+# status.yml's table and verdict (status_report): per-node facts as tasks/status.yml keeps them.
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report  # noqa: E402
+
+NPU = {"npus": [{"chips": [{"hbm_used_mb": 40960, "hbm_total_mb": 65536, "aicore_pct": 50},
+                           {"hbm_used_mb": 20480, "hbm_total_mb": 65536, "aicore_pct": 30}]}]}
+LAUNCH = json.dumps({"settings": {"train_steps": 100}})
+
+
+def head_answer(state="running", first="1000 1", last="1600 11", quiet="60", code="", in_ray="yes"):
+    return "\n".join(["ray: in the cluster", "in_ray=%s" % in_ray, "state=%s" % state, "pid=%s" % ("42" if state == "running" else ""),
+                      "exit_code=%s" % code, "first_step=%s" % first, "last_step=%s" % last, "quiet_for=%s" % quiet,
+                      "launch=%s" % LAUNCH])
+
+
+def node(name, answer="in_ray=yes", runs=True, answered=True):
+    if not answered:
+        return {"name": name, "answered": False}
+    return {"name": name, "answered": True, "container": "running" if runs else "exited (exit code 137)", "container_runs": runs,
+            "answer": answer, "npu": NPU, "npus_in_use": "0-1 by the training"}
+
+
+@pytest.mark.parametrize("head, workers, fail_on, state, failed, alarm", [
+    (head_answer(), ["in_ray=yes"], FAIL_ON, "running", False, None),
+    (head_answer(quiet="4000"), ["in_ray=yes"], FAIL_ON, "stalled", True, "STALLED: no step for 4000 s"),
+    (head_answer(state="crashed", code="1", quiet=""), ["in_ray=yes"], FAIL_ON, "crashed", True, "CRASHED (exit code 1)"),
+    (head_answer(state="crashed", code="", quiet=""), ["in_ray=no"], FAIL_ON, "crashed", True, "container or node restarted"),
+    (head_answer(), ["in_ray=no"], FAIL_ON, "running", True, "w1 is NOT in the head's Ray cluster while the training runs"),
+    (head_answer(), ["in_ray=no"], ["crashed"], "running", False, None),
+    (head_answer(state="stopped", quiet=""), ["in_ray=no"], FAIL_ON, "stopped", False, None),
+    (head_answer(state="finished", code="0", quiet=""), ["in_ray=yes"], FAIL_ON, "finished", False, None),
+    (head_answer(state="orphaned"), ["in_ray=yes"], FAIL_ON, "orphaned", True, "Ray cluster was restarted under it"),
+    (head_answer(state="crashed", code="1"), ["in_ray=yes"], [], "crashed", False, None),
+], ids=["running", "stalled", "crashed", "crashed-restarted", "worker-out-of-ray", "out-of-ray-switched-off", "stopped",
+        "finished", "orphaned", "nothing-fails"])
+def test_the_status_verdict(head, workers, fail_on, state, failed, alarm):
+    nodes = [node("w%d" % i, answer) for i, answer in enumerate(workers, 1)] + [node("h", head)]
+    report = status_report(nodes, "h", 1800, fail_on)
+    assert (report["state"], report["failed"]) == (state, failed), report["lines"]
+    if alarm:
+        assert any(alarm in line for line in report["failing"]), report["failing"]
+
+
+def test_the_status_table_head_first_with_progress_and_time_left():
+    report = status_report([node("w1"), node("w2", answered=False), node("h", head_answer())], "h", 1800)
+    assert report["lines"] == [
+        "node  role    container       in Ray  NPUs in use          HBM        AICore",
+        "h     head    running         yes     0-1 by the training  60/128 GB  40%",
+        "w1    worker  running         yes     0-1 by the training  60/128 GB  40%",
+        "w2    worker  DID NOT ANSWER  ?       ?                    ?          ?",
+        "training: running; step 11 of 100 (11.0%), 1.0 steps/min, about 1 h 29 min left",
+    ]
+    assert report["progress"] == {"step": 11, "total_steps": 100, "steps_per_min": 1.0, "seconds_left": 5340,
+                                  "text": "step 11 of 100 (11.0%), 1.0 steps/min, about 1 h 29 min left"}
+
+
+def test_a_head_whose_container_is_down_shows_no_training_and_an_unknown_fail_on_name_fails():
+    report = status_report([node("h", "", runs=False)], "h", 1800, ["crashed", "crash"])
+    assert report["state"] == "unknown" and report["nodes"]["h"]["ray"] == "no"
+    assert report["failed"] and "verl_status_fail_on names crash" in report["failing"][0]

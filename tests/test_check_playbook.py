@@ -1,0 +1,71 @@
+"""playbooks/check.yml without a cluster: every node judged, read-only, no confirmation, a report and a verdict.
+
+The nodes here: this machine over a local connection (it answers, and has no npu-smi: not ready, as a node without
+the Ascend driver is) and 127.0.0.1 on a closed port (it does not answer). A ready verdict needs NPUs: the Molecule
+scenarios are where check.yml meets the simulated cluster."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from helpers.awx_job import awx_variables, run_job, survey_answers
+
+REPO = Path(__file__).resolve().parents[1]
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
+         "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
+
+
+def inventory(out):
+    return {"all": {"vars": dict(PATHS, verl_output_dir=str(out)), "children": {
+        "ray_head": {"hosts": {"node1": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}},
+        "ray_workers": {"hosts": {"node2": {"ansible_host": "127.0.0.1", "ansible_port": 9}}}}}}
+
+
+def run(tmp_path, *args):
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(yaml.safe_dump(inventory(tmp_path / "out")))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    return subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/check.yml", "-i", str(hosts), *args], cwd=REPO, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_every_node_is_judged_without_confirmation_and_the_verdict_is_kept(tmp_path):
+    proc = run(tmp_path, "-e", "mask=0000000")
+    said = " ".join(proc.stdout.split())
+    # Ansible's rc when a node did not answer (2 when every node answered and one is not ready).
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "verl_confirm is not true" not in said, "the check needs no confirmation"
+    verdict = json.loads((tmp_path / "out" / "check.json").read_text())
+    assert verdict["ready"] is False and list(verdict["nodes"]) == ["node1", "node2"]
+    assert verdict["nodes"]["node1"]["state"] == "not ready" and "npu-smi" in verdict["nodes"]["node1"]["problem"]
+    assert verdict["nodes"]["node2"]["state"] == "did not answer"
+    assert verdict["lines"][0] == ("NOT READY: 0 of 2 node(s) ready to deploy to (1 not ready, 1 did not answer); "
+                                   "nothing was changed on any node.")
+    assert "node1 (head): NOT READY: npu-smi failed" in said and "node2: DID NOT ANSWER" in said
+    recap = proc.stdout.rsplit("PLAY RECAP", 1)[-1]
+    assert all(" changed=0 " in line for line in recap.splitlines() if line.startswith(("node1", "node2", "localhost"))), recap
+
+
+def test_a_settings_mistake_is_refused_before_any_node(tmp_path):
+    proc = run(tmp_path, "-e", "mask=10100x0")
+    assert proc.returncode == 2 and "mask" in proc.stdout, proc.stdout
+    assert "node1" not in proc.stdout.rsplit("PLAY RECAP", 1)[-1] and not (tmp_path / "out" / "check.json").exists()
+
+
+def test_an_awx_check_job_needs_no_confirmation_and_returns_the_verdict(tmp_path):
+    """The "verl check" template's job (ansible-runner, AWX's extra vars, no verl_confirm): it runs on every node
+    and its artifacts hold the verdict, where a deploy job would stop at once (nobody can confirm)."""
+    answers = survey_answers("check", **awx_variables())
+    assert "verl_confirm" not in answers
+    job = run_job(tmp_path, "playbooks/check.yml", inventory(tmp_path / "out"), answers, timeout=300)
+    assert job.status == "failed", job.describe()
+    assert "verl_confirm is not true" not in job.stdout
+    verdict = job.artifact_data["verl_check"]
+    assert verdict["ready"] is False and verdict["nodes"]["node2"]["state"] == "did not answer", verdict
+    assert verdict == json.loads((tmp_path / "out" / "check.json").read_text())
