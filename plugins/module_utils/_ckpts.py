@@ -287,7 +287,7 @@ def storage_kind(storage):
         if subtype in FUSE_KINDS:
             return ("fuse",) + FUSE_KINDS[subtype]
         # Any other FUSE file system (fuse.<subtype>, or plain "fuse" named by its source).
-        named = subtype or str(storage.get("source") or "").split("#")[0] or "fuse"
+        named = subtype or str(storage.get("source") or "").split("#", maxsplit=1)[0] or "fuse"
         return ("fuse", "fuse." + named, "FUSE (%s)" % named)
     return ("local", fstype or "?", "a local file system (%s)" % (fstype or "?"))
 
@@ -379,9 +379,8 @@ def not_shared(nodes, launch):
         return ""
     shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
     kinds = {storage_kind(ckpts["storage"])[0] for ckpts in read.values()}
-    local = ("; a local disk (%s) is one storage only for containers of one host" % ", ".join(
-        sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"}))
-             if "local" in kinds else "")
+    local_types = sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"})
+    local = "; a local disk (%s) is one storage only for containers of one host" % ", ".join(local_types) if "local" in kinds else ""
     return ("verl_ckpts_dir=%s is not the same storage on every node (%s). Megatron's distributed checkpoint is written by "
             "the ranks of every node into one folder and read back whole, so on separate disks the first save fails "
             "(\"Parent directory .../global_step_<N> does not exist\") or a resume fails (\"... is not a distributed "
