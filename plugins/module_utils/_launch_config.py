@@ -835,19 +835,25 @@ ARGUMENT_SPEC = {
 }
 
 
+def _about(errors):
+    """The refusals without their text (msg holds it once)."""
+    return [{key: value for key, value in error.items() if key != "msg"} for error in errors]
+
+
 def evaluate(params, key_forms=()):
     """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
 
     key_forms: the SwanLab key's spellings (_secrets.key_forms), when the caller holds the key on the controller
     (the action plugin): a setting that holds one is refused without its value, and every form is masked.
-    result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}."""
+    result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}. Each refusal's text is in msg
+    once: errors holds what each is about (rule, variable, value) without its text again, which Ansible would print twice."""
     mask_values = set(key_forms or ())
     settings = params["settings"]
     holding = secrets.key_problems(dict(settings, mask=params.get("mask")), key_forms) if key_forms else []
     if holding:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(holding))]
         lines.extend("- " + error["msg"] for error in holding)
-        return {"failed": True, "msg": "\n".join(lines), "errors": holding}, [], mask_values
+        return {"failed": True, "msg": "\n".join(lines), "errors": _about(holding)}, [], mask_values
     if "verl_swanlab_api_key" in settings:
         leaked = settings["verl_swanlab_api_key"]
         if leaked:
@@ -868,5 +874,5 @@ def evaluate(params, key_forms=()):
     if errors:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (inputs.plain_or_shown(params["host"]), len(errors))]
         lines.extend("- " + error["msg"] for error in errors)
-        return {"failed": True, "msg": "\n".join(lines), "errors": errors}, warnings, mask_values
+        return {"failed": True, "msg": "\n".join(lines), "errors": _about(errors)}, warnings, mask_values
     return {"changed": False, "config": config}, warnings, mask_values
