@@ -25,6 +25,14 @@ options:
     description: The algorithm the deploy renders (C(verl_algorithm), a key of the collection's algorithm table), whose entry point must be in the image.
     type: str
     required: true
+  image:
+    description: The container's image reference; a first NPU operation that fails in an image whose tag names another chip is told so.
+    type: str
+    default: ''
+  chip:
+    description: The host's chip (C(family), C(name)) as the pre-check read it.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -56,7 +64,7 @@ import json
 from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack
 
 
-def image_stack(output, algorithm):
+def image_stack(output, algorithm, image="", chip=None):
     lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
     if not lines:
         return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
@@ -65,7 +73,7 @@ def image_stack(output, algorithm):
         stack = json.loads(lines[-1][len("stack="):])
     except ValueError as exc:
         return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None}
-    problems, notes = check_stack(stack, algorithm)
+    problems, notes = check_stack(stack, algorithm, image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
     return {"problems": problems, "notes": notes, "verl": verl}
 
