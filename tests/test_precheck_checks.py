@@ -140,7 +140,7 @@ def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
     (ckpts / "global_step_2" / "actor" / "dist_ckpt").mkdir(parents=True)
     (ckpts / "latest_checkpointed_iteration.txt").write_text("2")
     facts = copy.deepcopy(FACTS)
-    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    facts["ckpts"] = read_ckpts_dir(str(ckpts))
     rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
     text = " ".join(out.split())
     assert rc != 0
@@ -149,7 +149,7 @@ def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
     for name in ("data.pt", "actor/huggingface/config.json"):
         (ckpts / "global_step_2" / name).parent.mkdir(parents=True, exist_ok=True)
         (ckpts / "global_step_2" / name).write_text("x")
-    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    facts["ckpts"] = read_ckpts_dir(str(ckpts))
     rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
     assert rc == 0, out[-3000:]
 

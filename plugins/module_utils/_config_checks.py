@@ -171,7 +171,9 @@ def check_parallelism(c):
              "verl_train_tp x verl_train_pp = %d x %d = %d is not a multiple of the NPUs per node (%d, the length of verl_npu_devices). "
              "%s Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, claim, npn, _suggest(c)))
     # C7 (the NPUs split into rollout replicas of gen_tp NPUs) is R1's or C2's: gen_tp is the training TP, which divides them.
-    cluster_ok = not errors or errors[-1]["variable"] != "verl_train_tp"  # the TP refusal's pairs fit the layers too
+    cluster_ok = not any(error["variable"] == "verl_train_tp" for error in errors)  # the TP refusal's pairs fit the layers too
+    if cluster_ok:
+        check_experts(c, fail)  # its sizes are for this TP x PP: after a TP refusal they would change with the fix
     if cluster_ok and known and layers % pp:
         fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
         fail("C11", "verl_train_pp", pp,
@@ -250,6 +252,55 @@ def check_parallelism(c):
              "The overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))
     return errors
+
+
+EP_KEY = "actor_rollout_ref.actor.megatron.expert_model_parallel_size"
+ETP_KEY = "actor_rollout_ref.actor.megatron.expert_tensor_parallel_size"
+
+
+def expert_sizes(c):
+    """The expert parallel sizes that fit: dividing the model's experts (num_experts; any size before the model is read)
+    with expert TP x EP x PP dividing the NPUs."""
+    tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
+    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    experts = c.get("num_experts") or 0
+    return [ep for ep in _divisors(experts or world) if world % (etp * ep * pp) == 0]
+
+
+def check_experts(c, fail):
+    """C24, C25: the expert parallel size (verl_extra_overrides' actor_rollout_ref.actor.megatron.expert_model_parallel_size,
+    verl's default 1; expert TP defaults to the TP, megatron/core/parallel_state.py).
+
+    C24: Megatron's MoE layer (megatron/core/transformer/moe/moe_layer.py, BaseMoELayer.__init__, core_v0.12.1) asserts
+    `self.config.num_moe_experts % self.expert_parallel_size == 0` (a bare AssertionError at model build), and a dense
+    model with expert parallelism is refused by TransformerConfig ("num_moe_experts must be non None to use expert-parallel").
+    C25: initialize_model_parallel raises "RuntimeError: decoder world_size (W) is not divisible by
+    expert_tensor_model_pipeline_parallel size (E)" when expert TP x EP x PP does not divide the NPUs."""
+    tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
+    ep = override_value(c.get("extra_overrides"), EP_KEY, 1)
+    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    experts = c.get("num_experts") or 0
+    known = model_known(c)
+    if ep <= 1:
+        return
+    fits = [str(size) for size in expert_sizes(c)]
+    if known and not experts:
+        fail("C24", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "verl_extra_overrides sets %s=%d, but the model is dense (its config.json names no experts): Megatron stops at model "
+             "build with 'num_moe_experts must be non None to use expert-parallel'. Fix: remove that line from verl_extra_overrides."
+             % (EP_KEY, ep))
+    elif known and experts % ep:
+        fail("C24", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "verl_extra_overrides sets %s=%d, which does not divide the model's %d experts (num_experts in its config.json): "
+             "Megatron's MoE layer stops at model build with a bare AssertionError (assert num_moe_experts %% expert_parallel_size "
+             "== 0). Fix: set it to one of %s (each divides %d and, with expert TP %d x PP %d, the %d NPUs)."
+             % (EP_KEY, ep, experts, ", ".join(fits) or "none", experts, etp, pp, world))
+    elif world % (etp * ep * pp):
+        fail("C25", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "expert TP x EP x PP = %d x %d x %d = %d does not divide the cluster's %d NPUs (EP: %s in verl_extra_overrides): "
+             "Megatron stops with 'RuntimeError: decoder world_size (%d) is not divisible by expert_tensor_model_pipeline_parallel "
+             "size (%d)'. Fix: set %s to one of %s." % (etp, ep, pp, etp * ep * pp, world, EP_KEY, world, etp * ep * pp, EP_KEY,
+                                                        ", ".join(fits) or "1"))
 
 
 def check_vpp_micro_batches(c, variable, micro, sequences, unit, what, fail):

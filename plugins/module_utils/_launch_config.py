@@ -67,7 +67,7 @@ PARALLELISM_INPUTS = {
 }
 # The model's numbers the shape rules read, from its config.json as the pre-check read it (_model.py): no settings
 # repeat them, so they cannot disagree with the model.
-MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size")
+MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size", "num_experts")
 # The settings that repeated them (up to 0.x): named when an inventory still gives one.
 READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
 

@@ -20,7 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
-from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
 
@@ -355,7 +355,8 @@ def ckpts_not_shared(checked):
 
 def ckpts_no_space(checked):
     ckpts = _ckpts_read(checked)
-    return _ckpts.no_space(ckpts, checked.get("launch") or {}, ckpts.get("model_params")) if ckpts else ""
+    # The model's one parameter count (its weight files, else config.json: the model read), as the memory rule's.
+    return _ckpts.no_space(ckpts, checked.get("launch") or {}, _model_read(checked).get("parameters")) if ckpts else ""
 
 
 def ckpts_resume_broken(checked):
@@ -447,9 +448,12 @@ def memory_case(checked):
     overrides = launch.get("extra_overrides") or []
     enabled = (launch.get("features") or {}).get("enabled") or {}
     shape = {"num_layers": facts["num_layers"], "num_attention_heads": facts["num_attention_heads"],
-             "num_kv_heads": facts["num_kv_heads"], "npu_per_node": launch["npu_per_node"], "world_size": launch["world_size"],
-             "vpp": enabled.get("vpp", False)}
-    return {"facts": facts, "parameters": read["parameters"], "hbm_bytes": hbm, "train_tp": launch["train_tp"],
+             "num_kv_heads": facts["num_kv_heads"], "vocab_size": facts.get("vocab_size"), "npu_per_node": launch["npu_per_node"],
+             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False)}
+    megatron = "actor_rollout_ref.actor.megatron."
+    return {"facts": facts, "parameters": read["parameters"], "expert_parameters": read.get("expert_parameters") or 0,
+            "ep": override_value(overrides, megatron + "expert_model_parallel_size", 1),
+            "etp": override_value(overrides, megatron + "expert_tensor_parallel_size", None), "hbm_bytes": hbm, "train_tp": launch["train_tp"],
             "train_pp": launch["train_pp"], "gen_tp": launch["gen_tp"], "world_size": launch["world_size"],
             "algorithm": launch.get("algorithm", _algorithms.DEFAULT), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
             "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
@@ -457,7 +461,9 @@ def memory_case(checked):
             "max_num_seqs": verl_values(overrides)["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
             "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
-            "layouts": valid_tp_pp(shape)}
+            "layouts": valid_tp_pp(shape),
+            "expert_sizes": expert_sizes(dict(shape, train_tp=launch["train_tp"], train_pp=launch["train_pp"], extra_overrides=overrides,
+                                              num_experts=facts.get("num_experts")))}
 
 
 def memory_does_not_fit(checked):

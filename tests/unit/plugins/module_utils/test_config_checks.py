@@ -255,3 +255,36 @@ def test_the_training_tp_divides_the_vocabulary(vocab, refused):
 
 def test_a_budget_that_fits_the_positions_exactly_passes():
     assert "C22" not in rules(max_prompt_length=8192, max_response_length=40960 - 8192, overlong_buffer_len=1024)
+
+
+# MoE (issue 28): the expert parallel size verl_extra_overrides gives must divide the model's experts (Megatron's MoE layer
+# asserts it) and, with expert TP x PP, the NPUs (Megatron's initialize_model_parallel). Each refusal's fix applied passes.
+EP = "actor_rollout_ref.actor.megatron.expert_model_parallel_size"
+QWEN3_30B_A3B = {"num_layers": 48, "num_attention_heads": 32, "num_kv_heads": 4, "max_position_embeddings": 40960,
+                 "vocab_size": 151936, "num_experts": 128}
+MIXTRAL = {"num_layers": 32, "num_attention_heads": 32, "num_kv_heads": 8, "max_position_embeddings": 32768, "vocab_size": 32000,
+           "num_experts": 8}
+
+
+ETP1 = "actor_rollout_ref.actor.megatron.expert_tensor_parallel_size=1"
+
+
+@pytest.mark.parametrize("model, changes, ep, rule, said, fixed_ep", [
+    (MIXTRAL, {"train_tp": 8, "gen_tp": 8, "train_pp": 1, "nnodes": 2}, 16, "C24", "does not divide the model's 8 experts", 2),
+    (QWEN3_30B_A3B, {"train_tp": 4, "gen_tp": 4, "train_pp": 4, "npu_per_node": 16, "extra": [ETP1]}, 3, "C24",
+     "Fix: set it to one of 1, 2, 4 ", 4),
+    (QWEN3_30B_A3B, {"train_tp": 2, "gen_tp": 2, "train_pp": 4, "extra": [ETP1]}, 4, "C25",
+     "'RuntimeError: decoder world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)'", 2),
+    ({}, {}, 2, "C24", "the model is dense", 1),
+])
+def test_the_expert_parallel_size_fits_the_experts_and_the_npus(model, changes, ep, rule, said, fixed_ep):
+    c = dict(model, **changes)
+    extra = c.pop("extra", [])
+    errors = check_parallelism(cluster(**c, extra_overrides=extra + ["%s=%d" % (EP, ep)]))
+    assert [e["rule"] for e in errors] == [rule], errors
+    assert errors[0]["variable"] == "verl_extra_overrides" and said in errors[0]["msg"], errors[0]["msg"]
+    assert check_parallelism(cluster(**c, extra_overrides=extra + ["%s=%d" % (EP, fixed_ep)])) == []
+
+
+def test_a_moe_model_without_expert_parallelism_passes_the_shape_rules():
+    assert check_parallelism(cluster(**QWEN3_30B_A3B)) == []
