@@ -107,6 +107,13 @@ def image_family(ref):
     return found.pop() if len(found) == 1 else ""
 
 
+def chip_refused(chip):
+    """Whether choose_image refuses this chip whatever the image: a first-generation 910, or a named chip of no family verl
+    has images for."""
+    family = (chip or {}).get("family") or ""
+    return family == FIRST_GENERATION or bool((chip or {}).get("name")) and family not in FAMILIES
+
+
 def choose_image(stated, by_chip, chip):
     """(image, why, problem) for a host: the stated verl_image, else verl_image_by_chip's image for the
     detected chip family, else (nothing detected) its 910b image. `problem` is an error message (with the

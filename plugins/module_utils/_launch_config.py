@@ -22,7 +22,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inpu
 from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
-from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
+from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, chip_refused, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
@@ -700,8 +700,11 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     network = check_network(values, head, detected, errors, static)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
-    check_parallelism_of(values, features, nnodes, errors, detected.get("model"))
+    # A chip verl has no image for is the one cause on this host: the layout rules on its NPUs would only add noise.
+    refused_chip = len(errors)
     image = check_image(values, detected, errors)
+    if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
+        check_parallelism_of(values, features, nnodes, errors, detected.get("model"))
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
