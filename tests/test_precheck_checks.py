@@ -94,6 +94,8 @@ def test_busy_npus_holders_and_missing_paths(tmp_path):
     text = " ".join(out.split())
     assert rc != 0
     assert "verl_npu_devices=0,1,5 names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)" in text, text[-3000:]
+    # Each problem is printed once (the failure only counts them).
+    assert text.count("names NPU(s) 5 that npu-smi does not list") == 1 and "localhost: 3 problem(s), each named above" in text
     assert "NPU(s) 1 already run processes of something other than this deployment's container verl: pid 412122 (vllm" in text
     assert "running container(s) vllm hold NPU device(s) this deploy needs" in text
     assert "verl_model_path=/no/model is not an existing directory on this host" in text, "a path not read before is read now"
@@ -184,5 +186,5 @@ def test_a_worker_whose_model_is_not_the_heads_is_refused_by_the_checks(tmp_path
     text = " ".join(out.split())
     assert rc != 0
     size = shard.stat().st_size
-    assert ("localhost: the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
+    assert ("localhost: 1 problem(s): - the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
             "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, size, size - 16)) in text, text[-3000:]
