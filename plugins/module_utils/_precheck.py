@@ -283,8 +283,19 @@ def ray_ports_taken(checked):
     taken = [port for port in (launch.get("ray_port"), launch.get("dashboard_port")) if port in listening]
     if not taken:
         return ""
-    return ("port(s) %s on %s are in use, but the training container is not running. Fix: free them, or choose verl_ray_port / "
-            "verl_ray_dashboard_port." % (_ids(taken), launch.get("master_addr")))
+    free = [_free_port(listening, port, (launch.get("ray_port"), launch.get("dashboard_port"))) for port in taken]
+    names = ["verl_ray_port" if port == launch.get("ray_port") else "verl_ray_dashboard_port" for port in taken]
+    return ("port(s) %s on %s are in use, but the training container is not running. Fix: free them, or choose %s (free on this "
+            "host)." % (_ids(taken), launch.get("master_addr"), " ".join("%s=%d" % pair for pair in zip(names, free))))
+
+
+def _free_port(listening, port, avoid=(), count=1):
+    """The first port above `port` with `count` ports from it not in `listening` (nor in `avoid`)."""
+    taken = set(listening) | {p for p in avoid if p}
+    candidate = port + 1
+    while any(candidate + offset in taken for offset in range(count)) and candidate < 65535 - count:
+        candidate += 1
+    return candidate
 
 
 # HCCL listens on a range from HCCL_IF_BASE_PORT (default 60000) on every node: 16 ports up to CANN 8.2, 32 from
@@ -308,7 +319,8 @@ def hccl_ports_taken(checked):
         return ""
     return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host, and the training is not running here: "
             "HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's range "
-            "with verl_extra_env: {HCCL_IF_BASE_PORT: <a free base>}." % (_ids(taken), int(base), int(base) + HCCL_PORTS - 1, base))
+            "with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
+                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
 
 
 def npu_network_down(checked):

@@ -150,8 +150,8 @@ def test_hccls_ports_taken_where_the_training_does_not_run_are_refused():
     facts = {"listening_ports": [22, 60003, 60031, 60032], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
     text = pc.hccl_ports_taken(checked(idle, facts=facts))
     assert text.startswith("port(s) 60003, 60031 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host"), text
-    assert "HCCL_IF_BASE_PORT: <a free base>" in text
-    moved = dict(LAUNCH, extra_env={"HCCL_IF_BASE_PORT": "50000"})
+    assert "HCCL_IF_BASE_PORT: 60033} (its 32 ports are free here)" in text
+    moved = dict(LAUNCH, extra_env={"HCCL_IF_BASE_PORT": "60033"})  # the base the fix names
     assert pc.hccl_ports_taken(checked(idle, facts=facts, launch=moved)) == ""
     # The training's own HCCL holds them on a re-run.
     assert pc.hccl_ports_taken(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
