@@ -224,11 +224,11 @@ model:
       C(num_kv_heads), C(vocab_size), C(max_position_embeddings), C(tie_word_embeddings), C(hidden_size), C(intermediate_size),
       C(head_dim), C(torch_dtype) and the experts (C(num_experts), 0 for a dense model, C(experts_per_token),
       C(moe_intermediate_size), C(shared_intermediate_size), C(moe_layers)); C(summary) one line of them.
-    - C(parameters) is the model's one parameter count, for the memory, checkpoint space and parallelism rules: the elements
-      of every tensor the weight files' safetensors headers declare, else (a header missing, packed integer weights, or
-      headers that are not config.json's model) config.json's shape; C(parameters_from) says which (C(weights),
-      C(config.json)); C(active_parameters) those a token passes (MoE: the routed experts it is sent to) and
-      C(expert_parameters) the routed experts' share (what expert parallelism splits).
+    - C(parameters) is the model's one parameter count, for the memory, checkpoint space and parallelism rules. It is the
+      elements of every tensor the weight files' safetensors headers declare, else (a header missing, or packed integer
+      weights) config.json's shape; C(parameters_from) says which (C(weights), C(config.json)); C(active_parameters) are
+      those a token passes (for MoE, the routed experts it is sent to) and C(expert_parameters) the routed experts' share
+      (what expert parallelism splits).
     - C(problems) names what is unusable or missing (C(config.json), shards the index names, truncated shards, the tokenizer),
       each with the path and the fix; C(shards), C(missing) and C(truncated) list the weight files.
     - C(identity) is what the pre-check compares with the head's copy (C(config_sha256), C(config) the parsed C(config.json),
