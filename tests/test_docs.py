@@ -101,3 +101,16 @@ def test_the_anchor_rule_is_githubs():
     assert github_anchor(" Collecting the logs: `logs.yml`") == "collecting-the-logs-logsyml"
     assert github_anchor(" 6. What a run shows") == "6-what-a-run-shows"
     assert github_anchor(" /dev/shm too small") == "devshm-too-small"
+
+
+def test_a_port_the_docs_give_for_a_port_setting_is_its_default():
+    """Issue 28: the troubleshooting page told users to open port 6379 for verl_ray_port, whose default is 9182. Every
+    "`verl_<...>_port` (N" in README.md and docs/*.md names the setting's default."""
+    import yaml
+
+    defaults = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
+    pages = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
+    said = [(page.name, name, int(port)) for page in pages
+            for name, port in re.findall(r"`(verl_\w*port)`\s*\((\d+)", page.read_text())]
+    assert said, "the rule reads nothing"
+    assert [entry for entry in said if defaults.get(entry[1]) != entry[2]] == []

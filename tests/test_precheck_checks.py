@@ -94,6 +94,8 @@ def test_busy_npus_holders_and_missing_paths(tmp_path):
     text = " ".join(out.split())
     assert rc != 0
     assert "verl_npu_devices=0,1,5 names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)" in text, text[-3000:]
+    # Each problem is printed once (the failure only counts them).
+    assert text.count("names NPU(s) 5 that npu-smi does not list") == 1 and "localhost: 3 problem(s), each named above" in text
     assert "NPU(s) 1 already run processes of something other than this deployment's container verl: pid 412122 (vllm" in text
     assert "container vllm was given /dev/davinci1 (--device): NPU(s) 1 of this deploy are taken" in text
     assert "verl_model_path=/no/model is not an existing directory on this host" in text, "a path not read before is read now"
@@ -140,7 +142,7 @@ def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
     (ckpts / "global_step_2" / "actor" / "dist_ckpt").mkdir(parents=True)
     (ckpts / "latest_checkpointed_iteration.txt").write_text("2")
     facts = copy.deepcopy(FACTS)
-    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    facts["ckpts"] = read_ckpts_dir(str(ckpts))
     rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
     text = " ".join(out.split())
     assert rc != 0
@@ -149,7 +151,7 @@ def test_the_checkpoint_folder_is_judged_from_what_node_facts_read(tmp_path):
     for name in ("data.pt", "actor/huggingface/config.json"):
         (ckpts / "global_step_2" / name).parent.mkdir(parents=True, exist_ok=True)
         (ckpts / "global_step_2" / name).write_text("x")
-    facts["ckpts"] = dict(read_ckpts_dir(str(ckpts)), model_params=None)
+    facts["ckpts"] = read_ckpts_dir(str(ckpts))
     rc, out = run_checks(tmp_path, launch={"ckpts_dir": str(ckpts), "resume_mode": "auto", "nnodes": 1}, facts=facts)
     assert rc == 0, out[-3000:]
 
@@ -184,5 +186,5 @@ def test_a_worker_whose_model_is_not_the_heads_is_refused_by_the_checks(tmp_path
     text = " ".join(out.split())
     assert rc != 0
     size = shard.stat().st_size
-    assert ("localhost: the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
+    assert ("localhost: 1 problem(s): - the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
             "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, size, size - 16)) in text, text[-3000:]

@@ -39,13 +39,14 @@ CASES = {
     "mini-larger-than-batch": ({"verl_train_batch_size": 16, "verl_ppo_mini_batch_size": 32}, 1, {
         a: ({"C4"}, "train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)") for a in ALL}),
     "micro-3": ({"verl_ppo_micro_batch_size_per_gpu": 3}, 1, {
-        a: ({"C3", "C4"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (3)") for a in ALL}),
+        a: ({"C4"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (3)") for a in ALL}),
     "micro-3-dynamic": ({"verl_ppo_micro_batch_size_per_gpu": 3, "verl_feature_mask": "0100000"}, 1, {a: (set(), None) for a in ALL}),
     "three-nodes": ({}, 3, {
-        a: ({"C3", "C6"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (6)") for a in ALL}),
+        a: ({"C6"}, "real_train_batch_size (256) must be divisible by minimal possible batch size (6)") for a in ALL}),
     "three-nodes-batch-48": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 48}, 3, {a: (set(), None) for a in ALL}),
     "tp8-pp2-on-8": ({"verl_train_tp": 8, "verl_train_pp": 2}, 1, {
         a: ({"C2"}, "n_gpus (8) must be divisible by model_parallel_size (16)") for a in ALL}),
+    "tp-3": ({"verl_train_tp": 3}, 1, {a: ({"C2"}, "n_gpus (8) must be divisible by model_parallel_size (6)") for a in ALL}),
     "mini-not-dividing-batch": ({"verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 32}, 1, {a: ({"C19"}, None) for a in ALL}),
     "rollout-tp-2": ({"verl_gen_tp": 2}, 1, {a: ({"R1"}, None) for a in ALL}),
     "tp2-pp1": ({"verl_train_tp": 2, "verl_train_pp": 1}, 1, {a: ({"R2"}, None) for a in ALL}),

@@ -33,6 +33,14 @@ options:
     description: C(verl_allow_untested_version). A verl newer than the release table is placed by its marker files instead of refused.
     type: bool
     default: false
+  image:
+    description: The container's image reference; a first NPU operation that fails in an image whose tag names another chip is told so.
+    type: str
+    default: ''
+  chip:
+    description: The host's chip (C(family), C(name)) as the pre-check read it.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -64,7 +72,7 @@ import json
 from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack
 
 
-def image_stack(output, algorithm, rendered=None, allow_newer=False):
+def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None):
     lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
     if not lines:
         return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
@@ -73,7 +81,7 @@ def image_stack(output, algorithm, rendered=None, allow_newer=False):
         stack = json.loads(lines[-1][len("stack="):])
     except ValueError as exc:
         return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None}
-    problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer))
+    problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer), image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
     return {"problems": problems, "notes": notes, "verl": verl}
 

@@ -107,16 +107,30 @@ def image_family(ref):
     return found.pop() if len(found) == 1 else ""
 
 
+def chip_refused(chip):
+    """Whether choose_image refuses this chip whatever the image: a first-generation 910, or a named chip of no family verl
+    has images for."""
+    family = (chip or {}).get("family") or ""
+    return family == FIRST_GENERATION or bool((chip or {}).get("name")) and family not in FAMILIES
+
+
 def choose_image(stated, by_chip, chip):
     """(image, why, problem) for a host: the stated verl_image, else verl_image_by_chip's image for the
     detected chip family, else (nothing detected) its 910b image. `problem` is an error message (with the
-    fix) when the chip was detected but no image is known for it; `why` says where the image came from."""
+    fix) when the chip is one verl has no image for (whatever verl_image says), or no image is known for it;
+    `why` says where the image came from."""
     by_chip = by_chip or {}
     family, name = (chip or {}).get("family") or "", (chip or {}).get("name") or ""
     if family == FIRST_GENERATION:
         return None, None, ("this host's NPUs are a first-generation Ascend 910 (npu-smi: %s; soc 104, 32 GB HBM), not Atlas A2 "
                             "(910B1 to 910B4) or A3: verl's Ascend images and vllm-ascend do not run on it (\"Can not support "
                             "soc_version: 104\"). Fix: deploy on Atlas A2 or A3 nodes; leave this host out of the inventory." % name)
+    if name and family not in FAMILIES:
+        # 310, 310P, 310B (inference cards), Ascend950 (A5): verl's Ascend images and their CANN, torch_npu, vllm-ascend and
+        # MindSpeed are built for the A2 and A3 SoCs only; a stated image does not change the chip.
+        return None, None, ("this host's NPUs are %s (npu-smi), a chip verl publishes no image for: verl's Ascend images exist for "
+                            "%s only. Fix: deploy on Atlas A2 or A3 nodes; leave this host out of the inventory."
+                            % (name, " and ".join("%s (verl_image_by_chip.%s)" % (FAMILIES[key], key) for key in FAMILIES)))
     if stated:
         built_for = image_family(stated)
         if family and built_for and built_for != family:
@@ -130,11 +144,11 @@ def choose_image(stated, by_chip, chip):
     if family and by_chip.get(family):
         why = "chosen for %s (npu-smi: %s); set verl_image to override" % (FAMILIES.get(family, family), name or "?")
         return by_chip[family], why, None
-    if name or family:
+    if family:
         known = ", ".join(sorted(by_chip)) or "none"
-        return None, None, ("verl_image is empty and this host's NPUs are %s, for which verl_image_by_chip has no image (it has: %s). "
-                            "Fix: set verl_image to a verl image built for this chip, or add it to verl_image_by_chip."
-                            % (name or family, known))
+        return None, None, ("verl_image is empty and this host's NPUs are %s (%s), for which verl_image_by_chip has no image (it has: "
+                            "%s). Fix: add verl_image_by_chip.%s, a verl image built for %s, or set verl_image to one."
+                            % (name or family, FAMILIES[family], known, family, FAMILIES[family]))
     if by_chip.get("910b"):
         return by_chip["910b"], "the 910b image: no NPU was read on this host; set verl_image to choose", None
     return None, None, "verl_image and verl_image_by_chip are both empty. Fix: set verl_image to the verl image to run."

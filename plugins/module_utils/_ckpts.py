@@ -27,11 +27,9 @@ No Ansible imports.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import read_text
 
 # Which storage a mount is, by what its mountinfo line says it is (the kernel's file system type, for FUSE its
@@ -174,41 +172,6 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
             if step in steps:
                 result["step_files"][str(step)] = _step_files(os.path.join(path, "global_step_%d" % step))
     return result
-
-
-# --------------------------------------------------------------------------- the model's size
-
-def model_params(config_text):
-    """The parameters config.json's shape gives (_model.parameter_count, the model read's own count), or None when
-    the text is not a usable config (the model checks say why)."""
-    try:
-        return _model.parameter_count(_model.parse_config(config_text))
-    except _model.ModelError:
-        return None
-
-
-DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
-
-
-def read_model_params(model_path):
-    """The parameters of the model at model_path, or None: from the weight files present (their bytes over the bytes of
-    config.json's torch_dtype: what the model really is on this disk, also a stand-in's small shards), else from
-    config.json's shape (model_params()). None when neither can be read (the model checks say why)."""
-    if not model_path:
-        return None
-    text = read_text(os.path.join(model_path, "config.json"))
-    try:
-        config = json.loads(text) if text else {}
-    except ValueError:
-        config = {}
-    config = config if isinstance(config, dict) else {}
-    try:
-        weights = sum(entry.stat().st_size for entry in os.scandir(model_path) if entry.name.endswith(".safetensors") and entry.is_file())
-    except OSError:
-        weights = 0
-    if weights:
-        return weights // DTYPE_BYTES.get(str(config.get("torch_dtype") or config.get("dtype") or "bfloat16"), 2)
-    return model_params(text) if config else None
 
 
 # --------------------------------------------------------------------------- the settings that shape the saves

@@ -68,9 +68,10 @@ def model_known(c):
 
 
 def tp_sizes(c):
-    """The tensor parallel sizes the model's heads allow: dividing both its attention heads and its KV heads
-    (Megatron: "num_query_groups (..) must be a multiple of tensor_model_parallel_size (..)")."""
-    return [d for d in _divisors(c["num_kv_heads"]) if c["num_attention_heads"] % d == 0]
+    """The tensor parallel sizes the model allows: dividing its attention heads and its KV heads (Megatron:
+    "num_query_groups (..) must be a multiple of tensor_model_parallel_size (..)") and its vocabulary (C23)."""
+    vocab = c.get("vocab_size")
+    return [d for d in _divisors(c["num_kv_heads"]) if c["num_attention_heads"] % d == 0 and not (vocab and vocab % d)]
 
 
 def valid_tp_pp(c):
@@ -118,61 +119,77 @@ def check_parallelism(c):
     layers = c["num_layers"]
     mp = tp * pp
 
+    known = model_known(c)
+    # One refusal per cause: a TP (or PP) that breaks several rules is refused once, by the first rule below that it
+    # breaks, whose fix (the pairs of valid_tp_pp, the sizes of tp_sizes) satisfies the rules it stands for.
     if gen_tp != tp:
+        # Also what verl (C7: the NPUs split into rollout replicas of gen_tp NPUs) or vLLM (its heads) would refuse:
+        # setting verl_gen_tp to the training TP fixes those too.
+        verl_refuses = []
+        if world % gen_tp:
+            verl_refuses.append("verl cannot split the cluster's %d NPUs into rollout replicas of %d NPUs" % (world, gen_tp))
+        if known and c["num_attention_heads"] % gen_tp:
+            verl_refuses.append("vLLM stops with 'Total number of attention heads (%d) must be divisible by tensor parallel size (%d).'"
+                                % (c["num_attention_heads"], gen_tp))
+        why = ("; ".join(verl_refuses) + ".") if verl_refuses else STRICTER
         fail("R1", "verl_gen_tp", gen_tp,
              "verl_gen_tp=%d differs from verl_train_tp=%d: the rollout tensor parallel size must equal the training one. %s "
-             "Fix: set verl_gen_tp=%d, or leave verl_gen_tp unset (it follows verl_train_tp)." % (gen_tp, tp, STRICTER, tp))
-    if mp % npn:
-        fail("R2", "verl_train_tp", tp,
-             "verl_train_tp x verl_train_pp = %d x %d = %d is not a multiple of the NPUs per node (%d, the length of verl_npu_devices). "
-             "%s Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, STRICTER, npn, _suggest(c)))
+             "Fix: set verl_gen_tp=%d, or leave verl_gen_tp unset (it follows verl_train_tp)." % (gen_tp, tp, why, tp))
     if world % mp:
         fail("C2", "verl_train_tp", tp,
              "The cluster has %d NPUs (%d node(s) x %d), which is not divisible by verl_train_tp x verl_train_pp = %d x %d = %d. "
              "Fix: choose TP and PP whose product divides %d. %s" % (world, nnodes, npn, tp, pp, mp, world, _suggest(c)))
-    known = model_known(c)
-    for variable, value in (("verl_train_tp", tp), ("verl_gen_tp", gen_tp)) if known else ():
-        if c["num_attention_heads"] % value or c["num_kv_heads"] % value:
-            # Megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/transformer_config.py):
-            # "num_attention_heads (..) must be a multiple of tensor_model_parallel_size (..)" and "num_query_groups (..)
-            # must be a multiple of tensor_model_parallel_size (..)"; vLLM's ModelConfig.verify_with_parallel_config:
-            # "Total number of attention heads (..) must be divisible by tensor parallel size (..)".
-            if variable == "verl_gen_tp" and c["num_attention_heads"] % value:
-                who, seen = "vLLM", "Total number of attention heads (%d) must be divisible by tensor parallel size (%d)." % (
-                    c["num_attention_heads"], value)
-            elif c["num_kv_heads"] % value:
-                who, seen = "Megatron", "num_query_groups (%d) must be a multiple of tensor_model_parallel_size (%d)." % (
-                    c["num_kv_heads"], value)
-            else:
-                who, seen = "Megatron", "num_attention_heads (%d) must be a multiple of tensor_model_parallel_size (%d)." % (
-                    c["num_attention_heads"], value)
-            fail("C14", variable, value,
-                 "%s=%d does not divide the model's %d attention heads and %d key/value heads (its config.json): %s stops after "
-                 "Ray has started on every node with '%s' Fix: use one of %s (with TP x PP a multiple of the NPUs per node, %d)."
-                 % (variable, value, c["num_attention_heads"], c["num_kv_heads"], who, seen, ", ".join(str(d) for d in tp_sizes(c)), npn))
-    vocab = c.get("vocab_size")
-    if known and vocab and vocab % tp:
+    elif known and (c["num_attention_heads"] % tp or c["num_kv_heads"] % tp):
+        # Megatron-core's TransformerConfig.__post_init__ (megatron/core/transformer/transformer_config.py):
+        # "num_attention_heads (..) must be a multiple of tensor_model_parallel_size (..)" and "num_query_groups (..)
+        # must be a multiple of tensor_model_parallel_size (..)"; vLLM's ModelConfig.verify_with_parallel_config (the
+        # rollout, whose TP is this one, R1): "Total number of attention heads (..) must be divisible by tensor parallel size (..)".
+        if c["num_kv_heads"] % tp:
+            seen = "Megatron stops after Ray has started on every node with 'num_query_groups (%d) must be a multiple of " \
+                   "tensor_model_parallel_size (%d).'" % (c["num_kv_heads"], tp)
+        else:
+            seen = "Megatron stops after Ray has started on every node with 'num_attention_heads (%d) must be a multiple of " \
+                   "tensor_model_parallel_size (%d).'" % (c["num_attention_heads"], tp)
+        if c["num_attention_heads"] % tp:
+            seen += " (vLLM, for the rollout: 'Total number of attention heads (%d) must be divisible by tensor parallel size (%d).')" % (
+                c["num_attention_heads"], tp)
+        fail("C14", "verl_train_tp", tp,
+             "verl_train_tp=%d does not divide the model's %d attention heads and %d key/value heads (its config.json): %s "
+             "Fix: use a verl_train_tp among %s. %s"
+             % (tp, c["num_attention_heads"], c["num_kv_heads"], seen, ", ".join(str(d) for d in tp_sizes(c)), _suggest(c)))
+    elif known and c.get("vocab_size") and c["vocab_size"] % tp:
         # verl hands Megatron the unpadded vocabulary (verl/models/mcore/model_initializer.py:77, vocab_size=hf_config.vocab_size);
         # megatron/core/tensor_parallel/layers.py VocabParallelEmbedding splits it with utils.divide, whose
         # ensure_divisibility asserts "{} is not divisible by {}". vLLM pads its own embedding, so only the training minds.
+        vocab = c["vocab_size"]
         fail("C23", "verl_train_tp", tp,
              "verl_train_tp=%d does not divide the model's vocabulary of %d tokens (vocab_size in its config.json): Megatron splits "
              "the embedding over TP unpadded and stops with 'AssertionError: %d is not divisible by %d'. Fix: use a verl_train_tp "
-             "that divides %d (%s)." % (tp, vocab, vocab, tp, vocab, ", ".join(str(d) for d in tp_sizes(c) if vocab % d == 0)))
-    if world % gen_tp:
-        fail("C7", "verl_gen_tp", gen_tp,
-             "The cluster's %d NPUs cannot be split into rollout replicas of verl_gen_tp=%d NPUs. Fix: use a verl_gen_tp that divides %d."
-             % (world, gen_tp, world))
-    if known and layers % pp:
+             "that divides %d (%s). %s" % (tp, vocab, vocab, tp, vocab, ", ".join(str(d) for d in tp_sizes(c)), _suggest(c)))
+    elif mp % npn:
+        # verl's own rules pass (C2, C14, C23 above); the layers over PP (C11) are the one left to say.
+        claim = STRICTER if not (known and layers % pp) else STRICTER.replace(
+            " (verl itself would run this layout).", ", and the model's %d layers do not split over verl_train_pp=%d either." % (layers, pp))
+        fail("R2", "verl_train_tp", tp,
+             "verl_train_tp x verl_train_pp = %d x %d = %d is not a multiple of the NPUs per node (%d, the length of verl_npu_devices). "
+             "%s Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, claim, npn, _suggest(c)))
+    # C7 (the NPUs split into rollout replicas of gen_tp NPUs) is R1's or C2's: gen_tp is the training TP, which divides them.
+    cluster_ok = not any(error["variable"] == "verl_train_tp" for error in errors)  # the TP refusal's pairs fit the layers too
+    if cluster_ok:
+        check_experts(c, fail)  # its sizes are for this TP x PP: after a TP refusal they would change with the fix
+    if cluster_ok and known and layers % pp:
+        fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
         fail("C11", "verl_train_pp", pp,
              "The model's %d layers (num_hidden_layers in its config.json) cannot be split evenly over verl_train_pp=%d pipeline "
-             "stages. Fix: use a verl_train_pp that divides %d (%s)." % (
-                 layers, pp, layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16)))
+             "stages. Fix: %s" % (
+                 layers, pp, "use a verl_train_pp that divides %d and fits verl_train_tp=%d: %s." % (layers, tp, ", ".join(fits)) if fits
+                 else "use a verl_train_pp that divides %d (%s). %s" % (
+                     layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16), _suggest(c))))
     if c["vpp"]:
         if pp < 2:
             fail("C10", "verl_feature_mask", "VPP (bit 6)",
                  "VPP (bit 6) needs pipeline parallelism, but verl_train_pp=%d. Fix: set verl_train_pp to 2 or more, or turn bit 6 off." % pp)
-        elif known and layers % (pp * VPP_SIZE):
+        elif known and layers % pp == 0 and layers % (pp * VPP_SIZE):
             fail("C11", "verl_train_pp", pp,
                  "With VPP (bit 6) the model's %d layers are split into verl_train_pp x %d = %d chunks, which is not even. "
                  "Fix: use a verl_train_pp with %d %% (PP x %d) == 0, or turn bit 6 off." % (layers, VPP_SIZE, pp * VPP_SIZE, layers, VPP_SIZE))
@@ -226,11 +243,8 @@ def check_parallelism(c):
                                         per_rank_all, "step", "the reference log-prob pass", fail)
             check_vpp_micro_batches(c, "verl_rollout_log_prob_micro_batch_size_per_gpu", c["rollout_log_prob_micro_batch_size_per_gpu"],
                                     per_rank_all, "step", "the old log-prob pass", fail)
-        if not c["dynamic_bsz"] and (bsz * n) % (dp * micro):
-            fail("C3", "verl_train_batch_size", bsz,
-                 "verl_train_batch_size x verl_n_resp_per_prompt = %d x %d = %d is not a multiple of data-parallel ranks x micro batch "
-                 "= %d x %d = %d. Fix: choose a verl_train_batch_size with %d x n a multiple of %d." % (
-                     bsz, n, bsz * n, dp, micro, dp * micro, bsz, dp * micro))
+        # C3 (verl's validate_config: train_batch x n a multiple of DP x micro batch) follows from C4, C6 and C19 above
+        # (train = k x mini, mini x n = DP x per rank, per rank = j x micro): it is never a cause of its own.
 
     check_token_budgets(c, fail)
     check_position_budget(c, fail)
@@ -241,6 +255,55 @@ def check_parallelism(c):
              "The overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))
     return errors
+
+
+EP_KEY = "actor_rollout_ref.actor.megatron.expert_model_parallel_size"
+ETP_KEY = "actor_rollout_ref.actor.megatron.expert_tensor_parallel_size"
+
+
+def expert_sizes(c):
+    """The expert parallel sizes that fit: dividing the model's experts (num_experts; any size before the model is read)
+    with expert TP x EP x PP dividing the NPUs."""
+    tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
+    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    experts = c.get("num_experts") or 0
+    return [ep for ep in _divisors(experts or world) if world % (etp * ep * pp) == 0]
+
+
+def check_experts(c, fail):
+    """C24, C25: the expert parallel size (verl_extra_overrides' actor_rollout_ref.actor.megatron.expert_model_parallel_size,
+    verl's default 1; expert TP defaults to the TP, megatron/core/parallel_state.py).
+
+    C24: Megatron's MoE layer (megatron/core/transformer/moe/moe_layer.py, BaseMoELayer.__init__, core_v0.12.1) asserts
+    `self.config.num_moe_experts % self.expert_parallel_size == 0` (a bare AssertionError at model build), and a dense
+    model with expert parallelism is refused by TransformerConfig ("num_moe_experts must be non None to use expert-parallel").
+    C25: initialize_model_parallel raises "RuntimeError: decoder world_size (W) is not divisible by
+    expert_tensor_model_pipeline_parallel size (E)" when expert TP x EP x PP does not divide the NPUs."""
+    tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
+    ep = override_value(c.get("extra_overrides"), EP_KEY, 1)
+    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    experts = c.get("num_experts") or 0
+    known = model_known(c)
+    if ep <= 1:
+        return
+    fits = [str(size) for size in expert_sizes(c)]
+    if known and not experts:
+        fail("C24", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "verl_extra_overrides sets %s=%d, but the model is dense (its config.json names no experts): Megatron stops at model "
+             "build with 'num_moe_experts must be non None to use expert-parallel'. Fix: remove that line from verl_extra_overrides."
+             % (EP_KEY, ep))
+    elif known and experts % ep:
+        fail("C24", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "verl_extra_overrides sets %s=%d, which does not divide the model's %d experts (num_experts in its config.json): "
+             "Megatron's MoE layer stops at model build with a bare AssertionError (assert num_moe_experts %% expert_parallel_size "
+             "== 0). Fix: set it to one of %s (each divides %d and, with expert TP %d x PP %d, the %d NPUs)."
+             % (EP_KEY, ep, experts, ", ".join(fits) or "none", experts, etp, pp, world))
+    elif world % (etp * ep * pp):
+        fail("C25", "verl_extra_overrides", "%s=%d" % (EP_KEY, ep),
+             "expert TP x EP x PP = %d x %d x %d = %d does not divide the cluster's %d NPUs (EP: %s in verl_extra_overrides): "
+             "Megatron stops with 'RuntimeError: decoder world_size (%d) is not divisible by expert_tensor_model_pipeline_parallel "
+             "size (%d)'. Fix: set %s to one of %s." % (etp, ep, pp, etp * ep * pp, world, EP_KEY, world, etp * ep * pp, EP_KEY,
+                                                        ", ".join(fits) or "1"))
 
 
 def check_vpp_micro_batches(c, variable, micro, sequences, unit, what, fail):

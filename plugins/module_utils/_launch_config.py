@@ -22,7 +22,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inpu
 from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
-from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, choose_image, logical_ids
+from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, chip_refused, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 
@@ -67,7 +67,7 @@ PARALLELISM_INPUTS = {
 }
 # The model's numbers the shape rules read, from its config.json as the pre-check read it (_model.py): no settings
 # repeat them, so they cannot disagree with the model.
-MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size")
+MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size", "num_experts")
 # The settings that repeated them (up to 0.x): named when an inventory still gives one.
 READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
 
@@ -736,9 +736,12 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     network = check_network(values, head, detected, errors, static)
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
+    # A chip verl has no image for is the one cause on this host: the layout rules on its NPUs would only add noise.
+    refused_chip = len(errors)
     image = check_image(values, detected, errors)
     profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
-    check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
+    if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
+        check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
@@ -873,19 +876,25 @@ ARGUMENT_SPEC = {
 }
 
 
+def _about(errors):
+    """The refusals without their text (msg holds it once)."""
+    return [{key: value for key, value in error.items() if key != "msg"} for error in errors]
+
+
 def evaluate(params, key_forms=()):
     """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
 
     key_forms: the SwanLab key's spellings (_secrets.key_forms), when the caller holds the key on the controller
     (the action plugin): a setting that holds one is refused without its value, and every form is masked.
-    result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}."""
+    result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}. Each refusal's text is in msg
+    once: errors holds what each is about (rule, variable, value) without its text again, which Ansible would print twice."""
     mask_values = set(key_forms or ())
     settings = params["settings"]
     holding = secrets.key_problems(dict(settings, mask=params.get("mask")), key_forms) if key_forms else []
     if holding:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(holding))]
         lines.extend("- " + error["msg"] for error in holding)
-        return {"failed": True, "msg": "\n".join(lines), "errors": holding}, [], mask_values
+        return {"failed": True, "msg": "\n".join(lines), "errors": _about(holding)}, [], mask_values
     if "verl_swanlab_api_key" in settings:
         leaked = settings["verl_swanlab_api_key"]
         if leaked:
@@ -906,5 +915,5 @@ def evaluate(params, key_forms=()):
     if errors:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (inputs.plain_or_shown(params["host"]), len(errors))]
         lines.extend("- " + error["msg"] for error in errors)
-        return {"failed": True, "msg": "\n".join(lines), "errors": errors}, warnings, mask_values
+        return {"failed": True, "msg": "\n".join(lines), "errors": _about(errors)}, warnings, mask_values
     return {"changed": False, "config": config}, warnings, mask_values

@@ -44,14 +44,22 @@ def kv_bytes_per_token(facts, rollout_tp):
 
 
 def estimate(c):
-    """The estimate per NPU, in bytes. c: parameters, facts (config.json's), hbm_bytes, train_tp, train_pp, gen_tp,
+    """The estimate per NPU, in bytes. c: parameters (the model read's one count), expert_parameters (the routed experts'
+    share, 0 for a dense model), ep and etp (expert parallel and expert TP sizes), facts (config.json's), hbm_bytes, train_tp, train_pp, gen_tp,
     world_size, algorithm, gpu_memory_utilization, max_prompt_length, max_response_length, max_num_batched_tokens,
     max_num_seqs, train_batch_size, n_resp_per_prompt, offload, swap_optimizer (the feature bits 2 and 5)."""
     facts, params = c["facts"], c["parameters"]
     tp, pp, gen_tp = c["train_tp"], c["train_pp"], c["gen_tp"]
     dp = max(1, c["world_size"] // (tp * pp))
-    shard = params / (tp * pp)
-    actor = {"parameters": 2 * shard, "gradients": 4 * shard, "master": 4 * shard / dp, "adam": 8 * shard / dp}
+    # A MoE model's routed experts are split by Megatron's expert layout instead: expert TP (default the TP) x expert
+    # parallel x PP, and their optimizer state over the expert data-parallel ranks, world / (ETP x EP x PP)
+    # (megatron/core/parallel_state.py, initialize_model_parallel).
+    experts = c.get("expert_parameters") or 0
+    ep, etp = c.get("ep") or 1, c.get("etp") or tp
+    expert_dp = max(1, c["world_size"] // (etp * ep * pp))
+    shard = (params - experts) / (tp * pp) + experts / (etp * ep * pp)
+    optimizer_shard = (params - experts) / (tp * pp) / dp + experts / (etp * ep * pp) / expert_dp
+    actor = {"parameters": 2 * shard, "gradients": 4 * shard, "master": 4 * optimizer_shard, "adam": 8 * optimizer_shard}
     offload, swap = c["offload"], c["swap_optimizer"]
     # Bit 2 sets param_offload (the actor's parameters and gradients, and the reference model's) and optimizer_offload,
     # except with Swap Optimizer (bit 5), which keeps the optimizer state on the host itself (_features.py).
@@ -156,6 +164,10 @@ def fixes(c, which):
     for value in (sorted(steps, reverse=True) if which == "rollout" else steps):  # nearest first
         if (value < utilization) if which == "rollout" else (value > utilization):
             found.append(("verl_gpu_memory_utilization=%s" % value, dict(c, gpu_memory_utilization=value)))
+    experts = (c["facts"].get("num_experts") or 0) if c.get("expert_parameters") else 0
+    for ep in c.get("expert_sizes") or ():
+        if ep > (c.get("ep") or 1) and experts % ep == 0:
+            found.append(("add actor_rollout_ref.actor.megatron.expert_model_parallel_size=%d to verl_extra_overrides" % ep, dict(c, ep=ep)))
     for tp, pp in c.get("layouts") or ():
         if (tp, pp) != (c["train_tp"], c["train_pp"]):
             found.append(("verl_train_tp=%d verl_train_pp=%d" % (tp, pp), dict(c, train_tp=tp, train_pp=pp, gen_tp=tp)))
@@ -170,5 +182,6 @@ def fixes(c, which):
             utilization_named = True
         fitting.append(words)
     if not fitting:
-        return "no single change of Offload, Swap Optimizer, verl_gpu_memory_utilization or TP x PP fits; use more NPUs or a smaller model"
+        return ("no single change of Offload, Swap Optimizer, verl_gpu_memory_utilization, TP x PP%s fits; use more NPUs or a smaller "
+                "model" % (" or expert parallelism" if experts else ""))
     return "any one of: " + "; ".join(fitting[:5])

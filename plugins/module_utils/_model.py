@@ -91,25 +91,125 @@ def parse_config(text, path=CONFIG):
     if facts["num_attention_heads"] % facts["num_kv_heads"]:
         raise ModelError("%s: num_attention_heads=%d is not a multiple of num_key_value_heads=%d, which no grouped-query "
                          "attention model has. %s" % (path, heads, facts["num_kv_heads"], _FIX_CONFIG))
+    facts.update(_moe_facts(config, facts, path))
     return facts
 
 
+# The config keys of the experts, by family: Qwen2-MoE / Qwen3-MoE (num_experts, moe_intermediate_size,
+# shared_expert_intermediate_size, decoder_sparse_step, mlp_only_layers), Mixtral (num_local_experts; the experts are
+# intermediate_size wide), DeepSeek-V2/V3 (n_routed_experts, n_shared_experts x moe_intermediate_size,
+# first_k_dense_replace, moe_layer_freq, and multi-head latent attention: q_lora_rank, kv_lora_rank, qk_nope_head_dim,
+# qk_rope_head_dim, v_head_dim). transformers' Qwen2MoeConfig, Qwen3MoeConfig, MixtralConfig, DeepseekV3Config.
+EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts")
+MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def _moe_facts(config, facts, path):
+    """The experts and the attention's shape beyond the dense keys: num_experts (0: dense), experts_per_token,
+    moe_intermediate_size, shared_intermediate_size, moe_layers (how many layers have experts) and, for multi-head
+    latent attention, the MLA_KEYS."""
+    experts = next((config[key] for key in EXPERT_KEYS if config.get(key)), 0)
+    found = {"num_experts": 0, "experts_per_token": 0, "moe_intermediate_size": 0, "shared_intermediate_size": 0, "moe_layers": 0}
+    if experts:
+        experts = _whole(config, next(key for key in EXPERT_KEYS if config.get(key)), path)
+        width = _whole(config, "moe_intermediate_size", path) if config.get("moe_intermediate_size") else facts["intermediate_size"]
+        if config.get("shared_expert_intermediate_size"):
+            shared = _whole(config, "shared_expert_intermediate_size", path)
+        else:
+            shared = (config.get("n_shared_experts") or 0) * width
+        step, dense_first = config.get("decoder_sparse_step") or 1, config.get("first_k_dense_replace") or 0
+        frequency, dense = config.get("moe_layer_freq") or 1, set(config.get("mlp_only_layers") or [])
+        layers = [layer for layer in range(facts["num_layers"])
+                  if layer not in dense and (layer + 1) % step == 0 and layer >= dense_first and layer % frequency == 0]
+        found.update(num_experts=experts, experts_per_token=config.get("num_experts_per_tok") or 1, moe_intermediate_size=width,
+                     shared_intermediate_size=shared, moe_layers=len(layers))
+    if config.get("kv_lora_rank"):
+        found.update({key: config.get(key) or 0 for key in MLA_KEYS})
+    return found
+
+
+def _attention(facts):
+    hidden, heads = facts["hidden_size"], facts["num_attention_heads"]
+    if facts.get("kv_lora_rank"):
+        # Multi-head latent attention (DeepSeek-V2/V3): q through a rank-q_lora_rank bottleneck (or straight), k/v through
+        # one of kv_lora_rank plus the shared rope key, the output from the heads' v_head_dim.
+        q_dim = heads * (facts["qk_nope_head_dim"] + facts["qk_rope_head_dim"])
+        rank = facts.get("q_lora_rank")
+        q = hidden * rank + rank + rank * q_dim if rank else hidden * q_dim
+        kv = hidden * (facts["kv_lora_rank"] + facts["qk_rope_head_dim"]) + facts["kv_lora_rank"] + \
+            facts["kv_lora_rank"] * heads * (facts["qk_nope_head_dim"] + facts["v_head_dim"])
+        return q + kv + heads * facts["v_head_dim"] * hidden
+    kv, head_dim = facts["num_kv_heads"], facts["head_dim"]
+    return hidden * head_dim * (heads + 2 * kv) + heads * head_dim * hidden + 2 * head_dim
+
+
+def parameter_counts(facts):
+    """(total, active, experts) parameters of a decoder from its config: embeddings, the output layer unless tied, and per
+    layer the attention, the norms and either the gated MLP or, in its MoE layers, every expert's gated MLP, the shared
+    experts and the router. active counts the experts_per_token routed experts a token passes; experts is the routed
+    experts' share of total (what expert parallelism splits). Qwen3-8B: 8.19e9 (its index's total_size of 16.38 GB in
+    bf16); Qwen3-30B-A3B 30.5e9 / 3.3e9; Qwen3-235B-A22B 235e9 / 22e9; Mixtral-8x7B 46.7e9 / 12.9e9; DeepSeek-V3
+    671e9 / 37e9 (their model cards; the q/k/v biases of Qwen2 are left out)."""
+    hidden = facts["hidden_size"]
+    base = _attention(facts) + 2 * hidden
+    dense_mlp = 3 * hidden * facts["intermediate_size"]
+    moe_layers = facts.get("moe_layers") or 0
+    expert = 3 * hidden * (facts.get("moe_intermediate_size") or 0)
+    shared = 3 * hidden * (facts.get("shared_intermediate_size") or 0)
+    router = (facts.get("num_experts") or 0) * hidden
+    routed = moe_layers * facts.get("num_experts", 0) * expert
+    embeddings = facts["vocab_size"] * hidden * (1 if facts["tie_word_embeddings"] else 2) + hidden
+    common = facts["num_layers"] * base + (facts["num_layers"] - moe_layers) * dense_mlp + moe_layers * (shared + router) + embeddings
+    active = common + moe_layers * facts.get("experts_per_token", 0) * expert
+    return common + routed, active, routed
+
+
 def parameter_count(facts):
-    """The parameters of a dense decoder (Llama/Qwen2/Qwen3 layout) from its config: embeddings, the output layer unless
-    tied, and per layer the q/k/v/o projections, the gated MLP and the norms. Qwen3-8B: 8.19e9 (its index's total_size
-    of 16.38 GB in bf16)."""
-    hidden, heads, kv, head_dim = facts["hidden_size"], facts["num_attention_heads"], facts["num_kv_heads"], facts["head_dim"]
-    attention = hidden * head_dim * (heads + 2 * kv) + heads * head_dim * hidden
-    mlp = 3 * hidden * facts["intermediate_size"]
-    per_layer = attention + mlp + 2 * hidden + 2 * head_dim
-    embeddings = facts["vocab_size"] * hidden * (1 if facts["tie_word_embeddings"] else 2)
-    return facts["num_layers"] * per_layer + embeddings + hidden
+    """The total parameters config.json's shape gives (parameter_counts)."""
+    return parameter_counts(facts)[0]
+
+
+# safetensors' dtypes of packed integer weights (GPTQ/AWQ qweight in I32, int4 in U8): their shape is not a parameter count.
+_PACKED = ("I32", "U32", "I8", "U8", "I4", "U4")
+
+
+def weights_parameters(shards, files):
+    """The parameters the weight files hold: the elements of every tensor their safetensors headers declare (dtype and
+    shape), or None when a header is missing or unreadable, or the weights are packed integers (a quantized checkpoint,
+    whose shapes are not parameter counts). What is on the disk is what verl loads and saves: the simulated cluster's
+    stand-in shards (shape [2]) are a small model, as their checkpoints are small."""
+    total = 0
+    for name in files:
+        head = (shards.get(name) or {}).get("head")
+        if head is None or len(head) < 8:
+            return None
+        (length,) = struct.unpack("<Q", head[:8])
+        try:
+            header = json.loads(head[8:8 + length].decode("utf-8"))
+        except ValueError:
+            return None
+        for tensor, entry in header.items() if isinstance(header, dict) else ():
+            if tensor == "__metadata__" or not isinstance(entry, dict):
+                continue
+            shape = entry.get("shape")
+            if not isinstance(shape, list) or not all(isinstance(dim, int) and dim >= 0 for dim in shape):
+                return None
+            if entry.get("dtype") in _PACKED and tensor.endswith(("weight", "qweight")) and len(shape) == 2:
+                return None
+            count = 1
+            for dim in shape:
+                count *= dim
+            total += count
+    return total if files else None
 
 
 def summary(facts):
-    """One line for the confirmation: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions'."""
-    return "%s, %d layers, %d/%d heads, %d positions" % (
-        facts["architecture"], facts["num_layers"], facts["num_attention_heads"], facts["num_kv_heads"], facts["max_position_embeddings"])
+    """One line for the confirmation: 'Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions' (', 128 experts, 8 per
+    token' for a MoE model)."""
+    experts = ", %d experts, %d per token" % (facts["num_experts"], facts["experts_per_token"]) if facts.get("num_experts") else ""
+    return "%s, %d layers, %d/%d heads, %d positions%s" % (
+        facts["architecture"], facts["num_layers"], facts["num_attention_heads"], facts["num_kv_heads"], facts["max_position_embeddings"],
+        experts)
 
 
 def header_end(head):
@@ -252,7 +352,8 @@ def judge(read):
     """What read_folder() read -> {'path', 'facts' (FACTS, or None), 'parameters', 'problems': [sentence, ...], 'shards', ...}.
     Each problem names the path and its fix."""
     path = read["path"]
-    result = {"path": path, "facts": None, "parameters": None, "problems": [], "summary": ""}
+    result = {"path": path, "facts": None, "parameters": None, "parameters_from": None, "active_parameters": None,
+              "expert_parameters": None, "problems": [], "summary": ""}
     if not read.get("isdir"):
         return result  # the paths rule names a missing folder
     try:
@@ -260,9 +361,16 @@ def judge(read):
     except ModelError as exc:
         result["problems"].append(str(exc))
         facts = None
-    if facts:
-        result.update(facts=facts, parameters=parameter_count(facts), summary=summary(facts))
     weights = judge_weights(read.get("index"), read.get("shards") or {})
+    if facts:
+        # One parameter count per model, for the memory, checkpoint space and parallelism rules: the weight files' own
+        # (their headers), else config.json's shape; active and the routed experts' share from config.json.
+        total, active, experts = parameter_counts(facts)
+        found = weights_parameters(read.get("shards") or {}, weights["shards"]) if not weights["problems"] else None
+        if found:
+            experts, active = round(experts * found / total), round(active * found / total)
+        result.update(facts=facts, parameters=found or total, parameters_from="weights" if found else "config.json",
+                      active_parameters=active, expert_parameters=experts, summary=summary(facts))
     result.update(shards=weights["shards"], missing=weights["missing"], truncated=weights["truncated"])
     result["identity"] = identity(read)
     found = list(weights["problems"])

@@ -259,12 +259,23 @@ def dataset_problems(variable, path, schema, prompt_key="prompt", min_rows=1):
         problems.append("%s=%s has no column 'data_source' (the reward function is chosen by it); %s. verl would fail scoring the "
                         "first rollout with NotImplementedError: Reward function is not implemented for data_source=."
                         % (variable, path, found))
-    rows = schema.get("num_rows")
-    if isinstance(rows, int) and rows < min_rows:
-        problems.append("%s=%s has %d row(s), fewer than %d: verl's train dataloader drops the last partial batch, so the "
-                        "training would have no step (data.train_batch_size=%d)." % (variable, path, rows, min_rows, min_rows)
-                        if min_rows > 1 else "%s=%s has no rows." % (variable, path))
     if problems:
         problems[-1] += " Fix: convert the data set to verl's format (%s; the raw GSM8K's question/answer columns become " \
                         "prompt, reward_model.ground_truth, data_source)." % PREPROCESS
+    rows = schema.get("num_rows")
+    if isinstance(rows, int) and rows < min_rows:
+        # verl/trainer/ppo/ray_trainer.py (_create_dataloader): assert len(self.train_dataloader) >= 1, "Train dataloader is
+        # empty!" (the train loader drops the last partial batch), and "Validation dataloader is empty!" for the test file.
+        # Converting the format does not add rows: the fix is the batch or the data.
+        if variable == "verl_train_file" and min_rows > 1:
+            problems.append("%s=%s has %d row(s), fewer than one batch (verl_train_batch_size=%d): verl's train dataloader drops "
+                            "the last partial batch, so it stops before the first step with 'AssertionError: Train dataloader is "
+                            "empty!'. Fix: %suse a data set with at least %d rows." % (
+                                variable, path, rows, min_rows,
+                                "lower verl_train_batch_size to at most %d (and verl_ppo_mini_batch_size with it), or " % rows if rows else "",
+                                min_rows))
+        else:
+            problems.append("%s=%s has no rows: verl stops before the first step with 'AssertionError: %s dataloader is empty!'. "
+                            "Fix: give a %s with rows." % (variable, path, "Train" if variable == "verl_train_file" else "Validation",
+                                                           variable))
     return problems

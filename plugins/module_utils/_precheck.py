@@ -23,7 +23,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
-from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value, valid_tp_pp, verl_values
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import npu_containers
 
@@ -319,8 +319,19 @@ def ray_ports_taken(checked):
     taken = [port for port in (launch.get("ray_port"), launch.get("dashboard_port")) if port in listening]
     if not taken:
         return ""
-    return ("port(s) %s on %s are in use, but the training container is not running. Fix: free them, or choose verl_ray_port / "
-            "verl_ray_dashboard_port." % (_ids(taken), launch.get("master_addr")))
+    free = [_free_port(listening, port, (launch.get("ray_port"), launch.get("dashboard_port"))) for port in taken]
+    names = ["verl_ray_port" if port == launch.get("ray_port") else "verl_ray_dashboard_port" for port in taken]
+    return ("port(s) %s on %s are in use, but the training container is not running. Fix: free them, or choose %s (free on this "
+            "host)." % (_ids(taken), launch.get("master_addr"), " ".join("%s=%d" % pair for pair in zip(names, free))))
+
+
+def _free_port(listening, port, avoid=(), count=1):
+    """The first port above `port` with `count` ports from it not in `listening` (nor in `avoid`)."""
+    taken = set(listening) | {p for p in avoid if p}
+    candidate = port + 1
+    while any(candidate + offset in taken for offset in range(count)) and candidate < 65535 - count:
+        candidate += 1
+    return candidate
 
 
 # HCCL listens on a range from HCCL_IF_BASE_PORT (default 60000) on every node: 16 ports up to CANN 8.2, 32 from
@@ -344,7 +355,8 @@ def hccl_ports_taken(checked):
         return ""
     return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host, and the training is not running here: "
             "HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's range "
-            "with verl_extra_env: {HCCL_IF_BASE_PORT: <a free base>}." % (_ids(taken), int(base), int(base) + HCCL_PORTS - 1, base))
+            "with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
+                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
 
 
 def npu_network_down(checked):
@@ -397,7 +409,8 @@ def ckpts_storage(checked):
 
 def ckpts_no_space(checked):
     ckpts = _ckpts_read(checked)
-    return _ckpts.no_space(ckpts, checked.get("launch") or {}, ckpts.get("model_params")) if ckpts else ""
+    # The model's one parameter count (its weight files, else config.json: the model read), as the memory rule's.
+    return _ckpts.no_space(ckpts, checked.get("launch") or {}, _model_read(checked).get("parameters")) if ckpts else ""
 
 
 def ckpts_resume_broken(checked):
@@ -507,9 +520,12 @@ def memory_case(checked):
     overrides = launch.get("extra_overrides") or []
     enabled = (launch.get("features") or {}).get("enabled") or {}
     shape = {"num_layers": facts["num_layers"], "num_attention_heads": facts["num_attention_heads"],
-             "num_kv_heads": facts["num_kv_heads"], "npu_per_node": launch["npu_per_node"], "world_size": launch["world_size"],
-             "vpp": enabled.get("vpp", False)}
-    return {"facts": facts, "parameters": read["parameters"], "hbm_bytes": hbm, "train_tp": launch["train_tp"],
+             "num_kv_heads": facts["num_kv_heads"], "vocab_size": facts.get("vocab_size"), "npu_per_node": launch["npu_per_node"],
+             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False)}
+    megatron = "actor_rollout_ref.actor.megatron."
+    return {"facts": facts, "parameters": read["parameters"], "expert_parameters": read.get("expert_parameters") or 0,
+            "ep": override_value(overrides, megatron + "expert_model_parallel_size", 1),
+            "etp": override_value(overrides, megatron + "expert_tensor_parallel_size", None), "hbm_bytes": hbm, "train_tp": launch["train_tp"],
             "train_pp": launch["train_pp"], "gen_tp": launch["gen_tp"], "world_size": launch["world_size"],
             "algorithm": launch.get("algorithm", _algorithms.DEFAULT), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
             "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
@@ -518,7 +534,9 @@ def memory_case(checked):
                                                                       or _versions.DEFAULT_PROFILE))["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
             "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
-            "layouts": valid_tp_pp(shape)}
+            "layouts": valid_tp_pp(shape),
+            "expert_sizes": expert_sizes(dict(shape, train_tp=launch["train_tp"], train_pp=launch["train_pp"], extra_overrides=overrides,
+                                              num_experts=facts.get("num_experts")))}
 
 
 def memory_does_not_fit(checked):

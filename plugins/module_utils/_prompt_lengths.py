@@ -46,7 +46,7 @@ def count_inputs(launch):
     """What the container stage gives the count (on the head; elsewhere no files, so no count)."""
     files = [launch.get(key) for _variable, key in FILES if launch.get(key)] if launch.get("is_head") else []
     return {"files": json.dumps(files) if files else "", "max_prompt_length": str(launch.get("max_prompt_length") or ""),
-            "prompt_key": override(launch, "data.prompt_key") or "prompt", "seconds": str(COUNT_SECONDS)}
+            "prompt_key": launch_prompt_key(launch), "seconds": str(COUNT_SECONDS)}
 
 
 def answer(output):
@@ -68,10 +68,38 @@ def _unrendered(entry):
     return " (%d of them the chat template cannot render: %s)" % (entry["failed"], entry.get("first_error") or "?")
 
 
+# transformers' words (PreTrainedTokenizerBase.get_chat_template) when the tokenizer has no chat template, e.g. a base
+# model's tokenizer_config.json (verl issue #390, deepseek-coder-1.3b-base: "ValueError: Cannot use chat template functions
+# because tokenizer.chat_template is not set and no template argument was passed!").
+NO_TEMPLATE = "chat_template is not set"
+
+
+def no_chat_template(launch):
+    """The refusal of a tokenizer without a chat template. verl 0.7.0 renders every prompt with it: the agent loop workers
+    start with tokenizer.apply_chat_template (verl/utils/chat_template.py, initialize_system_prompt, called from
+    verl/experimental/agent_loop/agent_loop.py without data.apply_chat_template_kwargs, so no template given there helps),
+    and RLHFDataset's length filter counts a prompt it cannot render as over-long."""
+    model = launch.get("model_path") or "verl_model_path"
+    return ("The tokenizer of verl_model_path=%s has no chat template, and verl 0.7.0 renders every prompt with it: its rollout "
+            "workers stop at start with 'ValueError: Cannot use chat template functions because tokenizer.chat_template is not set "
+            "and no template argument was passed!' (a base model's tokenizer often has none). Fix: put the chat template into the "
+            "model folder on every node (the chat_template entry of tokenizer_config.json, or a chat_template.jinja file, e.g. "
+            "from the model's instruct release), or use a model folder whose tokenizer has one." % model)
+
+
 def _file(entry, launch, limit):
     """(problems, warnings, notes) of one file's count."""
     path, variable = entry.get("path", "?"), _variable(launch, entry.get("path"))
     where = "%s (%s)" % (path, variable)
+    if NO_TEMPLATE in str(entry.get("first_error") or ""):
+        return [no_chat_template(launch)], [], []
+    if entry.get("failed") and not entry.get("longest") and entry.get("failed") >= entry.get("rows", 0):
+        # Not one prompt rendered: no max_prompt_length helps, the rows' prompt column is not what the template reads.
+        return ["None of the %d prompts in %s can be rendered by the model's chat template (%s): verl counts each as longer "
+                "than max_prompt_length and its rollout cannot render them either. Fix: give the %s column of each row as verl's "
+                "format has it, a list of {\"role\": ..., \"content\": ...} messages (or name the column that holds them with "
+                "data.prompt_key=<column> in verl_extra_overrides)." % (
+                    entry["failed"], where, entry.get("first_error") or "?", launch_prompt_key(launch))], [], []
     if entry.get("error"):
         return [], ["The prompts of %s were not counted: %s. A prompt longer than max_prompt_length %d tokens stops verl's training "
                     "at its first rollout; the count runs in the head's container with the image's transformers and pyarrow."
@@ -85,12 +113,18 @@ def _file(entry, launch, limit):
         return [], [], ["%s: %d prompts, the longest %d tokens (max_prompt_length %d)." % (path, rows, longest, limit)]
     of = "%d of the %d counted" % (over, entry.get("counted", 0)) if counted else "%d of %d" % (over, rows)
     if not filtering(launch):
+        # Rows the template cannot render are over-long whatever the limit: raising it fixes only the measured ones.
+        also = " (and fix the %d row(s) the chat template cannot render, or let verl drop them)" % entry["failed"] if entry.get("failed") else ""
+        if longest <= limit:
+            raise_it = "let verl drop them when it loads the file (%s=True in verl_extra_overrides), or fix those rows" % FILTER_KEY
+        else:
+            raise_it = ("raise verl_max_prompt_length to at least %d (prompt + response must still fit the model)%s, or let verl drop "
+                        "them when it loads the file (%s=True in verl_extra_overrides), or filter the data" % (longest, also, FILTER_KEY))
         return ["%s prompts in %s are longer than max_prompt_length %d tokens (the longest %d, with the chat template)%s: verl 0.7.0 "
                 "does not cut them (data.truncation is not applied by its agent loop) and the training stops at the first rollout "
                 "whose batch holds one, with 'RuntimeError: Sizes of tensors must match except in dimension 0. Expected size %d but "
-                "got size %d'. Fix: raise verl_max_prompt_length to at least %d (prompt + response must still fit the model), or let "
-                "verl drop them when it loads the file (%s=True in verl_extra_overrides), or filter the data."
-                % (of, where, limit, longest, _unrendered(entry), limit, longest, longest, FILTER_KEY)], [], []
+                "got size %d'. Fix: %s."
+                % (of, where, limit, longest, _unrendered(entry), limit, max(longest, limit + 1), raise_it)], [], []
     left = rows - over
     wanted = int(launch.get("train_batch_size") or 1) if variable == "verl_train_file" else 1
     if not counted and left < wanted:
@@ -102,6 +136,10 @@ def _file(entry, launch, limit):
                    "one batch (train_batch_size %d)" % wanted if wanted > 1 else "one", message, longest)], [], []
     return [], ["verl drops %s prompts of %s when it loads it: they are longer than max_prompt_length %d tokens (the longest %d)%s "
                 "and %s=True.%s" % (of, where, limit, longest, _unrendered(entry), FILTER_KEY, " " + counted + "." if counted else "")], []
+
+
+def launch_prompt_key(launch):
+    return override(launch, "data.prompt_key") or "prompt"
 
 
 def verdict(output, launch):
@@ -119,7 +157,7 @@ def verdict(output, launch):
         result["warnings"].append("The prompts of verl_train_file and verl_test_file were not counted: %s." % found["error"])
     for entry in found.get("files") or []:
         problems, warnings, notes = _file(entry, launch, limit)
-        result["problems"] += problems
+        result["problems"] += [problem for problem in problems if problem not in result["problems"]]  # the tokenizer's: once
         result["warnings"] += warnings
         result["notes"] += notes
     result["summary"] = " ".join(result["problems"] + result["warnings"] + result["notes"])

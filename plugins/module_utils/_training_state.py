@@ -42,6 +42,9 @@ def launch_record(config, run_training=""):
     mask instead of its decoded table, and the SHA-256 of the rendered run_training.sh."""
     settings = {key: value for key, value in config.items() if key not in NOT_IN_RECORD and key != "features"}
     settings["mask"] = (config.get("features") or {}).get("mask")
+    # The verl release the command is rendered for shapes the training; why it was chosen (which image said so) does not.
+    if isinstance(settings.get("verl_profile"), dict):
+        settings["verl_profile"] = settings["verl_profile"].get("profile")
     return {"settings": settings, "run_training_sha256": hashlib.sha256(run_training.encode("utf-8")).hexdigest()}
 
 
@@ -128,20 +131,33 @@ def _number(text, default=0):
         return default
 
 
+def _started_save_freq(record, default):
+    """The save_freq the last training ran with (its launch record, launch.json's one JSON line), else default.
+
+    A deploy with new settings (verl_restart=true) renders another save_freq than the training it replaces saved with:
+    only the old one says whether that training passed a save step."""
+    try:
+        started = json.loads(record) if isinstance(record, str) and record.strip() else record
+        return started["settings"]["save_freq"] if "save_freq" in started["settings"] else default
+    except (ValueError, TypeError, KeyError):
+        return default
+
+
 def fresh_start_refusal(look, launch, node):
     """Why this deploy must not start the training from scratch, or "" (never a silent fresh start).
 
-    look: what ckpts_look.sh printed on the head's host (the state folder's last_step "TIME N", ckpts_seen, ckpts_fs;
-    verl_ckpts_dir's checkpoints, fs_now, mountpoint, exists). launch: the launch configuration (resume_mode, save_freq,
-    ckpts_dir). With resume_mode auto, a training that reached its first save (or whose start saw checkpoints) must find
-    a checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).
+    look: what ckpts_look.sh printed on the head's host (the state folder's last_step "TIME N", ckpts_seen, ckpts_fs,
+    launch: the record the last training started from; verl_ckpts_dir's checkpoints, fs_now, mountpoint, exists).
+    launch: the launch configuration (resume_mode, save_freq, ckpts_dir). With resume_mode auto, a training that reached
+    its first save step (by the save_freq it ran with, not this deploy's) or whose start saw checkpoints must find a
+    checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).
     """
     found = parse_lines(look) if isinstance(look, str) else dict(look or {})
     if launch.get("resume_mode") != "auto" or _number(found.get("checkpoints"), -1) != 0:
         return ""
     last = str(found.get("last_step") or "").split()
     reached = _number(last[-1]) if last else 0
-    save_freq = _number(launch.get("save_freq"), -1)
+    save_freq = _number(_started_save_freq(found.get("launch"), launch.get("save_freq")), -1)
     saved = save_freq > 0 and reached >= save_freq
     if not saved and not found.get("ckpts_seen"):
         return ""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
+from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
 
 # --------------------------------------------------------------------------- the releases (profiles)
 #
@@ -362,8 +363,11 @@ def _short(text, limit=300):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def check_stack(stack, algorithm, rendered=None, allow_newer=False):
+def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", chip=None):
     """(problems, notes) of an image, from what its probe printed (the stack= line of npu_stack_check.sh).
+
+    image: the container's image reference, chip: the host's {'family', 'name'} (the pre-check's npu-smi): a first
+    operation that fails in an image built for another chip is told so, not blamed on the driver.
 
     stack: {'modules': {name: {'version', 'error'}}, 'forbidden': {name: version or None}, 'workdir', 'entry_file': bool,
     'model': {'architecture', 'supported'} or None, 'markers': {name of MARKERS: True/False/None}}.
@@ -414,7 +418,7 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False):
                         "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
                         "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
     torch_npu = (modules.get("torch_npu") or {}).get("version") or "?"
-    problems.extend(text for text in (_atb_problem(stack.get("atb"), torch_npu), _first_op_problem(stack.get("first_op"), torch_npu))
+    problems.extend(text for text in (_atb_problem(stack.get("atb"), torch_npu), _first_op_problem(stack.get("first_op"), torch_npu, image, chip))
                     if text)
     if release is not None:
         point = entry_point(algorithm, release)
@@ -463,15 +467,39 @@ def _atb_problem(atb, torch_npu):
             % (torch_npu, atb.get("home") or "(not set)", _short(error), fix))
 
 
-def _first_op_problem(first_op, torch_npu):
-    """The first operation on the deploy's first NPU failed: the stack imports, but cannot compute there."""
+# CANN's words when its kernels are built for another SoC than the device's: the op package's check ("the socversion
+# Ascend910B1 of bin package does not match the current device socverison Ascend310P3", vllm-project/vllm-ascend#2725,
+# #6676), the runtime's model check ("EE1001 ... ModelCheckCompatibility failed, supported socVersion=Ascend910B2, but the
+# model socVersion=Ascend910B ... [soc version error]"), torch_npu's ("Unsupported SOC version: Ascend310B4",
+# Ascend/pytorch#57) and vllm-ascend's ("Can not support soc_version: 104").
+WRONG_SOC = re.compile(r"socversion|soc[ _]?version", re.IGNORECASE)
+
+
+def _first_op_problem(first_op, torch_npu, image="", chip=None):
+    """The first operation on the deploy's first NPU failed: the stack imports, but cannot compute there.
+
+    In an image whose tag names another chip than the host's, or with CANN's wrong-SoC words, the image is the cause
+    (verl builds its images per chip on that chip's CANN); otherwise the image's CANN does not fit the driver."""
     if not (first_op or {}).get("error"):
         return None
-    return ("the first operation on NPU %s (set_device, then a small tensor operation) failed with torch_npu %s: %s. "
-            "An error code there (561103, 500001, 507033, E30006) means the image's CANN does not fit the host's driver and "
+    error = _short(first_op["error"])
+    head = "the first operation on NPU %s (set_device, then a small tensor operation) failed with torch_npu %s: %s." % (
+        first_op.get("device", 0), torch_npu, error)
+    family, name = (chip or {}).get("family") or "", (chip or {}).get("name") or "?"
+    built_for = image_family(image or "")
+    if (built_for and family and built_for != family) or WRONG_SOC.search(error):
+        if built_for and family and built_for != family:
+            why = "The image %s is built for %s (its tag says %s), but this host's NPUs are %s (%s)" % (
+                image, FAMILIES[built_for], built_for, name, FAMILIES.get(family, family))
+        else:
+            why = "CANN says its kernels are built for another chip than this host's NPUs (%s)" % name
+        fix = ("leave verl_image empty to take verl_image_by_chip.%s, or set verl_image to verl's image for %s" % (family, FAMILIES[family])
+               if family in FAMILIES else "use a verl image built for this host's chip")
+        return "%s %s: verl builds its images per chip, on that chip's CANN. Fix: %s." % (head, why, fix)
+    return ("%s An error code there (561103, 500001, 507033, E30006) means the image's CANN does not fit the host's driver and "
             "firmware. Fix: use a verl image whose CANN this driver supports (compare npu-smi info's version with the CANN "
             "release's compatibility list), or upgrade the driver and firmware; the device log is in ~/ascend/log inside the "
-            "container." % (first_op.get("device", 0), torch_npu, _short(first_op["error"])))
+            "container." % head)
 
 
 def _probe_notes(stack):

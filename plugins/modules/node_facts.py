@@ -222,7 +222,13 @@ model:
     - The model folder O(model_path) as read on this host (plugins/module_utils/_model.py), V({}) when O(model_path) is empty.
     - C(facts) (V(null) when C(config.json) cannot be used) holds C(architecture), C(num_layers), C(num_attention_heads),
       C(num_kv_heads), C(vocab_size), C(max_position_embeddings), C(tie_word_embeddings), C(hidden_size), C(intermediate_size),
-      C(head_dim) and C(torch_dtype); C(parameters) the parameter count from them; C(summary) one line of them.
+      C(head_dim), C(torch_dtype) and the experts (C(num_experts), 0 for a dense model, C(experts_per_token),
+      C(moe_intermediate_size), C(shared_intermediate_size), C(moe_layers)); C(summary) one line of them.
+    - C(parameters) is the model's one parameter count, for the memory, checkpoint space and parallelism rules. It is the
+      elements of every tensor the weight files' safetensors headers declare, else (a header missing, or packed integer
+      weights) config.json's shape; C(parameters_from) says which (C(weights), C(config.json)); C(active_parameters) are
+      those a token passes (for MoE, the routed experts it is sent to) and C(expert_parameters) the routed experts' share
+      (what expert parallelism splits).
     - C(problems) names what is unusable or missing (C(config.json), shards the index names, truncated shards, the tokenizer),
       each with the path and the fix; C(shards), C(missing) and C(truncated) list the weight files.
     - C(identity) is what the pre-check compares with the head's copy (C(config_sha256), C(config) the parsed C(config.json),
@@ -273,11 +279,11 @@ ckpts:
     - O(ckpts_dir) as read (C(read), C(exists), C(existing) the nearest existing folder and C(missing) the part below it,
       C(writable), C(readonly), C(free_bytes), C(size_bytes), C(storage) the mount and inode that tell one shared storage
       from separate disks, C(tracker) the text of C(latest_checkpointed_iteration.txt), C(steps) the C(global_step_<N>)
-      folders, C(step_files) the files of a complete save present in the folders the rules read) and C(model_params)
-      (the parameters of O(model_path)'s model from its weight files, else its config.json; V(null) when unknown).
+      folders, C(step_files) the files of a complete save present in the folders the rules read). The model's size is
+      the C(model) read's C(parameters).
   returned: always
   type: dict
-  sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4], model_params: 8190735360}
+  sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4]}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
@@ -321,7 +327,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
-from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_model_params
+from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
@@ -541,7 +547,7 @@ def main():
             'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
         },
         network=network,
-        ckpts=dict(read_ckpts_dir(params['ckpts_dir']), model_params=read_model_params(params['model_path'])),
+        ckpts=read_ckpts_dir(params['ckpts_dir']),
         parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         python=read_python(),

@@ -42,6 +42,133 @@ QWEN25_7B = {
     "use_cache": True, "use_mrope": False, "use_sliding_window": False, "vocab_size": 152064,
 }
 MODELS = {"Qwen3-8B": (QWEN3_8B, 5), "Qwen2.5-7B": (QWEN25_7B, 4)}
+
+# More families, as their published config.json files give them on the Hugging Face Hub (the keys the deploy reads and
+# those that shape the weights; generation and tokenizer keys left out): dense Qwen3-4B (tied embeddings) and Llama 3.1,
+# and MoE models of four layouts: Qwen3-MoE (Qwen/Qwen3-30B-A3B, Qwen/Qwen3-235B-A22B), Qwen2-MoE with a shared expert
+# (Qwen/Qwen1.5-MoE-A2.7B), Mixtral (mistralai/Mixtral-8x7B-v0.1) and DeepSeek-V3 (latent attention, dense first layers,
+# deepseek-ai/DeepSeek-V3). The parameters their model cards give are in PUBLISHED.
+QWEN3_4B = dict(QWEN3_8B, hidden_size=2560, intermediate_size=9728, num_attention_heads=32, num_hidden_layers=36,
+                num_key_value_heads=8, tie_word_embeddings=True)
+LLAMA31_8B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 128256,
+}
+QWEN3_30B_A3B = {
+    "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": False, "decoder_sparse_step": 1, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 2048, "intermediate_size": 6144, "max_position_embeddings": 40960, "mlp_only_layers": [],
+    "model_type": "qwen3_moe", "moe_intermediate_size": 768, "norm_topk_prob": True, "num_attention_heads": 32, "num_experts": 128,
+    "num_experts_per_tok": 8, "num_hidden_layers": 48, "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 151936,
+}
+QWEN3_235B_A22B = dict(QWEN3_30B_A3B, hidden_size=4096, intermediate_size=12288, moe_intermediate_size=1536, num_attention_heads=64,
+                       num_hidden_layers=94)
+QWEN15_MOE_A27B = {
+    "architectures": ["Qwen2MoeForCausalLM"], "decoder_sparse_step": 1, "hidden_act": "silu", "hidden_size": 2048,
+    "intermediate_size": 5632, "max_position_embeddings": 8192, "model_type": "qwen2_moe", "moe_intermediate_size": 1408,
+    "norm_topk_prob": False, "num_attention_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+    "num_key_value_heads": 16, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "shared_expert_intermediate_size": 5632,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 151936,
+}
+MIXTRAL_8X7B = {
+    "architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+    "max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": 32, "num_experts_per_tok": 2,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0,
+    "sliding_window": None, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "vocab_size": 32000,
+}
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"], "first_k_dense_replace": 3, "hidden_act": "silu", "hidden_size": 7168,
+    "intermediate_size": 18432, "kv_lora_rank": 512, "max_position_embeddings": 163840, "model_type": "deepseek_v3",
+    "moe_intermediate_size": 2048, "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1,
+    "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
+    "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06,
+    "tie_word_embeddings": False, "topk_group": 4, "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 129280,
+}
+# name: (config.json, total parameters, active parameters) as the model cards say them.
+FAMILIES = {
+    "Qwen3-8B": (QWEN3_8B, 8.2e9, 8.2e9), "Qwen2.5-7B": (QWEN25_7B, 7.61e9, 7.61e9), "Qwen3-4B": (QWEN3_4B, 4.0e9, 4.0e9),
+    "Llama-3.1-8B": (LLAMA31_8B, 8.03e9, 8.03e9), "Qwen3-30B-A3B": (QWEN3_30B_A3B, 30.5e9, 3.3e9),
+    "Qwen3-235B-A22B": (QWEN3_235B_A22B, 235e9, 22e9), "Qwen1.5-MoE-A2.7B": (QWEN15_MOE_A27B, 14.3e9, 2.7e9),
+    "Mixtral-8x7B": (MIXTRAL_8X7B, 46.7e9, 12.9e9), "DeepSeek-V3": (DEEPSEEK_V3, 671e9, 37e9),
+}
+
+
+def real_shapes(config):
+    """{tensor name: shape} of a checkpoint of `config` as transformers names and shapes it (Llama/Qwen2/Qwen3 dense and MoE,
+    Mixtral's block_sparse_moe, DeepSeek-V3's latent attention and shared experts; DeepSeek's multi-token-prediction layer
+    left out)."""
+    h, heads = config["hidden_size"], config["num_attention_heads"]
+    kv, hd = config.get("num_key_value_heads") or heads, config.get("head_dim") or h // heads
+    experts = config.get("num_experts") or config.get("num_local_experts") or config.get("n_routed_experts") or 0
+    width = config.get("moe_intermediate_size") or config["intermediate_size"]
+    shapes = {"model.embed_tokens.weight": [config["vocab_size"], h], "model.norm.weight": [h]}
+    if not config.get("tie_word_embeddings"):
+        shapes["lm_head.weight"] = [config["vocab_size"], h]
+    for layer in range(config["num_hidden_layers"]):
+        at = "model.layers.%d." % layer
+        shapes.update({at + "input_layernorm.weight": [h], at + "post_attention_layernorm.weight": [h]})
+        if config.get("kv_lora_rank"):
+            q_dim = heads * (config["qk_nope_head_dim"] + config["qk_rope_head_dim"])
+            shapes.update({at + "self_attn.q_a_proj.weight": [config["q_lora_rank"], h],
+                           at + "self_attn.q_a_layernorm.weight": [config["q_lora_rank"]],
+                           at + "self_attn.q_b_proj.weight": [q_dim, config["q_lora_rank"]],
+                           at + "self_attn.kv_a_proj_with_mqa.weight": [config["kv_lora_rank"] + config["qk_rope_head_dim"], h],
+                           at + "self_attn.kv_a_layernorm.weight": [config["kv_lora_rank"]],
+                           at + "self_attn.kv_b_proj.weight": [heads * (config["qk_nope_head_dim"] + config["v_head_dim"]),
+                                                               config["kv_lora_rank"]],
+                           at + "self_attn.o_proj.weight": [h, heads * config["v_head_dim"]]})
+        else:
+            shapes.update({at + "self_attn.q_proj.weight": [heads * hd, h], at + "self_attn.k_proj.weight": [kv * hd, h],
+                           at + "self_attn.v_proj.weight": [kv * hd, h], at + "self_attn.o_proj.weight": [h, heads * hd]})
+            if config.get("model_type", "").startswith("qwen3"):
+                shapes.update({at + "self_attn.q_norm.weight": [hd], at + "self_attn.k_norm.weight": [hd]})
+        sparse = experts and layer not in (config.get("mlp_only_layers") or []) and layer >= (config.get("first_k_dense_replace") or 0)
+        if not sparse:
+            shapes.update({at + "mlp.%s_proj.weight" % part: [config["intermediate_size"], h] for part in ("gate", "up")})
+            shapes[at + "mlp.down_proj.weight"] = [h, config["intermediate_size"]]
+            continue
+        if config["model_type"] == "mixtral":
+            shapes[at + "block_sparse_moe.gate.weight"] = [experts, h]
+            for e in range(experts):
+                base = at + "block_sparse_moe.experts.%d." % e
+                shapes.update({base + "w1.weight": [width, h], base + "w3.weight": [width, h], base + "w2.weight": [h, width]})
+            continue
+        shapes[at + "mlp.gate.weight"] = [experts, h]
+        for e in range(experts):
+            base = at + "mlp.experts.%d." % e
+            shapes.update({base + "gate_proj.weight": [width, h], base + "up_proj.weight": [width, h], base + "down_proj.weight": [h, width]})
+        shared = config.get("shared_expert_intermediate_size") or (config.get("n_shared_experts") or 0) * width
+        if shared:
+            base = at + ("mlp.shared_expert." if config.get("shared_expert_intermediate_size") else "mlp.shared_experts.")
+            shapes.update({base + "gate_proj.weight": [shared, h], base + "up_proj.weight": [shared, h], base + "down_proj.weight": [h, shared]})
+            if config.get("shared_expert_intermediate_size"):
+                shapes[at + "mlp.shared_expert_gate.weight"] = [1, h]
+    return shapes
+
+
+def real_headers(config, shard_count=4):
+    """{shard file: {'size', 'head'}} as the model check reads a folder (_model.read_folder's 'shards'), for the headers of
+    real-sized BF16 shards of `config` (real_shapes), with the index's text: safetensors headers (8-byte length, JSON with
+    dtype, shape, data_offsets) whose files are as long as their data, without writing the data."""
+    names = sorted(real_shapes(config).items())
+    files = ["model-%05d-of-%05d.safetensors" % (i + 1, shard_count) for i in range(shard_count)]
+    shards, weight_map = {}, {}
+    for number, shard in enumerate(files):
+        header, offset = {"__metadata__": {"format": "pt"}}, 0
+        for tensor, shape in names[number::shard_count]:
+            count = 1
+            for dim in shape:
+                count *= dim
+            header[tensor] = {"dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + 2 * count]}
+            offset += 2 * count
+            weight_map[tensor] = shard
+        text = json.dumps(header, separators=(",", ":")).encode()
+        text += b" " * (-len(text) % 8)
+        shards[shard] = {"size": 8 + len(text) + offset, "head": struct.pack("<Q", len(text)) + text}
+    index = json.dumps({"metadata": {"total_size": sum(entry["size"] for entry in shards.values())}, "weight_map": weight_map})
+    return shards, index
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 TOKEN_KEYS = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
 
@@ -70,6 +197,14 @@ def safetensors_bytes(names):
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # the format pads the header to 8 bytes with spaces
     return struct.pack("<Q", len(text)) + text + b"\x80\x3f" * 2 * len(names)
+
+
+def real_read(config, path="/models/real"):
+    """What _model.read_folder would read from a real-sized copy of a model of `config`: config.json, the index, each shard's
+    header (real_headers: the tensors' real shapes and the files' full sizes) and the file names; the data is not written."""
+    shards, index = real_headers(config)
+    return {"path": path, "isdir": True, "config": json.dumps(config), "index": index, "shards": shards,
+            "names": sorted(["config.json", "model.safetensors.index.json", "tokenizer_config.json", "tokenizer.json"] + list(shards))}
 
 
 def tokenizer_files():

@@ -7,6 +7,8 @@ state="$1" ckpts="$2"
 echo "last_step=$(cat "${state}/last_step" 2>/dev/null)"
 echo "ckpts_seen=$(cat "${state}/ckpts_seen" 2>/dev/null)"
 echo "ckpts_fs=$(cat "${state}/ckpts_fs" 2>/dev/null)"
+# The launch record the last training started from (one JSON line): its save_freq says whether it passed a save step.
+echo "launch=$(cat "${state}/launch.json" 2>/dev/null)"
 if [ -d "${ckpts}" ]; then
     echo "exists=yes"
     echo "fs_now=$(stat -c %d "${ckpts}" 2>/dev/null)"

@@ -2,6 +2,8 @@
 the container numbers them 0-3, and Ray hands those on to the workers), and a process of another container
 that holds one of them is refused by name, the training left alone. Runs after test_3 (name order), whose
 containers were created with NPUs 0-7."""
+import re
+
 from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, started_marker, tail, training_pids
 
 HEAD = hosts("ray_head")[0]
@@ -52,6 +54,8 @@ def test_a_process_of_another_container_on_one_of_them_is_refused_by_name():
     finally:
         on_node(worker, "docker", "rm", "-f", "intruder", check=False)
     assert proc.returncode != 0, tail(proc)
-    assert ("%s: NPU(s) 5 already run processes of something other than this deployment's container verl: pid %s (python3, "
-            "container intruder %s)" % (worker, holder, intruder[:12])) in proc.output, tail(proc)
+    # The pre-check names each problem once, one a line under the host ("<host>: N problem(s):").
+    assert ("- NPU(s) 5 already run processes of something other than this deployment's container verl: pid %s (python3, "
+            "container intruder %s)" % (holder, intruder[:12])) in proc.output, tail(proc)
+    assert re.search(r"%s: \d+ problem\(s\):" % re.escape(worker), proc.output), tail(proc)
     assert training_pids(HEAD) == pid, "the refusal must leave the training alone"

@@ -21,12 +21,14 @@ def test_usable_settings_give_no_problem():
 
 def test_a_problem_of_every_node_is_one_line_naming_the_variable_value_and_fix():
     problems = check_inventory(nodes(4, verl_train_tp="3"), SPEC, RULES, HEAD)
-    # Before any node is read the model's heads are unknown (config.json is read by the pre-check): TP 3 x PP 2 breaks
-    # the rule on the NPUs per node already.
-    heads = [p for p in problems if "not a multiple of the NPUs per node" in p["msg"] and p["variable"] == "verl_train_tp"]
+    # Before any node is read the model's heads are unknown (config.json is read by the pre-check): TP 3 x PP 2 does not
+    # divide the 32 NPUs; one refusal for the one cause (not also the NPUs-per-node rule, nor the rollout's replicas).
+    assert [p["variable"] for p in problems] == ["verl_train_tp"], problems
+    heads = problems
     assert not [p for p in problems if "attention heads" in p["msg"]]
     assert len(heads) == 1 and heads[0]["hosts"] == ["n0", "n1", "n2", "n3"] and heads[0]["value"] == 3
-    assert heads[0]["text"].startswith("- every node: verl_train_tp x verl_train_pp = 3 x 2 ") and "Fix:" in heads[0]["text"]
+    assert heads[0]["text"].startswith("- every node: The cluster has 32 NPUs (4 node(s) x 8), which is not divisible by "
+                                       "verl_train_tp x verl_train_pp = 3 x 2 = 6.") and "Fix:" in heads[0]["text"]
 
 
 def test_a_host_that_differs_is_named_alone():

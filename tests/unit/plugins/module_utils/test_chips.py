@@ -92,12 +92,28 @@ def test_the_image_is_the_stated_one_else_the_chips(stated, chip, image, why):
     assert choose_image(stated, IMAGES, chip) == (image, why, None)
 
 
-def test_a_chip_without_an_image_is_an_error_naming_the_fix():
-    image, _why, problem = choose_image("", IMAGES, {"family": "", "name": "Ascend950DT"})
+@pytest.mark.parametrize("fixture", ["002_info_310_1card_v23.0.0_noproc.txt", "004_info_310P3_2cards_noheader_narrow.txt",
+                                     "018_info_Ascend950DT_8cards_A5_layout_noheader_fixture.txt"])
+@pytest.mark.parametrize("stated", ["", "my/verl:1", "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0"])
+def test_a_chip_of_no_family_verl_has_images_for_is_refused_whatever_the_image(fixture, stated):
+    """Issue 28: 310, 310P3, Ascend950DT (real npu-smi outputs) were accepted once verl_image was stated, and with it empty the
+    fix named a verl_image_by_chip entry the settings check refuses."""
+    chip = chip_family(parsed(fixture))
+    image, _why, problem = choose_image(stated, IMAGES, chip)
     assert image is None
-    assert problem.startswith("verl_image is empty and this host's NPUs are Ascend950DT, for which verl_image_by_chip has no image")
-    assert "Fix: set verl_image" in problem
-    assert choose_image("", {"910b": IMAGES["910b"]}, {"family": "a3", "name": "Ascend910"})[2]
+    assert problem.startswith("this host's NPUs are %s (npu-smi), a chip verl publishes no image for: verl's Ascend images exist "
+                              "for Atlas A2 / 910B (verl_image_by_chip.910b) and Atlas A3 / Ascend910_93 (verl_image_by_chip.a3) "
+                              "only." % chip["name"]), problem
+    assert "Fix: deploy on Atlas A2 or A3 nodes" in problem
+
+
+def test_a_family_without_an_image_names_a_key_the_settings_check_takes():
+    image, _why, problem = choose_image("", {"910b": IMAGES["910b"]}, {"family": "a3", "name": "Ascend910"})
+    assert image is None and "Fix: add verl_image_by_chip.a3, a verl image built for Atlas A3 / Ascend910_93" in problem
+    # The fix applied: that key passes the settings check, and the image is chosen.
+    config, errors, _warnings = _build({"family": "a3", "name": "Ascend910"}, verl_npu_devices=list(range(16)), verl_train_tp=8,
+                                       verl_image_by_chip={"910b": IMAGES["910b"], "a3": IMAGES["a3"]})
+    assert not errors and config["image"] == IMAGES["a3"]
     assert choose_image("", {}, {})[2].startswith("verl_image and verl_image_by_chip are both empty")
 
 
@@ -119,8 +135,9 @@ def test_the_launch_configuration_carries_the_chosen_image_and_why():
 
 
 def test_a_chip_without_an_image_stops_the_settings_check():
-    config, errors, _warnings = _build({"family": "", "name": "310P3"})
-    assert config is None and [e["variable"] for e in errors] == ["verl_image"]
+    for stated in ("", "registry:5000/verl:mine"):
+        config, errors, _warnings = _build({"family": "", "name": "310P3"}, verl_image=stated)
+        assert config is None and [e["variable"] for e in errors] == ["verl_image"]
 
 
 @pytest.mark.parametrize("devices, container, logical", [

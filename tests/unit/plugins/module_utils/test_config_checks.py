@@ -3,6 +3,8 @@
 """Parallelism and batch rules: each violation names the variable, the values and a fix."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism, valid_tp_pp
@@ -31,37 +33,77 @@ def test_the_defaults_pass():
     assert check_parallelism(cluster(recompute=True, vpp=True)) == []
 
 
-@pytest.mark.parametrize("changes, rule, variable", [
-    ({"gen_tp": 2}, "R1", "verl_gen_tp"),
-    ({"train_tp": 2, "gen_tp": 2, "train_pp": 1}, "R2", "verl_train_tp"),
-    ({"train_tp": 8, "gen_tp": 8, "train_pp": 2, "npu_per_node": 8, "nnodes": 1}, "C2", "verl_train_tp"),
-    ({"train_tp": 3, "gen_tp": 3, "train_pp": 8, "npu_per_node": 8, "nnodes": 3, "train_batch_size": 48,
-      "ppo_mini_batch_size": 48}, "C14", "verl_train_tp"),
-    ({"train_pp": 5, "train_tp": 8, "gen_tp": 8, "npu_per_node": 8, "nnodes": 5}, "C11", "verl_train_pp"),
-    ({"vpp": True, "train_tp": 8, "gen_tp": 8, "train_pp": 1}, "C10", "verl_feature_mask"),
-    ({"vpp": True, "train_tp": 2, "gen_tp": 2, "train_pp": 4}, "C11", "verl_train_pp"),
-    ({"recompute": True, "train_tp": 1, "gen_tp": 1, "train_pp": 6, "npu_per_node": 6, "num_kv_heads": 8}, "C13", "verl_feature_mask"),
-    ({"train_batch_size": 16, "ppo_mini_batch_size": 32}, "C4", "verl_ppo_mini_batch_size"),
-    ({"ppo_micro_batch_size_per_gpu": 3}, "C4", "verl_ppo_micro_batch_size_per_gpu"),
-    ({"nnodes": 3}, "C6", "verl_ppo_mini_batch_size"),
+# Each refusal with the fix its text suggests (the words it says, and those values applied): applied, nothing is refused.
+@pytest.mark.parametrize("changes, rule, variable, said, fix", [
+    ({"gen_tp": 2}, "R1", "verl_gen_tp", "set verl_gen_tp=4", {"gen_tp": 4}),
+    ({"train_tp": 2, "gen_tp": 2, "train_pp": 1}, "R2", "verl_train_tp", "TP=4 PP=2", {"train_tp": 4, "gen_tp": 4, "train_pp": 2}),
+    ({"train_tp": 8, "gen_tp": 8, "train_pp": 2, "npu_per_node": 8, "nnodes": 1}, "C2", "verl_train_tp", "TP=8 PP=1",
+     {"train_tp": 8, "gen_tp": 8, "train_pp": 1}),
+    ({"train_tp": 3, "gen_tp": 3, "train_pp": 8, "npu_per_node": 8, "nnodes": 3, "train_batch_size": 48, "num_layers": 48,
+      "ppo_mini_batch_size": 48}, "C14", "verl_train_tp", "TP=4 PP=6", {"train_tp": 4, "gen_tp": 4, "train_pp": 6}),
+    ({"vocab_size": 151938}, "C23", "verl_train_tp", "verl_train_tp that divides 151938 (1, 2). Pairs that fit: TP=2 PP=4.",
+     {"train_tp": 2, "gen_tp": 2, "train_pp": 4}),
+    ({"train_pp": 5, "train_tp": 8, "gen_tp": 8, "npu_per_node": 8, "nnodes": 5}, "C11", "verl_train_pp", "fits verl_train_tp=8: 1.",
+     {"train_pp": 1, "train_batch_size": 40, "ppo_mini_batch_size": 40}),
+    ({"vpp": True, "train_tp": 8, "gen_tp": 8, "train_pp": 1}, "C10", "verl_feature_mask", "turn bit 6 off", {"vpp": False}),
+    ({"vpp": True, "train_tp": 2, "gen_tp": 2, "train_pp": 4}, "C11", "verl_train_pp", "or turn bit 6 off", {"vpp": False}),
+    ({"recompute": True, "train_tp": 1, "gen_tp": 1, "train_pp": 6, "npu_per_node": 6, "num_kv_heads": 8}, "C13", "verl_feature_mask",
+     "turn bit 4 off", {"recompute": False}),
+    ({"train_batch_size": 16, "ppo_mini_batch_size": 32}, "C4", "verl_ppo_mini_batch_size", "at most 16", {"ppo_mini_batch_size": 16}),
+    ({"ppo_micro_batch_size_per_gpu": 3}, "C4", "verl_ppo_micro_batch_size_per_gpu", "divides 256", {"ppo_micro_batch_size_per_gpu": 4}),
+    ({"nnodes": 3}, "C6", "verl_ppo_mini_batch_size", "verl_ppo_mini_batch_size = 33",
+     {"train_batch_size": 33, "ppo_mini_batch_size": 33, "ppo_micro_batch_size_per_gpu": 1}),
     ({"nnodes": 2, "train_batch_size": 1, "ppo_mini_batch_size": 1, "n_resp_per_prompt": 2, "ppo_micro_batch_size_per_gpu": 2},
-     "C3", "verl_train_batch_size"),
-    ({"overlong_buffer_len": 8192}, "C18", "verl_overlong_buffer_len"),
-    ({"train_batch_size": 48, "ppo_mini_batch_size": 32}, "C19", "verl_ppo_mini_batch_size"),
-    ({"vpp": True, "train_batch_size": 6, "ppo_mini_batch_size": 6, "n_resp_per_prompt": 1}, "C12", "verl_ppo_micro_batch_size_per_gpu"),
-    ({"vpp": True, "rollout_log_prob_micro_batch_size_per_gpu": 256}, "C12", "verl_rollout_log_prob_micro_batch_size_per_gpu"),
+     "C4", "verl_ppo_micro_batch_size_per_gpu", "divides 1", {"ppo_micro_batch_size_per_gpu": 1}),
+    ({"overlong_buffer_len": 8192}, "C18", "verl_overlong_buffer_len", "at most 4096", {"overlong_buffer_len": 4096}),
+    ({"train_batch_size": 48, "ppo_mini_batch_size": 32}, "C19", "verl_ppo_mini_batch_size", "(e.g. 24)", {"ppo_mini_batch_size": 24}),
+    ({"vpp": True, "train_batch_size": 6, "ppo_mini_batch_size": 6, "n_resp_per_prompt": 1}, "C12", "verl_ppo_micro_batch_size_per_gpu",
+     "turn bit 6 off", {"vpp": False}),
+    ({"vpp": True, "rollout_log_prob_micro_batch_size_per_gpu": 256}, "C12", "verl_rollout_log_prob_micro_batch_size_per_gpu",
+     "verl_rollout_log_prob_micro_batch_size_per_gpu=", {"rollout_log_prob_micro_batch_size_per_gpu": 16}),
     ({"vpp": True, "ref_log_prob_micro_batch_size_per_gpu": 256, "algorithm": "grpo"}, "C12",
-     "verl_ref_log_prob_micro_batch_size_per_gpu"),
-    ({"max_prompt_length": 256, "max_response_length": 512, "overlong_buffer_len": 256}, "C20", "verl_max_response_length"),
-    ({"dynamic_bsz": True, "max_prompt_length": 2048, "max_response_length": 16384}, "C21", "verl_max_response_length"),
-    ({"max_prompt_length": 2048, "max_response_length": 40000, "overlong_buffer_len": 4096}, "C22", "verl_max_response_length"),
+     "verl_ref_log_prob_micro_batch_size_per_gpu", "verl_ref_log_prob_micro_batch_size_per_gpu=", {"ref_log_prob_micro_batch_size_per_gpu": 16}),
+    ({"max_prompt_length": 256, "max_response_length": 512, "overlong_buffer_len": 256}, "C20", "verl_max_response_length",
+     "at least 1024", {"max_response_length": 768}),
+    ({"dynamic_bsz": True, "max_prompt_length": 2048, "max_response_length": 16384}, "C21", "verl_max_response_length",
+     "at most 16384", {"max_response_length": 14336}),
+    ({"max_prompt_length": 2048, "max_response_length": 40000, "overlong_buffer_len": 4096}, "C22", "verl_max_response_length",
+     "at most 38912", {"max_response_length": 38912}),
 ])
-def test_each_rule_fires_with_a_fix(changes, rule, variable):
+def test_each_rule_fires_once_with_a_fix_that_works(changes, rule, variable, said, fix):
     errors = check_parallelism(cluster(**changes))
-    hits = [e for e in errors if e["rule"] == rule]
-    assert hits, errors
-    assert hits[0]["variable"] == variable
-    assert "Fix:" in hits[0]["msg"]
+    assert [e["rule"] for e in errors] == [rule], errors  # one refusal for the one cause
+    assert errors[0]["variable"] == variable
+    assert "Fix:" in errors[0]["msg"] and said in errors[0]["msg"].split("Fix:", 1)[1], errors[0]["msg"]
+    assert check_parallelism(cluster(**dict(changes, **fix))) == []
+
+
+@pytest.mark.parametrize("nnodes, npn, tp, known", [(1, 8, 3, True), (1, 8, 3, False), (2, 16, 5, True), (3, 8, 6, True)])
+def test_one_tp_mistake_is_one_refusal_whose_pairs_pass(nnodes, npn, tp, known):
+    """Issue 28: verl_train_tp=3 on one 8-NPU node was refused three times (R2, C2, C7), R2 claiming verl would run it."""
+    shape = {} if known else {"num_layers": None, "num_attention_heads": None, "num_kv_heads": None, "vocab_size": None}
+    c = dict(shape, train_tp=tp, gen_tp=tp, nnodes=nnodes, npu_per_node=npn, train_batch_size=96, ppo_mini_batch_size=96)
+    errors = check_parallelism(cluster(**c))
+    assert len(errors) == 1 and errors[0]["variable"] == "verl_train_tp", errors
+    assert "verl itself would run" not in errors[0]["msg"]
+    pairs = re.findall(r"TP=(\d+) PP=(\d+)", errors[0]["msg"])
+    assert pairs
+    for tp_fit, pp_fit in pairs:
+        fixed = dict(c, train_tp=int(tp_fit), gen_tp=int(tp_fit), train_pp=int(pp_fit), ppo_micro_batch_size_per_gpu=1)
+        assert check_parallelism(cluster(**fixed)) == [], (tp_fit, pp_fit)
+
+
+def test_a_refusal_without_a_fix_says_why():
+    """A vocabulary only TP=1 divides, on 8 NPUs per node with 36 layers: no TP x PP fits every rule, and the refusal says so."""
+    errors = check_parallelism(cluster(vocab_size=151937, train_tp=2, gen_tp=2, train_pp=4))
+    assert [e["rule"] for e in errors] == ["C23"]
+    assert "No TP/PP pair fits 8 NPUs per node x 1 node(s) for this model." in errors[0]["msg"]
+
+
+def test_a_gen_tp_that_verl_refuses_too_does_not_claim_verl_would_run_it():
+    r1 = check_parallelism(cluster(gen_tp=3))
+    assert [e["rule"] for e in r1] == ["R1"] and "verl itself would run" not in r1[0]["msg"]
+    assert "'Total number of attention heads (32) must be divisible by tensor parallel size (3).'" in r1[0]["msg"]
 
 
 def test_dynamic_batch_size_skips_the_micro_batch_rules():
@@ -179,7 +221,7 @@ QWEN25_7B = {"num_layers": 28, "num_attention_heads": 28, "num_kv_heads": 4, "ma
 @pytest.mark.parametrize("changes, seen", [
     # Qwen2.5-7B with the defaults' TP 4 x PP 2 fits; TP 8 does not: Megatron's own words, as users reported them.
     ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "'num_query_groups (4) must be a multiple of tensor_model_parallel_size (8).'"),
-    ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "Fix: use one of 1, 2, 4"),
+    ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "Fix: use a verl_train_tp among 1, 2, 4"),
     # vLLM's word for the rollout: its heads, not its KV heads.
     ({"train_tp": 8, "gen_tp": 8, "train_pp": 1}, "'Total number of attention heads (28) must be divisible by tensor parallel size (8).'"),
     ({"train_pp": 8, "train_tp": 1, "gen_tp": 1}, "The model's 28 layers (num_hidden_layers in its config.json)"),
@@ -213,3 +255,36 @@ def test_the_training_tp_divides_the_vocabulary(vocab, refused):
 
 def test_a_budget_that_fits_the_positions_exactly_passes():
     assert "C22" not in rules(max_prompt_length=8192, max_response_length=40960 - 8192, overlong_buffer_len=1024)
+
+
+# MoE (issue 28): the expert parallel size verl_extra_overrides gives must divide the model's experts (Megatron's MoE layer
+# asserts it) and, with expert TP x PP, the NPUs (Megatron's initialize_model_parallel). Each refusal's fix applied passes.
+EP = "actor_rollout_ref.actor.megatron.expert_model_parallel_size"
+QWEN3_30B_A3B = {"num_layers": 48, "num_attention_heads": 32, "num_kv_heads": 4, "max_position_embeddings": 40960,
+                 "vocab_size": 151936, "num_experts": 128}
+MIXTRAL = {"num_layers": 32, "num_attention_heads": 32, "num_kv_heads": 8, "max_position_embeddings": 32768, "vocab_size": 32000,
+           "num_experts": 8}
+
+
+ETP1 = "actor_rollout_ref.actor.megatron.expert_tensor_parallel_size=1"
+
+
+@pytest.mark.parametrize("model, changes, ep, rule, said, fixed_ep", [
+    (MIXTRAL, {"train_tp": 8, "gen_tp": 8, "train_pp": 1, "nnodes": 2}, 16, "C24", "does not divide the model's 8 experts", 2),
+    (QWEN3_30B_A3B, {"train_tp": 4, "gen_tp": 4, "train_pp": 4, "npu_per_node": 16, "extra": [ETP1]}, 3, "C24",
+     "Fix: set it to one of 1, 2, 4 ", 4),
+    (QWEN3_30B_A3B, {"train_tp": 2, "gen_tp": 2, "train_pp": 4, "extra": [ETP1]}, 4, "C25",
+     "'RuntimeError: decoder world_size (8) is not divisible by expert_tensor_model_pipeline_parallel size (16)'", 2),
+    ({}, {}, 2, "C24", "the model is dense", 1),
+])
+def test_the_expert_parallel_size_fits_the_experts_and_the_npus(model, changes, ep, rule, said, fixed_ep):
+    c = dict(model, **changes)
+    extra = c.pop("extra", [])
+    errors = check_parallelism(cluster(**c, extra_overrides=extra + ["%s=%d" % (EP, ep)]))
+    assert [e["rule"] for e in errors] == [rule], errors
+    assert errors[0]["variable"] == "verl_extra_overrides" and said in errors[0]["msg"], errors[0]["msg"]
+    assert check_parallelism(cluster(**c, extra_overrides=extra + ["%s=%d" % (EP, fixed_ep)])) == []
+
+
+def test_a_moe_model_without_expert_parallelism_passes_the_shape_rules():
+    assert check_parallelism(cluster(**QWEN3_30B_A3B)) == []

@@ -27,7 +27,8 @@ def test_qwen3_8b_as_read():
     facts = model.parse_config(config_text())
     assert facts == {"architecture": "Qwen3ForCausalLM", "num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8,
                      "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": False, "hidden_size": 4096,
-                     "intermediate_size": 12288, "head_dim": 128, "torch_dtype": "bfloat16"}
+                     "intermediate_size": 12288, "head_dim": 128, "torch_dtype": "bfloat16", "num_experts": 0, "experts_per_token": 0,
+                     "moe_intermediate_size": 0, "shared_intermediate_size": 0, "moe_layers": 0}
     assert model.summary(facts) == "Qwen3ForCausalLM, 36 layers, 32/8 heads, 40960 positions"
     # The published index's total_size is 16381470720 bytes of bf16.
     assert model.parameter_count(facts) * 2 == 16381470720
@@ -255,3 +256,77 @@ def test_a_node_without_the_folder_is_left_to_the_paths_rule(tmp_path, mine_fold
     absent = model.judge(model.read_folder(str(tmp_path / "absent")))
     text = model.not_the_heads(present if mine_folder else absent, present if head_folder else absent, "w", "h", "/m")
     assert text == ""
+
+
+# One parameter count per model (issue 28): config.json's shape for dense and MoE models of several families, against the
+# totals and active counts their model cards give; the weight files' headers (real shapes) give the same count.
+@pytest.mark.parametrize("name", sorted(model_files.FAMILIES))
+def test_the_parameters_of_each_family_from_config_json(name):
+    config, total, active = model_files.FAMILIES[name]
+    facts = model.parse_config(json.dumps(config))
+    found_total, found_active, experts = model.parameter_counts(facts)
+    assert found_total == pytest.approx(total, rel=0.02), found_total
+    assert found_active == pytest.approx(active, rel=0.03), found_active
+    assert (experts > 0) == bool(facts["num_experts"])
+
+
+@pytest.mark.parametrize("name", ["Qwen3-8B", "Qwen3-4B", "Llama-3.1-8B", "Qwen3-30B-A3B", "Qwen1.5-MoE-A2.7B", "Mixtral-8x7B",
+                                  "DeepSeek-V3"])
+def test_the_weights_headers_give_the_count_and_judge_takes_it(name):
+    config = model_files.FAMILIES[name][0]
+    shards, index = model_files.real_headers(config)
+    facts = model.parse_config(json.dumps(config))
+    counted = model.weights_parameters(shards, sorted(shards))
+    assert counted == sum(_elements(shape) for shape in model_files.real_shapes(config).values())
+    assert counted == pytest.approx(model.parameter_count(facts), rel=2e-3)  # the two sources of one count agree
+    read = {"path": "/m", "isdir": True, "config": json.dumps(config), "index": index, "shards": shards,
+            "names": ["config.json", "tokenizer_config.json", "tokenizer.json"] + sorted(shards)}
+    judged = model.judge(read)
+    assert judged["problems"] == [] and judged["parameters"] == counted and judged["parameters_from"] == "weights"
+    assert (judged["expert_parameters"] > 0) == bool(facts["num_experts"])
+
+
+def test_the_weights_on_disk_are_the_count_and_config_json_the_fallback():
+    """The simulated cluster's stand-in shards declare shape [2]: a small model, as their checkpoints are small. A quantized
+    checkpoint packs its weights in integers, and a missing shard has no header: config.json counts then."""
+    files = model_files.model_files("Qwen3-8B")
+    shards = {name: {"size": len(data), "head": data} for name, data in files.items() if name.endswith(".safetensors")}
+    read = {"path": "/m", "isdir": True, "config": files["config.json"].decode(), "index": files["model.safetensors.index.json"].decode(),
+            "shards": shards, "names": sorted(files)}
+    judged = model.judge(read)
+    assert judged["parameters_from"] == "weights" and judged["parameters"] == 2 * len(model_files.tensor_names(model_files.QWEN3_8B))
+    del shards["model-00002-of-00005.safetensors"]
+    judged = model.judge(read)
+    assert judged["problems"] and judged["parameters_from"] == "config.json"
+    assert judged["parameters"] == model.parameter_count(judged["facts"])
+    packed = {"a.safetensors": {"head": _header({"model.embed_tokens.weight": ("BF16", [151936, 4096]),
+                                                 "model.layers.0.mlp.down_proj.qweight": ("I32", [1536, 4096])})}}
+    assert model.weights_parameters(packed, ["a.safetensors"]) is None
+    assert model.weights_parameters({}, ["a.safetensors"]) is None
+
+
+def test_a_moe_summary_names_its_experts():
+    facts = model.parse_config(json.dumps(model_files.QWEN3_30B_A3B))
+    assert model.summary(facts) == "Qwen3MoeForCausalLM, 48 layers, 32/4 heads, 40960 positions, 128 experts, 8 per token"
+    assert facts["moe_layers"] == 48
+    deepseek = model.parse_config(json.dumps(model_files.DEEPSEEK_V3))
+    assert (deepseek["num_experts"], deepseek["moe_layers"], deepseek["shared_intermediate_size"]) == (256, 58, 2048)
+
+
+def _elements(shape):
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def _header(tensors):
+    import struct
+
+    header, offset = {}, 0
+    for name, (dtype, shape) in tensors.items():
+        size = _elements(shape) * (4 if dtype == "I32" else 2)
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text

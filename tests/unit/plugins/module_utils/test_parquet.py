@@ -34,16 +34,17 @@ def test_raw_gsm8k_is_refused_naming_the_column_and_the_fix():
     # Real text: verl fails at dataset load with KeyError: "None of [Index(['question'])] ..." when pointed at a raw column,
     # and with KeyError: 'prompt' / 'reward_model' when a column is missing.
     assert "KeyError: 'prompt'" in text and "KeyError: 'reward_model'" in text
-    assert "has 4 row(s), fewer than 32" in text
+    assert "has 4 row(s), fewer than one batch (verl_train_batch_size=32)" in problems[-1]
     assert "Fix: convert the data set to verl's format (verl's preprocessing scripts write this shape: " \
-           "examples/data_preprocess/gsm8k.py (GSM8K)" in problems[-1]
+           "examples/data_preprocess/gsm8k.py (GSM8K)" in problems[-2]
 
 
 @pytest.mark.parametrize("name, expected", [
     ("no_reward_model.parquet", "has no column 'reward_model' (a struct with ground_truth)"),
     ("prompt_as_text.parquet", "the column 'prompt' is string, but verl gives it to the chat template as a list of messages"),
     ("no_ground_truth.parquet", "the column 'reward_model' is struct<style: string>, without the field ground_truth"),
-    ("verl_8_rows.parquet", "has 8 row(s), fewer than 32: verl's train dataloader drops the last partial batch"),
+    ("verl_8_rows.parquet", "has 8 row(s), fewer than one batch (verl_train_batch_size=32): verl's train dataloader drops the last "
+                            "partial batch, so it stops before the first step with 'AssertionError: Train dataloader is empty!'"),
 ])
 def test_each_broken_part_is_named(name, expected):
     problems = pq.dataset_problems("verl_train_file", "/d/t.parquet", schema(name), min_rows=32)
@@ -89,6 +90,19 @@ def test_the_precheck_report_judges_both_data_sets_on_the_head():
     launch = {"is_head": True, "train_file": good, "test_file": raw, "train_batch_size": 48, "extra_overrides": []}
     text = pc.datasets_not_verls({"launch": launch, "facts": {"parquet": read}})
     assert text.startswith("verl_test_file=%s has no column 'prompt'" % raw) and "verl_train_file" not in text
-    assert "verl_train_file=%s has 256 row(s), fewer than 512" % good in pc.datasets_not_verls(
+    assert "verl_train_file=%s has 256 row(s), fewer than one batch (verl_train_batch_size=512)" % good in pc.datasets_not_verls(
         {"launch": dict(launch, train_batch_size=512), "facts": {"parquet": read}})
     assert pc.datasets_not_verls({"launch": dict(launch, is_head=False), "facts": {"parquet": read}}) == ""
+
+
+def test_a_verl_format_set_with_too_few_rows_is_told_the_batch_not_the_format():
+    """Issue 28: 8 rows in verl's format were told to "convert to verl's format"; the fix applied (a batch of 8) passes."""
+    read = schema("verl_8_rows.parquet")
+    problems = pq.dataset_problems("verl_train_file", "/d/t.parquet", read, min_rows=32)
+    assert len(problems) == 1 and "convert" not in problems[0]
+    assert "Fix: lower verl_train_batch_size to at most 8 (and verl_ppo_mini_batch_size with it), or use a data set with at " \
+           "least 32 rows." in problems[0]
+    assert pq.dataset_problems("verl_train_file", "/d/t.parquet", read, min_rows=8) == []
+    no_rows = dict(read, num_rows=0)
+    assert pq.dataset_problems("verl_test_file", "/d/t.parquet", no_rows)[0].endswith(
+        "'AssertionError: Validation dataloader is empty!'. Fix: give a verl_test_file with rows.")

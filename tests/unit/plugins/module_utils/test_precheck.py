@@ -151,8 +151,8 @@ def test_hccls_ports_taken_where_the_training_does_not_run_are_refused():
     facts = {"listening_ports": [22, 60003, 60031, 60032], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
     text = pc.hccl_ports_taken(checked(idle, facts=facts))
     assert text.startswith("port(s) 60003, 60031 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host"), text
-    assert "HCCL_IF_BASE_PORT: <a free base>" in text
-    moved = dict(LAUNCH, extra_env={"HCCL_IF_BASE_PORT": "50000"})
+    assert "HCCL_IF_BASE_PORT: 60033} (its 32 ports are free here)" in text
+    moved = dict(LAUNCH, extra_env={"HCCL_IF_BASE_PORT": "60033"})  # the base the fix names
     assert pc.hccl_ports_taken(checked(idle, facts=facts, launch=moved)) == ""
     # The training's own HCCL holds them on a re-run.
     assert pc.hccl_ports_taken(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
@@ -256,15 +256,18 @@ def model_read(tmp_path, name="Qwen3-8B", damage=None):
     return _model.judge(_model.read_folder(folder))
 
 
-def memory_checked(tmp_path, damage=None, **settings):
+def memory_checked(tmp_path, damage=None, config=None, **settings):
+    """A host whose model folder is the simulated cluster's (damaged as asked), or with `config` a real-sized copy of that
+    model (its weight files' headers: the memory rules count what is on the disk, and the stand-in shards are small)."""
     launch = launch_ok(**settings)
+    read = _model.judge(model_files.real_read(config)) if config else model_read(tmp_path, damage=damage)
     facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {"size_kb": 2 ** 22},
-             "model": model_read(tmp_path, damage=damage)}
+             "model": read}
     return checked(npu(A2, {}), launch=launch, facts=facts)
 
 
 def test_the_default_layout_fits_an_a2_and_its_model_is_complete(tmp_path):
-    report = pc.report(memory_checked(tmp_path))
+    report = pc.report(memory_checked(tmp_path, config=model_files.QWEN3_8B))
     assert not [p for p in report["problems"] if "model" in p or "Memory" in p], report
     assert not [w for w in report["warnings"] if "Memory" in w]
 
@@ -287,12 +290,12 @@ def test_an_incomplete_model_folder_is_refused_naming_the_file_and_the_fix(tmp_p
     ({"verl_gpu_memory_utilization": "0.2"}, "'No available memory for the cache blocks. Try increasing `gpu_memory_utilization`"),
 ])
 def test_an_impossible_memory_layout_is_refused_before_anything_starts(tmp_path, settings, words):
-    problems = pc.report(memory_checked(tmp_path, **settings))["problems"]
+    problems = pc.report(memory_checked(tmp_path, config=model_files.QWEN3_8B, **settings))["problems"]
     assert any(words in p for p in problems), problems
 
 
 def test_without_the_model_or_the_hbm_nothing_is_estimated(tmp_path):
-    case = memory_checked(tmp_path, verl_gpu_memory_utilization="0.95")
+    case = memory_checked(tmp_path, config=model_files.QWEN3_8B, verl_gpu_memory_utilization="0.95")
     assert pc.memory_does_not_fit(dict(case, facts=dict(case["facts"], model={}))) == ""
     assert pc.memory_does_not_fit(dict(case, npu={"failed": True})) == ""
     assert pc.hbm_bytes(npu(A2, {})) == 65536 * 1024 * 1024
@@ -326,3 +329,25 @@ def test_a_worker_without_the_model_folder_is_left_to_the_paths_rule(tmp_path):
     case["facts"]["model"] = _model.judge(_model.read_folder(str(tmp_path / "nowhere")))
     case.update(host="worker-1", head_host="head-1", model_head=model_read(tmp_path / "head"))
     assert pc.model_not_the_heads(case) == ""
+
+
+def test_a_moe_model_is_counted_with_every_expert_and_its_memory_fix_works(tmp_path):
+    """Issue 28: Qwen3-30B-A3B was counted as 3.3e9 parameters (the dense formula), so no memory rule could fire. From its
+    weight files' headers it is 30.5e9: vLLM's cache and the actor's update do not fit 8 x 64 GB at TP 4 x PP 2, and the
+    fix the refusal names (Swap Optimizer), applied, passes."""
+    case = memory_checked(tmp_path, config=model_files.QWEN3_30B_A3B)
+    read = case["facts"]["model"]
+    assert read["parameters_from"] == "weights" and read["parameters"] / 1e9 == pytest.approx(30.5, rel=0.01)
+    assert read["active_parameters"] / 1e9 == pytest.approx(3.3, rel=0.03)
+    problems = [p for p in pc.report(case)["problems"] if "Memory estimate" in p]
+    assert len(problems) == 1 and "31 B parameters" in problems[0] and "Fix: any one of: turn on Swap Optimizer (bit 5)" in problems[0]
+    fixed = memory_checked(tmp_path, config=model_files.QWEN3_30B_A3B, verl_feature_mask="0000010")
+    assert not [p for p in pc.report(fixed)["problems"] if "Memory estimate" in p]
+
+
+def test_expert_parallelism_splits_the_experts_in_the_estimate(tmp_path):
+    one = pc.memory_case(memory_checked(tmp_path, config=model_files.QWEN3_30B_A3B, verl_train_tp=1, verl_gen_tp=1, verl_train_pp=8))
+    eight = dict(one, ep=8)
+    from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as fit
+
+    assert fit.estimate(eight)["actor"]["parameters"] < fit.estimate(one)["actor"]["parameters"] / 4

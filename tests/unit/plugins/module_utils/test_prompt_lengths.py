@@ -69,10 +69,11 @@ def test_with_verls_filter_too_few_rows_left_are_refused(path, rows, over, words
 
 
 def test_rows_the_template_cannot_render_count_as_over_long():
-    bad = entry(TEST, rows=64, over=64, longest=0, failed=64, first_error="UndefinedError: 'str object' has no attribute 'role'")
-    problem = pl.verdict(output(bad), LAUNCH)["problems"][0]
-    assert "64 of 64 prompts in %s (verl_test_file)" % TEST in problem
-    assert "(64 of them the chat template cannot render: UndefinedError: 'str object' has no attribute 'role')" in problem
+    some = entry(TEST, rows=64, over=10, longest=2200, failed=3, first_error="UndefinedError: 'str object' has no attribute 'role'")
+    problem = pl.verdict(output(some), LAUNCH)["problems"][0]
+    assert "10 of 64 prompts in %s (verl_test_file)" % TEST in problem
+    assert "(3 of them the chat template cannot render: UndefinedError: 'str object' has no attribute 'role')" in problem
+    assert "at least 2200 (prompt + response must still fit the model) (and fix the 3 row(s)" in problem
 
 
 def test_a_file_the_count_cannot_read_is_reported_not_refused():
@@ -110,3 +111,39 @@ def test_the_counts_inputs():
     assert prompt_count(launch(extra_overrides=["data.prompt_key=question"])) == {
         "files": json.dumps([TRAIN, TEST]), "max_prompt_length": "2048", "prompt_key": "question", "seconds": "120"}
     assert prompt_lengths(output(entry()), LAUNCH) == pl.verdict(output(entry()), LAUNCH)
+
+
+NO_TEMPLATE_ERROR = ("ValueError: Cannot use chat template functions because tokenizer.chat_template is not set and no template "
+                     "argument was passed! For information about writing templates and setting the tokenizer.chat_template attribute, "
+                     "please see the documentation at https://huggingface.co/docs/transformers/main/en/chat_templating")
+
+
+def test_a_tokenizer_without_a_chat_template_is_refused_once_with_its_real_fix():
+    """Issue 28: a base model's tokenizer (no chat_template) was "prompts longer than max_prompt_length (the longest 0)", told to
+    raise the limit "to at least 0". verl's rollout workers stop at start without a template (verl issue #390's error)."""
+    files = [entry(TRAIN, rows=17398, over=17398, longest=0, failed=17398, first_error=NO_TEMPLATE_ERROR),
+             entry(TEST, rows=30, over=30, longest=0, failed=30, first_error=NO_TEMPLATE_ERROR)]
+    result = pl.verdict(output(*files), launch(model_path="/mnt/public/Qwen3-8B-Base"))
+    assert len(result["problems"]) == 1, result["problems"]
+    problem = result["problems"][0]
+    assert "The tokenizer of verl_model_path=/mnt/public/Qwen3-8B-Base has no chat template" in problem
+    assert "'ValueError: Cannot use chat template functions because tokenizer.chat_template is not set" in problem
+    assert "at least 0" not in problem and "max_prompt_length" not in problem
+    # The fix applied: a tokenizer with a template renders the prompts, and they fit.
+    fixed = pl.verdict(output(entry(TRAIN), entry(TEST, rows=30, longest=300)), launch(model_path="/mnt/public/Qwen3-8B-Base"))
+    assert fixed["problems"] == []
+
+
+def test_rows_none_of_which_render_are_told_the_data_format_not_a_limit():
+    bad = entry(TEST, rows=64, over=64, longest=0, failed=64, first_error="UndefinedError: 'str object' has no attribute 'role'")
+    problem = pl.verdict(output(bad), LAUNCH)["problems"][0]
+    assert "None of the 64 prompts in %s (verl_test_file) can be rendered" % TEST in problem
+    assert "at least 0" not in problem and "a list of {\"role\": ..., \"content\": ...} messages" in problem
+
+
+def test_some_unrenderable_rows_within_the_limit_are_not_told_to_raise_it():
+    mixed = entry(TEST, rows=64, over=2, longest=900, failed=2, first_error="UndefinedError: 'str object' has no attribute 'role'")
+    problem = pl.verdict(output(mixed), LAUNCH)["problems"][0]
+    assert "raise verl_max_prompt_length" not in problem and "data.filter_overlong_prompts=True" in problem
+    # The fix applied (verl drops them when it loads the file): a warning, not a refusal.
+    assert pl.verdict(output(mixed), launch(extra_overrides=["data.filter_overlong_prompts=True"]))["problems"] == []

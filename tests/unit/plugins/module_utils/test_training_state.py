@@ -187,3 +187,23 @@ def test_a_head_whose_container_is_down_shows_no_training_and_an_unknown_fail_on
     report = status_report([node("h", "", runs=False)], "h", 1800, ["crashed", "crash"])
     assert report["state"] == "unknown" and report["nodes"]["h"]["ray"] == "no"
     assert report["failed"] and "verl_status_fail_on names crash" in report["failing"][0]
+
+
+def test_a_restart_before_the_first_save_of_the_last_training_is_not_refused():
+    """Issue 28: a training started with save_freq=1000 logged 4 steps (no checkpoint yet, rightly); a deploy with new
+    settings (save_freq 2 now) and verl_restart=true starts it again. Whether a checkpoint is expected is the last
+    training's save_freq (its launch record, launch.json), not this deploy's."""
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+
+    def look(save_freq, step=4):
+        record = json.dumps({"settings": {"save_freq": save_freq, "train_tp": 4}, "run_training_sha256": "0" * 64})
+        return "last_step=1700000000 %d\nckpts_seen=\nckpts_fs=64\nlaunch=%s\nexists=yes\nfs_now=64\ncheckpoints=0\n" % (
+            step, record)
+
+    assert fresh_start_refusal(look(1000), AUTO, "node1") == ""
+    # It did pass its save step (1000 steps logged with save_freq 1000): the checkpoint is expected, whatever this deploy says.
+    assert "reached step 1000" in fresh_start_refusal(look(1000, step=1000), dict(AUTO, save_freq=5000), "node1")
+    # The last training saved every 2 steps and logged 4: refused, also when this deploy saves every 1000.
+    assert fresh_start_refusal(look(2), dict(AUTO, save_freq=1000), "node1")
+    # No record (an older state folder, an unreadable line): this deploy's save_freq decides, as before.
+    assert fresh_start_refusal(look(2).replace("launch={", "launch=x{"), dict(AUTO, save_freq=1000), "node1") == ""

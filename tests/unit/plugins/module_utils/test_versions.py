@@ -234,3 +234,32 @@ def test_the_default_images_are_the_default_profiles():
         spec = yaml.safe_load(handle)
     options = spec["argument_specs"]["main"]["options"]
     assert options["verl_image_by_chip"]["default"] == versions.SUPPORTED["images"]
+
+
+A2_IMAGE = "quay.io/ascend/verl:verl-8.3.rc1-910b-ubuntu22.04-py3.11-v0.7.0"
+A3_IMAGE = "quay.io/ascend/verl:verl-8.3.rc1-a3-ubuntu22.04-py3.11-v0.7.0"
+A3 = {"family": "a3", "name": "Ascend910"}
+# CANN's op package on a device of another SoC (vllm-project/vllm-ascend#2725).
+WRONG_SOC_ERROR = ("[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison Ascend310P3. "
+                   "Please modify default socversion in run.sh or execute run.sh with socversion parameter.")
+
+
+@pytest.mark.parametrize("image, chip, error, blamed", [
+    (A2_IMAGE, A3, OP_561103, "image"),                        # the tag names another chip: the image, whatever the code
+    (A3_IMAGE, A3, OP_561103, "driver"),                       # the image fits the chip: the driver/CANN pairing
+    ("my/verl:custom", A3, OP_561103, "driver"),               # a tag that names no chip says nothing
+    ("my/verl:custom", A3, WRONG_SOC_ERROR, "image"),          # CANN's own wrong-SoC words
+    (A2_IMAGE, {}, OP_561103, "driver"),                       # no chip read
+])
+def test_a_first_operation_failure_blames_the_image_built_for_another_chip(image, chip, error, blamed):
+    """Issue 28: the first-NPU-operation failure always blamed the driver/CANN pairing, also in an image built for another chip."""
+    problems, _notes = versions.check_stack(dict(GOOD, first_op={"device": 0, "error": error}), "dapo", image=image, chip=chip)
+    assert len(problems) == 1, problems
+    if blamed == "image":
+        assert "verl builds its images per chip" in problems[0] and "driver" not in problems[0].split("Fix:")[1], problems[0]
+        assert "Fix: leave verl_image empty to take verl_image_by_chip.a3, or set verl_image to verl's image for Atlas A3" in problems[0]
+        # The fix applied (the A3 image on an A3 host): the same failure is not the image's any more.
+        fixed, _notes = versions.check_stack(dict(GOOD, first_op={"device": 0, "error": OP_561103}), "dapo", image=A3_IMAGE, chip=chip)
+        assert "verl builds its images per chip" not in fixed[0]
+    else:
+        assert "means the image's CANN does not fit the host's driver and firmware" in problems[0]

@@ -120,6 +120,8 @@ def test_the_checkpoint_folder_and_the_data_sets_are_read_in_the_same_call(capsy
     assert ckpts['read'] and not ckpts['exists'] and ckpts['existing'] == str(tmp_path) and ckpts['missing'] == 'ckpts/run1'
     assert not (tmp_path / 'ckpts').exists()
     assert ckpts['free_bytes'] > 0 and ckpts['storage']['boot_id'] and ckpts['storage']['fstype']
-    assert round(ckpts['model_params'] / 1e9, 2) == 8.19
+    # The model's one count is the model read's (no weight files here: config.json's shape), not a second one in ckpts.
+    assert 'model_params' not in ckpts
+    assert round(result['model']['parameters'] / 1e9, 2) == 8.19 and result['model']['parameters_from'] == 'config.json'
     assert result['parquet'][str(data)]['num_rows'] == 256
     assert 'No such file' in result['parquet'][str(tmp_path / 'none.parquet')]['error']
