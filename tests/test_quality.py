@@ -58,8 +58,9 @@ def _tail(text, lines=150):
     return "\n".join(text.splitlines()[-lines:])
 
 
-# The two longest single tests of the suite (minutes of one core each): one xdist group, which pytest-xdist hands
-# out first among the tests that do not need Docker, so that neither ends the run alone (docs/development.md).
+# The longest single tests of the suite (minutes of one core each): one xdist group, which pytest-xdist hands out
+# first among the tests that do not need Docker, so that none ends the run alone. Three of them: a worker with more
+# than two tests waiting is given no more, so no Molecule scenario is queued behind them (docs/development.md).
 LONG_SINGLE_CORE = pytest.mark.xdist_group("quality-long")
 
 
@@ -86,6 +87,7 @@ def test_ansible_doc_renders(kind, name, heading):
     assert name in result.stdout and heading in result.stdout, result.stdout
 
 
+@LONG_SINGLE_CORE
 def test_antsibull_docs_lints_the_collection_docs():
     """The docs as docs.ansible.com renders them: every M()/P()/O() reference resolves (a filter is P(name#filter),
     never M()), every option and return value is well formed."""
