@@ -117,6 +117,9 @@ BY_PROFILE = {entry["profile"]: entry for entry in RELEASES}
 SUPPORTED = BY_PROFILE[DEFAULT_PROFILE]
 # What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
 # vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
+# Not megatron.bridge: 0.9.0 on default to Megatron-Bridge (vanilla_mbridge: False), but every profile renders
+# vanilla_mbridge=True where the key exists (KEYS), so the training imports mbridge; a profile that renders False would
+# add it here.
 MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
 # CUDA-only: in an NPU image it breaks MindSpeed's import ("import transformer_engine.common ... _load_cudnn").
 FORBIDDEN = ("transformer_engine",)
