@@ -220,6 +220,7 @@ def test_a_newer_verl_is_refused_unless_the_user_opts_in():
 def test_the_probe_reads_each_marker_of_the_table():
     assert set(versions.MARKER_PROBES) == set(versions.MARKERS)
 
+
 def test_docs_versions_md_is_generated_from_the_table():
     import settings_table  # tools/, on pytest's pythonpath
 
