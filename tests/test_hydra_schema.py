@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from helpers.hydra_schema import (  
+from helpers.hydra_schema import (
     ARGV_HEAD,
     DAPO_OVERLAY,
     ENTRY_POINTS,

@@ -1,4 +1,6 @@
-"""verl 0.7.0's own config checks as the oracle of the deploy's settings check, on edge settings.
+"""verl's own config checks as the oracle of the deploy's settings check, on edge settings: 0.7.0's for every case
+below, and each other profile's (0.7.1, 0.8.0, 0.9.1: the command rendered with its verl_version, its own wheel's
+config tree and checks) for a few masks and the cases verl refuses, at the end of the file.
 
 For each case and every algorithm: the settings go through the deploy's check (launch_config), and the
 command run_training.sh WOULD run with them (rendered with the parallelism check silenced, executed with
@@ -14,7 +16,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _launch_config
-from helpers.hydra_schema import ENTRY_POINTS, compose, overrides_from_argv, verl_checks_module, verl_refusals, verl_source_dir
+from helpers.hydra_schema import (ENTRY_POINTS, compose, entry_points, overrides_from_argv, verl_checks_module, verl_config_dir,
+                                  verl_refusals, verl_source_dir)
 from helpers.launch_helpers import launch
 from test_hydra_schema import rendered_command
 
@@ -155,3 +158,49 @@ def test_the_oracle_bites_on_each_check(tmp_path, algorithm):
         found = verl_refusals(compose(overrides + extra, config_name, node=True), algorithm)
         assert len(found) == 1 and message in found[0]["error"], (case, found)
         assert found[0]["check"] == {"reward": "reward manager", "RolloutConfig": "RolloutConfig"}.get(case, "validate_config")
+
+
+# --------------------------------------------------------------------------- every profile of the release table
+
+# Per profile (0.7.0 is the cases above): the command rendered for it (verl_version), composed against its own wheel's
+# config tree and run through its own release's checks (verl_checks.py loads them from that wheel's source). Batched:
+# one test per profile and algorithm, masks that put every feature line on and off (all on; two complements; all off is
+# the "defaults" case) and the cases whose refusal is verl's, each with the message that release gives (CI time: not
+# all 128 masks, which test_hydra_schema.py composes per profile).
+PROFILE_MASKS = ("1111111", "1010010", "0101101")
+PROFILE_CASES = ("defaults", "two-nodes", "mini-larger-than-batch", "micro-3", "three-nodes", "tp8-pp2-on-8",
+                 "overlong-buffer-longer-than-response", "short-budget")
+# Where a profile's answer differs from 0.7.0's: 0.9.0 on defaults rollout.max_num_seqs to 256 (0.7.0-0.8.x: 1024), so
+# the short budget's 256 x 768 tokens fit vLLM's batch and neither the deploy (C20 reads the release's default) nor
+# verl refuses it.
+PROFILE_DIFFERS = {("0.9.1", "short-budget"): (set(), None)}
+
+
+@pytest.mark.parametrize("algorithm", ALL)
+@pytest.mark.parametrize("profile", ["0.7.1", "0.8.0", "0.9.1"])
+def test_each_profiles_own_verl_refuses_no_more_than_the_deploy(tmp_path, monkeypatch, profile, algorithm):
+    config_dir = verl_config_dir(profile)
+    config_name = entry_points(profile)[algorithm][1]
+    runs = [(mask, {}, 1, (set(), None)) for mask in PROFILE_MASKS]
+    runs += [(CASES[case][0].get("verl_feature_mask", "0000000"), CASES[case][0], CASES[case][1],
+              PROFILE_DIFFERS.get((profile, case), CASES[case][2][algorithm])) for case in PROFILE_CASES]
+    for number, (mask, settings, nodes, (wanted_rules, wanted_refusal)) in enumerate(runs):
+        settings = dict(settings, verl_algorithm=algorithm, verl_version=profile)
+        settings.pop("verl_feature_mask", None)
+        with monkeypatch.context() as patch:
+            rules = the_deploys_rules(patch, dict(settings, verl_feature_mask=mask), nodes)
+            folder = tmp_path / str(number)
+            folder.mkdir()
+            _config, argv = rendered_command(folder, mask, nnodes=nodes, **settings)
+        node = compose(overrides_from_argv(argv, algorithm, profile), config_name, config_dir=config_dir, node=True)
+        refused = [found["error"] for found in verl_refusals(node, algorithm, profile)]
+        where = (profile, algorithm, mask, settings)
+        assert rules == wanted_rules, where
+        if wanted_refusal is None:
+            assert refused == [], where
+        else:
+            assert refused and wanted_refusal in refused[0], (where, refused)
+        if refused:
+            assert rules, "verl %s refuses %s but the deploy accepts it" % (profile, refused)
+        else:
+            assert all(rule in EXPLAINED for rule in rules), "the deploy refuses %s, which verl %s accepts, unexplained" % (rules, profile)

@@ -103,8 +103,8 @@ def versions_text():
     for entry in versions.RELEASES:
         images = " / ".join("`%s`" % entry["images"][chip] for chip in ("910b", "a3")) if entry["images"] else ""
         images = "; ".join(part for part in (images, entry["image_note"]) if part)
-        lines.append("| `%s` | %s | %s | %s | %s | %s |" % (entry["profile"], entry["series"], entry["tag"], entry["recognised"],
-                                                             images, entry["stack"]))
+        cells = (entry["profile"], entry["series"], entry["tag"], entry["recognised"], images, entry["stack"])
+        lines.append("| `%s` | %s | %s | %s | %s | %s |" % cells)
     lines += ["", "An image is placed by its files, not by its version string: tag v0.8.0 reports `0.8.0.dev`, as does every",
               "main commit of March to May 2026, some with 0.7.1's schema and some with 0.8.0's; release branches move after",
               "their tag. `profile_of(version, markers)` reads these markers (the version string decides only when they are",

@@ -26,7 +26,9 @@ options:
     type: str
     required: true
   rendered:
-    description: The verl profile run_training.sh is rendered for (C(_verl_launch.verl_profile), with C(profile) and C(why)); the image's own profile, read from its verl version and marker files, must be this one.
+    description:
+      - The verl profile run_training.sh is rendered for (C(_verl_launch.verl_profile), with C(profile) and C(why)).
+      - The image's own profile, read from its verl version and marker files, must be this one.
     type: dict
     required: false
   allow_newer:

@@ -177,4 +177,3 @@ def applies(key, rule):
     if rule not in RULES:
         raise KeyError("no algorithm rule %r (one of %s)" % (rule, ", ".join(RULES)))
     return rule in BY_KEY[key]["rules"]
-

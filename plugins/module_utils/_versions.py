@@ -118,6 +118,9 @@ BY_PROFILE = {entry["profile"]: entry for entry in RELEASES}
 SUPPORTED = BY_PROFILE[DEFAULT_PROFILE]
 # What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
 # vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
+# Not megatron.bridge: 0.9.0 on default to Megatron-Bridge (vanilla_mbridge: False), but every profile renders
+# vanilla_mbridge=True where the key exists (KEYS), so the training imports mbridge; a profile that renders False would
+# add it here.
 MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
 # CUDA-only: in an NPU image it breaks MindSpeed's import ("import transformer_engine.common ... _load_cudnn").
 FORBIDDEN = ("transformer_engine",)
@@ -536,3 +539,64 @@ def features_for(decoded, profile):
     used = {var for _key, var in overrides}
     return dict(decoded, switch_overrides=overrides,
                 switches={var: value for var, value in decoded["switches"].items() if var in used})
+
+
+# --------------------------------------------------------------------------- the image's verl checks the command
+#
+# The training role's install step runs the rendered command once on the head with Hydra's `--cfg job` (run_training.sh
+# --cfg-job), inside the container, bounded (the training role's _training_check_seconds): python3 -m <entry module> imports the module (the
+# image's verl and, for 0.7.0's DAPO, its recipe/), and Hydra composes every override against the image's own schema,
+# prints the job's config and exits without starting anything. install_files.sh answers with `command_check_rc=N`, then
+# the last lines of the output, each as `command_check: <line>`.
+# Hydra's own lines (hydra/_internal/config_loader_impl.py _apply_overrides_to_config; omegaconf's ConfigKeyError) and the
+# last line of a Python traceback: what the refusal quotes.
+_HYDRA_LINE = re.compile(r"^(Could not (override|append to config|delete from config)|Key '[^']*' is not in struct"
+                         r"|mismatched input|no viable alternative|Error merging override|.*Exception: |\w*Error: |\S*: No module named )")
+_OVERRIDE_KEY = re.compile(r"^Could not (?:override|append to config|delete from config)[^']*'([^']+)'")
+_IMPORT = re.compile(r"^(ModuleNotFoundError: |ImportError: |\S*: No module named )")
+
+
+def command_check(output, profile, module, workdir="", extra_overrides=(), version=None, seconds=60):
+    """The verdict on the image's `--cfg job` run of the rendered command, from install_files.sh's answer.
+
+    Returns {'checked': bool, 'problem': str or None, 'note': str or None}: not checked when the answer has no
+    command_check_rc= line (the install changed no script on this host, or it is not the head); a timeout is a note, not
+    a refusal (importing torch and vLLM the first time can take that long, and the training's own start shows the same
+    error); any other failure is a problem quoting Hydra's own lines, naming the profile and the fix."""
+    lines = str(output or "").splitlines()
+    codes = [line.split("=", 1)[1].strip() for line in lines if line.startswith("command_check_rc=")]
+    if not codes:
+        return {"checked": False, "problem": None, "note": None}
+    said = [line[len("command_check:"):].strip() for line in lines if line.startswith("command_check:")]
+    code = int(codes[-1]) if codes[-1].lstrip("-").isdigit() else -1
+    what = "verl %s" % version if version else "verl"
+    command = "python3 -m %s ... --cfg job" % module
+    if code == 0:
+        return {"checked": True, "problem": None,
+                "note": "the image's %s composed the training command rendered for verl profile %s (%s): the entry module "
+                        "imports and every override is in its schema." % (what, profile, command)}
+    if code == 124:
+        return {"checked": True, "problem": None,
+                "note": "the image's %s did not finish composing the training command rendered for verl profile %s (%s) within "
+                        "%s s; not checked, the training's start shows any error (start_verl.out)." % (what, profile, command, seconds)}
+    quoted = [line for line in said if _HYDRA_LINE.match(line)] or [line for line in said if line][-1:]
+    text = " / ".join(quoted) or "(no output)"
+    key_match = next((_OVERRIDE_KEY.match(line) for line in quoted if _OVERRIDE_KEY.match(line)), None)
+    if key_match:
+        key = key_match.group(1)
+        mine = [line for line in extra_overrides or () if key_of(line) == key]
+        if mine:
+            fix = "correct or remove %s in verl_extra_overrides (this verl's schema has no such key, or has it already)" % mine[0]
+        else:
+            fix = ("the line is rendered for profile %s, whose schema this image's verl does not have: use verl's image of "
+                   "that release (docs/versions.md), or set verl_version to the release the image's verl is" % profile)
+    elif any(_IMPORT.match(line) for line in quoted):
+        fix = ("the entry module does not import from the image's verl checkout in %s: use verl's own image of the release, "
+               "whose recipe/ (0.7.0's DAPO) fits its verl, or set verl_workdir to a checkout where `python3 -m %s` imports"
+               % (workdir or "verl_workdir", module))
+    else:
+        fix = ("run it by hand to see the whole error: docker exec <container> bash %s/run_training.sh --cfg-job"
+               % (workdir or "<verl_workdir>"))
+    return {"checked": True, "note": None,
+            "problem": "the image's %s refuses the training command rendered for verl profile %s, before Ray starts (%s, exit "
+                       "code %s): %s. Fix: %s." % (what, profile, command, code, text, fix)}

@@ -20,6 +20,8 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
     _VERSION = tuple(int(part) for part in _handle.read().strip().split(".")[:2])
 
 if _VERSION >= (0, 9):
-    from verl.trainer.main_ppo import create_rl_dataset  # noqa: F401  (e7f8895 dapo/main_dapo.py; moved in verl 0.9)
+    # e7f8895 dapo/main_dapo.py; moved in verl 0.9
+    from verl.trainer.main_ppo import create_rl_dataset  # noqa: F401  # pylint: disable=unused-import
 else:
-    from verl.trainer.main_ppo_v0 import TaskRunner  # noqa: F401  (bab0fa6 dapo/main_dapo.py; verl 0.9's module)
+    # bab0fa6 dapo/main_dapo.py; verl 0.9's module
+    from verl.trainer.main_ppo_v0 import TaskRunner  # noqa: F401  # pylint: disable=unused-import

@@ -1,17 +1,45 @@
 # shellcheck shell=sh
-# install.yml's one call on the host: arguments STAGE CONTAINER WORKDIR; on stdin one line per file,
-# "MODE NAME BASE64". Each file is written to STAGE (0700) and copied into the container's WORKDIR.
+# install.yml's one call on the host: arguments STAGE CONTAINER WORKDIR [SECONDS [CANN_SCRIPT...]]; on stdin one line per
+# file, "MODE NAME BASE64". Each file is written to STAGE (0700) and copied into the container's WORKDIR.
+# With SECONDS (the head, when run_training.sh is among the files): first the image's verl checks the command. The new
+# run_training.sh, copied in as .run_training.sh.check, runs with --cfg-job (python3 -m <entry> ... --cfg job: the
+# module imports, Hydra composes every override against the image's schema, nothing starts) under CANN's environment as
+# start_verl.sh sources it (VERL_CANN_PROGRAM, the role's cann_env.sh, with the CANN_SCRIPTS), within SECONDS. The answer:
+# command_check_rc=N and the output's last lines, each "command_check: LINE" (the deploy decides, _versions.command_check).
+# A command the image refuses installs nothing in the container, so that a re-run looks, differs and checks again.
 set -eu
-stage="$1" container="$2" workdir="$3"
+stage="$1" container="$2" workdir="$3" seconds="${4:-}"
+if [ $# -ge 4 ]; then shift 4; else shift $#; fi
 umask 077
 mkdir -p "${stage}"
 chmod 0700 "${stage}"
 docker exec "${container}" mkdir -p "${workdir}"
+names=""
 while read -r mode name data; do
     [ -n "${name}" ] || continue
     printf '%s' "${data}" | base64 -d >"${stage}/.${name}.new"
     chmod "${mode}" "${stage}/.${name}.new"
     mv -f "${stage}/.${name}.new" "${stage}/${name}"
+    names="${names} ${name}"
+done
+case " ${names} " in *" run_training.sh "*) ;; *) seconds="" ;; esac
+if [ -n "${seconds}" ]; then
+    docker cp "${stage}/run_training.sh" "${container}:${workdir}/.run_training.sh.check"
+    rc=0
+    # shellcheck disable=SC2016  # expanded in the container
+    output="$(docker exec -e VERL_CANN_PROGRAM "${container}" bash -c '
+        check="$1" seconds="$2"; shift 2
+        CANN_SCRIPTS=("$@")
+        eval "${VERL_CANN_PROGRAM:-}" >/dev/null 2>&1
+        timeout "${seconds}" bash "${check}" --cfg-job 2>&1
+        rc=$?
+        rm -f "${check}"
+        exit "${rc}"' command-check "${workdir}/.run_training.sh.check" "${seconds}" "$@" 2>&1)" || rc=$?
+    echo "command_check_rc=${rc}"
+    printf '%s\n' "${output}" | tail -n 25 | sed 's/^/command_check: /'
+    [ "${rc}" = 0 ] || [ "${rc}" = 124 ] || exit 0
+fi
+for name in ${names}; do
     docker cp "${stage}/${name}" "${container}:${workdir}/${name}"
     echo "installed ${workdir}/${name}"
 done

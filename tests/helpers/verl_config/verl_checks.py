@@ -1,21 +1,31 @@
-"""verl's own config checks (0.7.0; and 0.7.1, 0.8.x, 0.9.x), run unmodified from its source and without torch: the test oracle.
+"""verl's own config checks of each release the collection renders for (0.7.0, 0.7.1, 0.8.0, 0.9.1), run unmodified
+from that release's source and without torch: the test oracle.
 
-What a training start runs of verl's code before any model is loaded, and what it refuses:
+What a training start runs of verl's code before any model is loaded, and what it refuses (line numbers of 0.7.0;
+the other releases' in brackets, from their PyPI wheels):
 
-* verl/utils/config.py validate_config() -- verl.trainer.main_ppo runs it (verl/trainer/main_ppo.py:292-296,
-  after the reference worker is added); recipe.dapo.main_dapo does not, but its Megatron workers fail
-  on the same arithmetic later ("only support equal chunk"), so it is run for both entry points.
-  It builds the actor's config dataclass (McoreActorConfig, with McoreEngineConfig, OptimizerConfig,
-  CheckpointConfig, ProfilerConfig inside) through Hydra's instantiate, so their __post_init__ and
-  validate() run too (verl/workers/config/).
+* verl/utils/config.py validate_config() -- verl.trainer.main_ppo runs it (verl/trainer/main_ppo.py:292-296, after
+  the reference worker is added [0.7.1 :299, 0.8.0 :255, 0.9.1 :177]); 0.7.0's recipe.dapo.main_dapo does not, but
+  its Megatron workers fail on the same arithmetic later ("only support equal chunk"), so it is run for both entry
+  points. It builds the actor's config dataclass (McoreActorConfig, with McoreEngineConfig, OptimizerConfig,
+  CheckpointConfig, ProfilerConfig inside; 0.7.1 on also QATConfig, verl/utils/qat/core.py) through Hydra's
+  instantiate, so their __post_init__ and validate() run too (verl/workers/config/).
 * RolloutConfig.__post_init__ -- every Megatron worker converts actor_rollout_ref.rollout to it
-  (verl/workers/megatron_workers.py:490).
-* CriticConfig (McoreCriticConfig) -- when verl needs a critic (verl/trainer/ppo/utils.py:86-97,
+  (verl/workers/megatron_workers.py:490 [0.7.1 on: the engine workers, verl/workers/engine_workers.py:546, 0.8.0
+  :592, 0.9.1 :651; 0.8.0 removed the legacy megatron_workers.py]).
+* CriticConfig (McoreCriticConfig) -- when verl needs a critic (verl/trainer/ppo/utils.py:86-97 [0.8.0 on :96],
   need_critic; never for GRPO or DAPO as rendered here, checked anyway), validate_config builds it.
-* The DAPO reward manager's constructor asserts (verl/workers/reward_manager/dapo.py:45-51), called
-  as each entry point calls it: main_dapo passes max_resp_len=data.max_response_length and
-  overlong_buffer_cfg=reward_model.overlong_buffer (recipe/dapo/main_dapo.py:152-167); main_ppo passes
-  reward_model.reward_kwargs (verl/trainer/main_ppo.py:313-318), when reward_manager.name is dapo.
+* The DAPO reward manager's constructor asserts (verl/workers/reward_manager/dapo.py:45-51 [0.7.1 on :46-53]),
+  called as each entry point calls it: 0.7.0's main_dapo passes max_resp_len=data.max_response_length and
+  overlong_buffer_cfg=reward_model.overlong_buffer (recipe/dapo/main_dapo.py:152-167); 0.7.0's main_ppo passes
+  reward_model.reward_kwargs (verl/trainer/main_ppo.py:313-318), when reward_manager is dapo. From 0.7.1 main_ppo
+  runs every algorithm here (the recipe is no longer in verl's package) and reads the `reward` group
+  (verl/trainer/config/reward/reward.yaml): reward.reward_manager.name and reward.reward_kwargs. Its reward loop's
+  DAPO manager (verl/experimental/reward_loop/reward_manager/dapo.py:33-48) makes the same asserts on the same
+  reward_kwargs as the file run here (0.9.1: only when the overlong buffer is enabled, as rendered).
+
+Which release's checks run is the source folder's: each wheel's files are loaded and cached per folder, so the
+releases never mix (a file only some releases have is in OPTIONAL).
 
 How it loads verl without torch: the package __init__s that import torch (verl/__init__.py,
 verl/utils/__init__.py, verl/utils/profiler/__init__.py, verl/workers/reward_manager/__init__.py) are
@@ -48,7 +58,7 @@ import threading
 import types
 import warnings
 
-# verl's files whose code runs, at their paths in the wheel (the same at the tag v0.7.0).
+# verl's files whose code runs, at their paths in each wheel (the same at each release's tag).
 SOURCES = (
     "verl/base_config.py",
     "verl/utils/config.py",
@@ -174,7 +184,7 @@ def load(source_dir):
 def _load(source_dir):
     missing = [path for path in SOURCES if path not in OPTIONAL and not os.path.isfile(os.path.join(source_dir, path))]
     if missing:
-        raise RuntimeError("verl_checks: %s lacks verl's %s. Fix: point it at verl 0.7.0's source (the wheel unpacked)."
+        raise RuntimeError("verl_checks: %s lacks verl's %s. Fix: point it at a verl release's source (its wheel unpacked)."
                            % (source_dir, ", ".join(missing)))
     modules = {name: _package(name, os.path.join(source_dir, *name.split("."))) for name in BYPASSED}
     modules.update({name: _stand_in(name) for name in NEVER_CALLED})

@@ -220,6 +220,7 @@ def test_a_newer_verl_is_refused_unless_the_user_opts_in():
 def test_the_probe_reads_each_marker_of_the_table():
     assert set(versions.MARKER_PROBES) == set(versions.MARKERS)
 
+
 def test_docs_versions_md_is_generated_from_the_table():
     import settings_table  # tools/, on pytest's pythonpath
 
@@ -263,3 +264,66 @@ def test_a_first_operation_failure_blames_the_image_built_for_another_chip(image
         assert "verl builds its images per chip" not in fixed[0]
     else:
         assert "means the image's CANN does not fit the host's driver and firmware" in problems[0]
+
+
+# --------------------------------------------------------------------------- the image's verl checks the command
+
+def _answer(rc, *lines):
+    """install_files.sh's answer: command_check_rc=N, then the output's last lines."""
+    return "\n".join(["command_check_rc=%s" % rc] + ["command_check: %s" % line for line in lines] + ["installed /verl/x.sh"])
+
+
+# Hydra's own output (hydra/_internal/utils.py run_and_report, without HYDRA_FULL_ERROR) as verl 0.9.1's schema answers a
+# line of 0.9.0's, and as PRIME-RL/TTRL issue #24 shows it for a key verl's config does not have.
+GRAD_OFFLOAD = ("Could not override 'actor_rollout_ref.actor.megatron.grad_offload'.",
+                "To append to your config use +actor_rollout_ref.actor.megatron.grad_offload=False",
+                "Key 'grad_offload' is not in struct",
+                "    full_key: actor_rollout_ref.actor.megatron.grad_offload",
+                "    object_type=dict",
+                "",
+                "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.")
+N_VOTE = ("Could not override 'actor_rollout_ref.rollout.n_vote'.",
+          "To append to your config use +actor_rollout_ref.rollout.n_vote=64",
+          "Key 'n_vote' is not in struct",
+          "    full_key: actor_rollout_ref.rollout.n_vote",
+          "    object_type=dict")
+# The first verl import of verl-recipe's dapo/main_dapo.py at a commit of 2026-06-16 on, in a 0.7.1/0.8.x image.
+RECIPE = ("Traceback (most recent call last):",
+          '  File "/usr/lib/python3.11/runpy.py", line 198, in _run_module_as_main',
+          '  File "/verl/recipe/dapo/main_dapo.py", line 28, in <module>',
+          "    from verl.trainer.main_ppo_v0 import TaskRunner",
+          "ModuleNotFoundError: No module named 'verl.trainer.main_ppo_v0'")
+MISSING_MODULE = ("/usr/bin/python3: No module named recipe.dapo.main_dapo",)
+
+
+@pytest.mark.parametrize("answer, extra, words", [
+    (_answer(1, *GRAD_OFFLOAD), [], ["the image's verl 0.9.1 refuses the training command rendered for verl profile 0.9.0", "exit code 1",
+                                     "Could not override 'actor_rollout_ref.actor.megatron.grad_offload'. / Key 'grad_offload' is not in struct",
+                                     "Fix: the line is rendered for profile 0.9.0", "set verl_version"]),
+    (_answer(1, *N_VOTE), ["actor_rollout_ref.rollout.n_vote=64"], [
+        "Could not override 'actor_rollout_ref.rollout.n_vote'", "Key 'n_vote' is not in struct",
+        "Fix: correct or remove actor_rollout_ref.rollout.n_vote=64 in verl_extra_overrides"]),
+    (_answer(1, *RECIPE), [], ["ModuleNotFoundError: No module named 'verl.trainer.main_ppo_v0'",
+                               "does not import from the image's verl checkout in /verl"]),
+    (_answer(1, *MISSING_MODULE), [], ["/usr/bin/python3: No module named recipe.dapo.main_dapo", "set verl_workdir"]),
+    (_answer(2, "something else entirely"), [], ["something else entirely", "run_training.sh --cfg-job"]),
+])
+def test_a_command_the_images_verl_refuses_is_refused_with_hydras_own_line(answer, extra, words):
+    verdict = versions.command_check(answer, "0.9.0", "verl.trainer.main_ppo", "/verl", extra, "0.9.1", 60)
+    assert verdict["checked"] and verdict["note"] is None
+    for word in words:
+        assert word in verdict["problem"], (word, verdict["problem"])
+    assert "HYDRA_FULL_ERROR" not in verdict["problem"] and "Traceback" not in verdict["problem"]
+
+
+def test_a_command_that_composes_or_an_answer_without_a_check_is_no_problem():
+    composed = versions.command_check(_answer(0, "trainer:", "  device: npu"), "0.7.0", "recipe.dapo.main_dapo", version="0.7.0")
+    assert composed["checked"] and composed["problem"] is None and "composed the training command" in composed["note"]
+    assert versions.command_check("installed /verl/run_training.sh", "0.7.0", "recipe.dapo.main_dapo") == {
+        "checked": False, "problem": None, "note": None}
+    assert versions.command_check("", "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
+
+
+def test_a_check_that_did_not_finish_in_time_is_a_note_not_a_refusal():
+    verdict = versions.command_check(_answer(124), "0.8.0", "verl.trainer.main_ppo", seconds=60)
+    assert verdict["problem"] is None and "within 60 s; not checked" in verdict["note"]
