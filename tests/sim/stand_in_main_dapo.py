@@ -39,8 +39,8 @@ What it does, in the real trainer's order:
    (token contents), in verl's order, then that tracker file.
 6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the verl version, the entry
    point and config it ran as, the key of every override it was given (Hydra's task overrides, `+`/`++` kept),
-   the advantage estimator, the step it resumed from, each worker's node, pid and device), then runs a step every SIM_TRAINER_STEP_SECONDS (default 2), each a call on every
-   worker, and prints one `step:N - ...` line per step. Like verl's fit loop it returns after
+   the advantage estimator, the step it resumed from, each worker's node, pid and device), then runs a step every
+   SIM_TRAINER_STEP_SECONDS (default 2), each a call on every worker, and prints one `step:N - ...` line per step. Like verl's fit loop it returns after
    trainer.total_training_steps (printing "Final validation metrics"), releases Ray, writes
    stand_in_stopped.json and exits 0 (with no total it runs until stopped: verl would count the
    steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
