@@ -146,10 +146,10 @@ BAD_INPUTS = [
     (["-e", '{"mask": 10000}'], "mask", "10000", "Give the mask as text"),
     # Without a host the model's heads and layers are unknown (config.json is read by the pre-check): TP 3 and PP 5
     # are refused by the cluster's rules already.
-    (["-e", "verl_train_tp=3"], "verl_train_tp", "3 x 2 = 6", "multiple of 8"),
+    (["-e", "verl_train_tp=3"], "verl_train_tp", "3 x 2 = 6", "whose product divides 8"),
     (["-e", "verl_train_tp=2", "-e", "verl_train_pp=1"], "verl_train_tp", "2 x 1 = 2", "multiple of 8"),
     (["-e", "verl_gen_tp=2"], "verl_gen_tp", "verl_gen_tp=2", "set verl_gen_tp=4"),
-    (["-e", "verl_train_pp=5"], "verl_train_pp", "4 x 5 = 20", "multiple of 8"),
+    (["-e", "verl_train_pp=5"], "verl_train_pp", "4 x 5 = 20", "whose product divides 8"),
     (["-e", "verl_train_batch_size=16", "-e", "verl_ppo_mini_batch_size=32"], "verl_ppo_mini_batch_size",
      "verl_ppo_mini_batch_size=32", "at most 16"),
     (["-e", "verl_ppo_micro_batch_size_per_gpu=3"], "verl_ppo_micro_batch_size_per_gpu", "=3", "divides 256"),
@@ -174,7 +174,7 @@ def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, 
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output[-2000:]
     assert not out.exists(), "something was written despite the bad input"
-    failure = output[output.find("FAILED!"):]
+    failure = output[output.find("need fixing"):]  # the refusals are listed once, then the task fails with their count
     assert variable in failure, failure[:2000]
     assert value in failure, failure[:2000]
     assert fix in failure, failure[:2000]
