@@ -209,8 +209,16 @@ for mode, bad in [("resume_path", ""), ("resume_path", "   "), ("auto", "/ckpt/g
                   ("resume_path", "/ckpt/global_step_4;" + TOUCH), ("resume_path", "/ckpt/global_step_" + SUBST), ("resume_path", "/")]:
     case("verl_resume_from_path", verl_resume_mode=mode, verl_resume_from_path=bad)
 
+# The verl release to render for: one of the release table's profiles, nothing else.
+for bad in ["0.6.0", "1.0.0", "0.7.0;id", SUBST, "0.7.0\n" + TOUCH, "latest", "x" * 40]:
+    case("verl_version", verl_version=bad)
+# What makes status.yml fail: a list of the states it knows.
+for bad in [{"crashed": 1}, [["crashed"]], "crashed;" + TOUCH]:
+    case("verl_status_fail_on", verl_status_fail_on=bad)
+
 # Booleans.
-for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged", "verl_confirm", "verl_stop_containers"):
+for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged", "verl_confirm", "verl_stop_containers",
+             "verl_allow_untested_version"):
     for bad in ["maybe", [1], SUBST]:
         case(name, **{name: bad})
 

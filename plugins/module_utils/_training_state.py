@@ -241,8 +241,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
     state = training["state"]
     if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
         state = "stalled"
-    progress = training_progress(training) if state != "unknown" else {"step": None, "total_steps": None, "steps_per_min": None,
-                                                                         "seconds_left": None, "text": ""}
+    unknown = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
+    progress = training_progress(training) if state != "unknown" else unknown
     alarms = []
     if state == "crashed":
         alarms.append(("crashed", "the training CRASHED (exit code %s)" % (training.get("exit_code") or

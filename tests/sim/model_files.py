@@ -169,6 +169,8 @@ def real_headers(config, shard_count=4):
         shards[shard] = {"size": 8 + len(text) + offset, "head": struct.pack("<Q", len(text)) + text}
     index = json.dumps({"metadata": {"total_size": sum(entry["size"] for entry in shards.values())}, "weight_map": weight_map})
     return shards, index
+
+
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 TOKEN_KEYS = ("content", "lstrip", "normalized", "rstrip", "single_word", "special")
 
