@@ -204,9 +204,9 @@ def training_progress(training):
         rate = (last[1] - first[1]) / float(last[0] - first[0])
     left = (total - step) / rate if rate and total and step is not None and total >= step else None
     if step is None:
-        text = "no step logged yet" + (" (of %d)" % total if total else "")
+        text = "no step logged yet" + (" (of %s)" % total if total else "")
     else:
-        text = "step %d" % step + (" of %d (%.1f%%)" % (total, 100.0 * step / total) if total else "")
+        text = "step %s" % step + (" of %s (%.1f%%)" % (total, 100.0 * step / total) if total else "")
         text += ", %.1f steps/min" % (rate * 60) if rate else ""
         text += ", about %s left" % _duration(left) if left is not None and training.get("state") == "running" else ""
     return {"step": step, "total_steps": total, "steps_per_min": round(rate * 60, 2) if rate else None,
@@ -241,8 +241,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
     state = training["state"]
     if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
         state = "stalled"
-    unknown = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
-    progress = training_progress(training) if state != "unknown" else unknown
+    no_progress = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
+    progress = training_progress(training) if state != "unknown" else no_progress
     alarms = []
     if state == "crashed":
         alarms.append(("crashed", "the training CRASHED (exit code %s)" % (training.get("exit_code") or
@@ -278,5 +278,5 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
         failing.append("verl_status_fail_on names %s, which is not one of %s. Fix: give a list of those." % (
             ", ".join(unknown), ", ".join(FAIL_ON)))
         lines.append("ALARM: " + failing[-1])
-    return {"state": state, "progress": progress, "alarms": [text for _, text in alarms], "failed": bool(failing),
+    return {"state": state, "progress": progress, "alarms": [alarm[1] for alarm in alarms], "failed": bool(failing),
             "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "lines": lines}

@@ -89,7 +89,7 @@ def test_one_tp_mistake_is_one_refusal_whose_pairs_pass(nnodes, npn, tp, known):
     pairs = re.findall(r"TP=(\d+) PP=(\d+)", errors[0]["msg"])
     assert pairs
     for tp_fit, pp_fit in pairs:
-        fixed = dict(c, train_tp=int(tp_fit), gen_tp=int(tp_fit), train_pp=int(pp_fit), ppo_micro_batch_size_per_gpu=1)
+        fixed = {**c, "train_tp": int(tp_fit), "gen_tp": int(tp_fit), "train_pp": int(pp_fit), "ppo_micro_batch_size_per_gpu": 1}
         assert check_parallelism(cluster(**fixed)) == [], (tp_fit, pp_fit)
 
 

@@ -57,9 +57,9 @@ def refusals(variant):
                                                 "device_ids": view["device_ids"]})
     if errors:
         return [error["msg"] for error in errors]
-    found = [problem for problem in pc.report(checked(node, launch=config, facts={
+    found = list(pc.report(checked(node, launch=config, facts={
         "listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {"size_kb": 2 ** 22},
-        "model": read}))["problems"]]
+        "model": read}))["problems"])
     schema = dict(_parquet.read_schema(str(PARQUET)), num_rows=variant.get("rows", 17398))
     found += _parquet.dataset_problems("verl_train_file", config["train_file"], schema, min_rows=config["train_batch_size"])
     entry = {"path": config["train_file"], "rows": schema["num_rows"], "over": 0, "longest": 900, "failed": 0, "first_error": None}
