@@ -545,7 +545,7 @@ def features_for(decoded, profile):
 #
 # The training role's install step runs the rendered command once on the head with Hydra's `--cfg job` (run_training.sh
 # --cfg-job), inside the container, bounded (the training role's _training_check_seconds): python3 -m <entry module> imports the module (the
-# image's verl and, for 0.7.0's DAPO, its recipe/), and Hydra composes every override against the image's own schema,
+# image's verl and, where 0.7.0 runs the recipe's entry point, its recipe/), and Hydra composes every override against the image's own schema,
 # prints the job's config and exits without starting anything. install_files.sh answers with `command_check_rc=N`, then
 # the last lines of the output, each as `command_check: <line>`.
 # Hydra's own lines (hydra/_internal/config_loader_impl.py _apply_overrides_to_config; omegaconf's ConfigKeyError) and the
@@ -592,7 +592,7 @@ def command_check(output, profile, module, workdir="", extra_overrides=(), versi
                    "that release (docs/versions.md), or set verl_version to the release the image's verl is" % profile)
     elif any(_IMPORT.match(line) for line in quoted):
         fix = ("the entry module does not import from the image's verl checkout in %s: use verl's own image of the release, "
-               "whose recipe/ (0.7.0's DAPO) fits its verl, or set verl_workdir to a checkout where `python3 -m %s` imports"
+               "whose recipe/ (the entry point 0.7.0 runs from it) fits its verl, or set verl_workdir to a checkout where `python3 -m %s` imports"
                % (workdir or "verl_workdir", module))
     else:
         fix = ("run it by hand to see the whole error: docker exec <container> bash %s/run_training.sh --cfg-job"

@@ -30,6 +30,8 @@ def test_a_taken_hccl_port_on_a_worker_stops_the_deploy_in_precheck():
     finally:
         on_node(worker, "sh", "-c", "kill $(cat /tmp/hccl-listener.pid)", check=False)
     assert proc.returncode != 0, tail(proc)
-    assert "%s: port(s) 60005 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host" % worker in proc.output, tail(proc)
+    # The host's problems are listed once under its name (one line each), then the task fails with their count.
+    assert "%s: 1 problem(s):" % worker in proc.output, tail(proc)
+    assert "port(s) 60005 of HCCL's range 60000-60031 (HCCL_IF_BASE_PORT=60000) are in use on this host" in proc.output, tail(proc)
     for node in nodes():
         assert inner_containers(node) == [], "%s changed although the pre-check failed" % node

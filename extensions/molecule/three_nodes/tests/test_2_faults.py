@@ -163,7 +163,8 @@ def test_an_empty_mountpoint_under_the_checkpoints_is_refused_before_anything_st
     assert proc.returncode != 0, tail(proc)
     assert "verl_ckpts_dir=%s is not the same storage on every node (" % ckpts in text, tail(proc)
     assert "%s: tmpfs tmpfs on %s" % (HEAD, ckpts) in text, tail(proc)
-    assert "Fix: mount one shared file system (NFS, Lustre, CephFS, GPFS...) at the same path on every node" in text, tail(proc)
+    fix = "Fix: mount one shared file system (NFS, CephFS, Lustre, GPFS, BeeGFS, GlusterFS, JuiceFS, obsfs...) at the same path on every node"
+    assert fix in text, tail(proc)
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
     assert training_pids(HEAD) == pid
 
