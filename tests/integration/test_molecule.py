@@ -104,7 +104,7 @@ def test_molecule_scenario(scenario, scenario_env, scenario_nodes_to_itself):
     if os.environ.get("VERL_MOLECULE_KEEP"):
         argv += ["--destroy", "never"]
     try:
-        proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=2700, check=False)
+        proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=3600, check=False)
     finally:
         simcluster().prune_cgroups()  # what the destroyed nodes' containers left (cgroup v1)
     output = proc.stdout + proc.stderr
