@@ -17,5 +17,7 @@ def test_an_npu_link_down_on_a_worker_is_refused_before_any_change():
     finally:
         on_node(worker, "rm", "-f", "/etc/sim-npu-smi/hccn")
     assert proc.returncode != 0, tail(proc)
-    assert "%s: the NPUs' own network is not up: NPU 5 link DOWN (hccn_tool -i 5 -link -g)" % worker in proc.output, tail(proc)
+    # The host's problems are listed once under its name (one line each), then the task fails with their count.
+    assert "%s: 1 problem(s):" % worker in proc.output, tail(proc)
+    assert "the NPUs' own network is not up: NPU 5 link DOWN (hccn_tool -i 5 -link -g)" in proc.output, tail(proc)
     assert training_pids(HEAD) == pid
