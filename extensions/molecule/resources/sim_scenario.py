@@ -6,6 +6,7 @@ into its verl container.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -24,9 +25,16 @@ PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 TRAINING = r"-m ([r]ecipe\.dapo\.main_dapo|[v]erl\.trainer\.main_ppo)( |$)"
 
 
+@functools.lru_cache(maxsize=None)
+def _hosts(group):
+    return tuple(AnsibleRunner(INVENTORY).get_hosts(group))
+
+
 def hosts(group):
-    """Inventory hostnames of a group, as testinfra_hosts wants them."""
-    return AnsibleRunner(INVENTORY).get_hosts(group)
+    """Inventory hostnames of a group, as testinfra_hosts wants them. Read once per group and verify run: each read is
+    an ansible-inventory process (about a CPU second), and a test that asked for them per line of a status output
+    spent minutes of CI in it."""
+    return list(_hosts(group))
 
 
 def nodes():
