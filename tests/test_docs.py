@@ -223,3 +223,67 @@ def test_every_playbook_and_variable_the_chinese_quick_start_names_exists():
     assert {"deploy.yml", "check.yml", "status.yml", "stop.yml", "logs.yml"} <= playbooks
     assert sorted(name for name in playbooks if not (REPO / "playbooks" / name).is_file()) == []
     assert "docs/settings.md" in text
+
+
+# -- docs/awx.md against awx/ and the execution environment (issue 31: it named stale EE packages and algorithm choices).
+
+AWX_MD = REPO / "docs" / "awx.md"
+
+
+def _configure_vars():
+    import yaml
+
+    return yaml.safe_load((REPO / "awx/configure.yml").read_text(encoding="utf-8"))[0]["vars"]
+
+
+def _surveys():
+    import yaml
+
+    return yaml.safe_load((REPO / "awx/surveys.yml").read_text(encoding="utf-8"))
+
+
+def test_the_awx_guides_template_table_is_what_configure_creates():
+    text = AWX_MD.read_text(encoding="utf-8")
+    configure, surveys = _configure_vars(), _surveys()
+    rows = {}
+    for line in text.splitlines():
+        match = re.match(r"\| verl (\w+) \| `playbooks/(\w+)\.yml` \| `(\w+)` \| ([^|]+) \| (\d+) s \|$", line)
+        if match:
+            rows[match.group(1)] = match.groups()[1:]
+    swanlab = configure["_verl_awx_swanlab_templates"]
+    assert sorted(rows) == sorted(configure["verl_awx_timeouts"].keys() - {"approval"})
+    for template, (playbook, survey, credentials, timeout) in rows.items():
+        assert (playbook, survey) == (template, template) and surveys[survey]["name"] == "verl " + template
+        assert int(timeout) == configure["verl_awx_timeouts"][template], template
+        assert credentials.startswith("Machine"), "configure.yml attaches the Machine credential to every template"
+        assert ("SwanLab" in credentials) == (template in swanlab), template
+    assert "approval: %d s" % configure["verl_awx_timeouts"]["approval"] in text
+    assert "**%s**" % configure["verl_awx_workflow"] in text
+
+
+def test_the_awx_guide_names_the_surveys_algorithm_choices_and_variables_that_exist():
+    text = " ".join(AWX_MD.read_text(encoding="utf-8").split())
+    choices = _surveys()["questions"]["algorithm"]["choices"]
+    said = re.search(r"the algorithm \(`verl_algorithm`: ([a-z, ]+?) or ([a-z]+),", text)
+    assert said, "the guide names the algorithm choices"
+    assert [name.strip() for name in said.group(1).split(",")] + [said.group(2)] == choices
+    assert sorted(set(re.findall(r"`(verl_awx_\w+)`", text)) - set(_configure_vars())) == []
+    asked = {question["variable"] for question in _surveys()["questions"].values()}
+    for sentence in re.findall(r"[^.]*\bsurvey's `verl_\w+`[^.]*", text):
+        assert set(re.findall(r"survey's `(verl_\w+)`", sentence)) <= asked, sentence
+
+
+def test_the_awx_guide_names_the_execution_environments_packages():
+    text = AWX_MD.read_text(encoding="utf-8")
+    import yaml
+
+    definition = yaml.safe_load((REPO / "execution-environment.yml").read_text(encoding="utf-8"))
+    deps = definition["dependencies"]
+    assert definition["images"]["base_image"]["name"] == "quay.io/centos/centos:stream9" and "CentOS Stream 9" in text
+    assert deps["python_interpreter"]["package_system"] == "python3.11" and "Python 3.11" in text
+    assert "ansible-runner %s" % deps["ansible_runner"]["package_pip"].split("==")[1] in text
+    for name in ("meta/ee-requirements.txt", "meta/ee-bindep.txt"):
+        assert name in text
+    wanted = [line.split("==")[0] for line in (REPO / "meta/ee-requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert wanted and all(package in text for package in wanted), wanted
