@@ -261,6 +261,9 @@ def test_loggers_rule_takes_a_list_or_a_string(raw, expected):
 
 @pytest.mark.parametrize("bad", [["console", "wandb"], "mlflow", ["TensorBoard"]])
 def test_unknown_logger_is_refused_naming_the_list_and_the_fix_works(bad):
+    """A name outside verl's own list stops verl at the start with `AssertionError: TensorBoard is not supported`
+    (verl/utils/tracking.py, Tracking.__init__); wandb and mlflow are verl's but need a login or a server this collection
+    does not set up (wandb: `api_key not configured (no-tty)`): refused before anything is changed."""
     _config, errors, _warnings = launch(verl_loggers=bad)
     assert [e["variable"] for e in errors] == ["verl_loggers"], errors
     msg = errors[0]["msg"]
