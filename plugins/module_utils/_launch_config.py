@@ -297,19 +297,20 @@ _rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray st
 
 def _rule_loggers(name, entry, value, errors, context):
     """Trackers of LOGGERS only, each once: a list, or one string of names separated by commas or spaces (-e
-    verl_loggers=console,tensorboard; an AWX multiple-choice answer)."""
+    verl_loggers=console,tensorboard; an AWX multiple-choice answer; a list written out, ["console", "tensorboard"])."""
     if isinstance(value, str):
         text = inputs.to_text(name, value, errors, entry.get("max_length", 1024))
         if text is None:
             return None
-        value = [part for part in re.split(r"[\s,]+", text) if part]
+        value = [part for part in re.split(r"[\s,]+", text.strip().strip("[]")) if part.strip("\"'")]
+        value = [part.strip("\"'") for part in value]
     value = _coerce_list(name, entry, value, errors)
     if value is None:
         return None
     for item in value:
         if item not in LOGGERS:
             errors.add(name, item, "%s holds %s, which is not a tracker this collection sets up (%s; verl's others need a server or "
-                       "credentials it does not manage). Fix: give a list of %s, e.g. %s=[\"console\", \"tensorboard\"]." % (
+                       "credentials it does not manage). Fix: give a list of %s, e.g. -e %s=console,tensorboard (in YAML a list)." % (
                            name, inputs.show(item), ", ".join(LOGGERS), ", ".join(LOGGERS), name))
             return None
     return [item for index, item in enumerate(value) if item not in value[:index]]

@@ -253,6 +253,7 @@ def test_trackers_always_log_to_console_and_swanlab_enabled_is_the_shorthand(log
 @pytest.mark.parametrize("raw, expected", [
     (["console", "tensorboard"], ["console", "tensorboard"]), ("console,tensorboard", ["console", "tensorboard"]),
     ("tensorboard swanlab", ["tensorboard", "swanlab"]), (["tensorboard", "tensorboard"], ["tensorboard"]), ("", []),
+    ('["console", "tensorboard"]', ["console", "tensorboard"]), ("[console,tensorboard]", ["console", "tensorboard"]),
 ])
 def test_loggers_rule_takes_a_list_or_a_string(raw, expected):
     errors = Errors()
@@ -268,7 +269,8 @@ def test_unknown_logger_is_refused_naming_the_list_and_the_fix_works(bad):
     assert [e["variable"] for e in errors] == ["verl_loggers"], errors
     msg = errors[0]["msg"]
     assert "console, swanlab, tensorboard" in msg and "Fix: give a list of" in msg
-    fixed = launch_ok(verl_loggers=["console", "tensorboard"])  # the fix the message gives
+    assert "Fix: give a list of console, swanlab, tensorboard, e.g. -e verl_loggers=console,tensorboard" in msg
+    fixed = launch_ok(verl_loggers="console,tensorboard")  # the fix the message gives, as -e gives it
     assert fixed["loggers"] == ["console", "tensorboard"]
 
 
