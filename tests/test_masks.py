@@ -7,8 +7,6 @@ and, per algorithm, from verl v0.7.0's own recipes (docs/features.md, "DAPO or G
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts

@@ -156,7 +156,7 @@ def _crc32c(data):
     crc = 0xFFFFFFFF
     for byte in data:
         crc ^= byte
-        for _ in range(8):
+        for _bit in range(8):
             crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
     return crc ^ 0xFFFFFFFF
 
