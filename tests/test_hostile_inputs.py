@@ -171,6 +171,10 @@ for bad in ["--index-url=http://evil", "swanlab\n--x", "", "-e/x"]:
 for bad in [["--x\n" + TOUCH], "--no-index"]:
     case("verl_swanlab_pip_args", verl_swanlab_pip_args=bad)
 
+# Trackers: only the names this collection sets up, in a list or one string.
+for bad in [["wandb"], "console;" + TOUCH, ["tensorboard\n" + TOUCH], "console," + SUBST, [{"x": 1}], {"tensorboard": 1}, 5, ["x" * 100]]:
+    case("verl_loggers", verl_loggers=bad)
+
 # Network.
 for bad in [SUBST, "a b", "localhost", "1.2.3.4\n", "-x", "a" * 300]:
     case("verl_master_addr", verl_master_addr=bad)

@@ -194,6 +194,21 @@ def test_resume_settings_compose(tmp_path, algorithm, mode, path):
     assert cfg["trainer"]["resume_from_path"] == (path or None)
 
 
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
+@pytest.mark.parametrize("profile", ["0.7.0", "0.7.1", "0.8.0", "0.9.1"])
+def test_tensorboard_logger_composes(tmp_path, algorithm, profile):
+    """verl_loggers with tensorboard and swanlab: trainer.logger lists them and the job's runtime environment carries
+    TENSORBOARD_DIR (ray_kwargs.ray_init.runtime_env, which each release's run_ppo merges into ray.init's) against each
+    release's own config tree; every name is one of Tracking.supported_backend (verl/utils/tracking.py)."""
+    argv = rendered_command(tmp_path, "0000000", True, verl_algorithm=algorithm, verl_version=profile,
+                            verl_loggers=["tensorboard"], verl_tensorboard_dir="/mnt/tb", verl_experiment_name="e")[1]
+    cfg = compose(overrides_from_argv(argv, algorithm, profile), argv_head(algorithm, profile)[3].split("=", 1)[1],
+                  config_dir=verl_config_dir(profile))
+    assert cfg["trainer"]["logger"] == ["console", "swanlab", "tensorboard"]
+    # (0.9.x's schema has runtime_env.py_executable: null beside it)
+    assert cfg["ray_kwargs"]["ray_init"]["runtime_env"]["env_vars"] == {"TENSORBOARD_DIR": "/mnt/tb/verl_hlm/e"}
+
+
 # DAPO-only overrides that GRPO's command leaves out (docs/features.md): against verl's PPO trainer
 # config they do not compose at all (the DAPO overlay declares them), or they name DAPO's own
 # reward manager and overlong shaping, which the GRPO recipes of verl do not use.

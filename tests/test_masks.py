@@ -7,8 +7,6 @@ and, per algorithm, from verl v0.7.0's own recipes (docs/features.md, "DAPO or G
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts
@@ -196,21 +194,43 @@ def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path
     # The last line of the original's command; it silently fell off there.
     assert overrides[-1] == "trainer.device=npu"
     experiment = [o for o in overrides if o.startswith("trainer.experiment_name=")]
-    prefix = algorithm.upper()
-    assert len(experiment) == 1 and re.fullmatch(r"trainer\.experiment_name=%s-verl_hlm-megatron-\d{4}_\d{4}" % prefix, experiment[0])
+    # The default experiment name: the model folder's name, the algorithm, the mask, nodes x NPUs.
+    name = "qwen3-8b-%s-m%s-1x8" % (algorithm, mask)
+    assert experiment == ["trainer.experiment_name=" + name]
     rest = [o for o in overrides if not o.startswith("trainer.experiment_name=")]
     assert sorted(rest) == sorted(expected_overrides(mask, swanlab, algorithm))
     keys = [o.split("=", 1)[0].lstrip("+") for o in overrides]
     assert len(keys) == len(set(keys)), "an override key is given twice"
     # It ran from the verl checkout and wrote its log there.
     assert cwd == str(workdir)
-    log_files = list(logs.glob("verl_qwen3_8b_%s-verl_hlm-megatron-*_*.log" % prefix))
+    # The log is named after the model folder (Qwen3-8B) and the experiment.
+    log_files = list(logs.glob("verl_qwen3_8b_%s_*.log" % name))
     assert len(log_files) == 1
     assert "stand-in trainer: step 2" in log_files[0].read_text()
     # No commented line can hide inside the command: every line of the array is an override.
     assert "#" not in "".join(overrides)
     text = (folder / "run_training.sh").read_text() + (folder / "start_verl.sh").read_text()
     assert SECRET_KEY not in text
+
+
+@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
+@pytest.mark.parametrize("mask", ["0000000", "1101101"])
+def test_tensorboard_adds_its_logger_and_its_folder_to_the_command(mask, algorithm, tmp_path, stand_in):
+    """verl_loggers with tensorboard: trainer.logger names it, and TENSORBOARD_DIR reaches verl's TaskRunner through the
+    job's runtime environment (ray_kwargs.ray_init.runtime_env.env_vars, which run_ppo passes to ray.init)."""
+    workdir, logs = tmp_path / "verl", tmp_path / "logs"
+    workdir.mkdir()
+    config = launch_ok(verl_feature_mask=mask, verl_workdir=str(workdir), verl_log_dir=str(logs), verl_algorithm=algorithm,
+                       verl_loggers=["console", "tensorboard"])
+    proc, argv, _cwd = run_training(write_scripts(config, tmp_path / "out") / "run_training.sh", stand_in, tmp_path / "rec")
+    assert proc.returncode == 0, proc.stderr
+    overrides = argv[4:]
+    name = "qwen3-8b-%s-m%s-1x8" % (algorithm, mask)
+    board = "+ray_kwargs.ray_init.runtime_env.env_vars.TENSORBOARD_DIR=%s/tensorboard/verl_hlm/%s" % (logs, name)
+    rest = [o for o in overrides if not o.startswith("trainer.experiment_name=") and o != board]
+    assert board in overrides
+    assert sorted(rest) == sorted([line for line in expected_overrides(mask, False, algorithm) if not line.startswith("trainer.logger=")]
+                                  + ['trainer.logger=["console","tensorboard"]'])
 
 
 def test_swap_optimizer_with_offload_warns():

@@ -38,14 +38,24 @@ def test_no_task_embeds_a_multi_line_program(path):
 @pytest.mark.parametrize("fact, home", [
     # The entry points live in the algorithm table (with the rest of what each algorithm is).
     ("recipe.dapo.main_dapo", "plugins/module_utils/_algorithms.py"), ("verl.trainer.main_ppo", "plugins/module_utils/_algorithms.py"),
-    # The log's name is part of the validated configuration (never a role variable an inventory or -e could replace).
-    ("verl_qwen3_8b_", "plugins/module_utils/_launch_config.py"),
+    # The log's name is part of the validated configuration (never a role variable an inventory or -e could replace):
+    # the prefix every training log has (the readers' pattern) and the writer's, from the model folder's name.
+    ("LOG_PREFIX = ", "plugins/module_utils/_launch_config.py"), ("def log_name_prefix(", "plugins/module_utils/_launch_config.py"),
 ])
 def test_the_training_process_and_its_log_name_are_defined_once(fact, home):
-    # (The settings' descriptions may show the log name to the user: `verl_qwen3_8b_<experiment>...`.)
     places = [str(path.relative_to(REPO)) for path in PRODUCTION
               if re.search(re.escape(fact) + r"(?!<)", path.read_text(errors="replace"))]
     assert places == [home], places
+
+
+def test_the_log_is_named_after_the_model():
+    """No production file names one model's log (verl_qwen3_8b_ was the name of every model's log up to 0.x): the writer
+    takes training.log_name, the readers training.log_prefix (every log of any model)."""
+    fixed = re.compile(r"verl_qwen3_8b_\*|[\"']verl_qwen3_8b_[\"']")
+    places = [str(path.relative_to(REPO)) for path in PRODUCTION if fixed.search(path.read_text(errors="replace"))]
+    assert places == [], places
+    assert "_verl_launch.training.log_name" in (REPO / "roles/training/templates/run_training.sh.j2").read_text()
+    assert "_verl_launch.training.log_prefix" in (REPO / "roles/training/templates/verl_control.sh.j2").read_text()
 
 
 def test_cann_is_sourced_in_one_place():

@@ -108,6 +108,7 @@ def test_playbook_and_helper_render_identical_scripts(tmp_path):
         "verl_swanlab_api_key": SECRET_KEY,
         "verl_extra_env": {"HCCL_BUFFSIZE": "300"},
         "verl_extra_overrides": ["trainer.val_before_train=True"],
+        "verl_loggers": ["tensorboard"],
         "verl_output_dir": str(out),
     }
     extra.write_text(yaml.safe_dump(values))
@@ -117,9 +118,20 @@ def test_playbook_and_helper_render_identical_scripts(tmp_path):
         host="localhost", head={"name": "localhost", "ansible_host": "127.0.0.1"}, api_key=SECRET_KEY,
         verl_feature_mask="1101101", verl_swanlab_enabled=True, verl_swanlab_host="http://192.168.1.100:8000",
         verl_extra_env={"HCCL_BUFFSIZE": "300"}, verl_extra_overrides=["trainer.val_before_train=True"], verl_output_dir=str(out),
+        verl_loggers=["tensorboard"],
     )
     for name in ("start_verl.sh", "run_training.sh"):
         assert (out / "localhost" / name).read_text() == render(config, name)
+
+
+def test_the_loggers_fix_works_as_the_refusal_gives_it(tmp_path):
+    """-e verl_loggers=console,tensorboard (the refusal's fix, a string on the command line) renders TensorBoard's folder."""
+    out = tmp_path / "out"
+    proc = playbook(*PATHS, "-e", "verl_loggers=console,tensorboard", "-e", "verl_output_dir=%s" % out)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    text = (out / "localhost" / "run_training.sh").read_text()
+    assert """LOGGER='["console","tensorboard"]'""" in text
+    assert "TENSORBOARD_DIR=/mnt/project/verl/logs/tensorboard/verl_hlm/qwen3-8b-dapo-m0000000-1x8" in text, text
 
 
 def test_swanlab_key_never_shown_or_written(tmp_path):
@@ -158,6 +170,7 @@ BAD_INPUTS = [
     (["-e", "verl_model_path="], "verl_model_path", "verl_model_path is empty", "absolute path"),
     (["-e", "verl_model_path=models/Qwen3-8B"], "verl_model_path", "'models/Qwen3-8B'", "absolute path"),
     (["-e", "verl_npu_devices=0,1,x"], "verl_npu_devices", "'x'", "whole numbers"),
+    (["-e", "verl_loggers=console,wandb"], "verl_loggers", "'wandb'", "-e verl_loggers=console,tensorboard"),
     (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_api_key=k"], "verl_swanlab_host", "empty", "verl_swanlab_host=http"),
     (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_host=http://10.0.0.9:8000"], "verl_swanlab_api_key", "empty", "vault"),
 ]

@@ -80,12 +80,18 @@ def algorithms_text():
 
 def _versions():
     """plugins/module_utils/_versions.py (it imports the algorithm table through the collection's package)."""
+    return _packaged("_versions")
+
+
+def _packaged(name):
+    """plugins/module_utils/<name>.py through the collection's package (for a module that imports others of it)."""
+    import importlib
+
     try:
-        from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
+        return importlib.import_module("ansible_collections.verl.deploy.plugins.module_utils." + name)
     except ImportError:  # run alone: the checkout's .collections link (tests/conftest.py makes it)
         sys.path.insert(0, str(REPO / ".collections"))
-        from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
-    return versions
+        return importlib.import_module("ansible_collections.verl.deploy.plugins.module_utils." + name)
 
 
 def versions_text():
@@ -224,6 +230,8 @@ def bounds(entry):
         "images": "`910b` and/or `a3`, each a Docker image reference",
         "address": "IPv4 address (dotted decimal) or DNS name", "ipv4": "IPv4 address (dotted decimal)", "ifname": "interface name",
         "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items", "overrides": "Hydra overrides",
+        "loggers": "each one of %s (a list, or one string separated by commas)" % ", ".join(
+            "`%s`" % name for name in _packaged("_launch_config").LOGGERS) if rule == "loggers" else "",
         "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder",
         "env": "names the NPU stack reads (the table below)",
         "devices": "NPU ids 0 to %d, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)), "mask": "seven 0/1 characters",

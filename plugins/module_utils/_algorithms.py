@@ -49,7 +49,7 @@ RULES = {
 def _algorithm(key, label, module, config, summary, description, source, overrides, left_out=None, rules=(), note="", recipe=None):
     return {
         "key": key,  # the value of verl_algorithm
-        "label": label,  # the summary's and the experiment name's prefix (DAPO-<project>-megatron-<mmdd_HHMM>)
+        "label": label,  # the summary's and the scripts' name of it
         # verl's entry point (python3 -m, from verl_workdir) and its Hydra config, relative to the module's folder
         # (@hydra.main reads --config-path=config there); a release that starts it elsewhere says so in
         # plugins/module_utils/_versions.py (ENTRY_POINTS: DAPO on verl 0.7.0 runs its in-tree recipe).

@@ -51,7 +51,8 @@ SCRIPT_VARIABLES = (
     "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS",
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
-    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "RESUME_FROM_PATH",
+    "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "TENSORBOARD_DIR",
+    "RESUME_FROM_PATH",
     "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID", "CANN_SCRIPTS", "CANN_PRESET",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
@@ -77,11 +78,19 @@ READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads"
 # own folder, as @hydra.main reads --config-path), from the algorithm and release tables
 # (plugins/module_utils/_algorithms.py, _versions.py); the prefix of its log's name. In the validated configuration
 # (its `training` part), not as role variables that an inventory or -e could replace.
-LOG_PREFIX = "verl_qwen3_8b_"
+# A training log is <verl_log_dir>/verl_<model>_<experiment>_<date>.log (log_name_prefix: the model folder's name);
+# the readers (verl_control.sh's newest log, logs.yml's bundle, the where-to-look lines) take every log of this form,
+# `LOG_PREFIX*.log`, whatever the model, so a training started before the model changed is still found.
+LOG_PREFIX = "verl_"
+# The trackers (verl's trainer.logger) this collection sets up: verl/utils/tracking.py's Tracking (v0.7.0 to 0.9.x) takes
+# more (wandb, mlflow, clearml, trackio, file, ...), but those need a server, credentials or a file path this collection
+# does not manage. console is always on: status reads its `step:N` lines from the training log.
+LOGGERS = ("console", "swanlab", "tensorboard")
 
 
-def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None):
-    """{module, config_name, file, log_prefix, pattern, label, summary, overrides, npu_lines, profile} of the training:
+def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, model_path=""):
+    """{module, config_name, file, log_prefix, log_name, pattern, label, summary, overrides, npu_lines, profile} of the training
+    (log_prefix: what every training log's name starts with, whatever the model; log_name: what this one's starts with):
     pattern is verl_control.sh's pgrep -f pattern, which finds a training of any algorithm and profile (after
     verl_algorithm or verl_version changed, the one that still runs is found; `modules` replaces the list in tests);
     label, summary and overrides are the algorithm table's (run_training.sh's lines for it, those the profile renders),
@@ -90,10 +99,46 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None):
     modules = modules or versions.all_entry_modules()
     entry = algorithms.algorithm(algorithm)
     return {"module": module, "config_name": config_name, "file": module.replace(".", "/") + ".py", "log_prefix": LOG_PREFIX,
+            "log_name": log_name_prefix(model_path),
             "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
             "label": entry["label"], "summary": entry["summary"], "profile": profile,
             "overrides": versions.lines_for(entry["overrides"], profile),
             "npu_lines": versions.lines_for(versions.NPU_LINES, profile)}
+
+
+def model_label(model_path, separator="-"):
+    """The model folder's name, lower-case, each run of other characters than a-z, 0-9 and `.` one `separator`
+    (/mnt/public/Qwen3-8B: qwen3-8b), at most 48 characters; `model` when nothing is left."""
+    name = (model_path or "").rstrip("/").rsplit("/", 1)[-1].lower()
+    label = re.sub(r"[^a-z0-9.]+", separator, name).strip(separator + ".")[:48].strip(separator + ".")
+    return label or "model"
+
+
+def log_name_prefix(model_path):
+    """What run_training.sh's log name starts with: verl_<model>_ (Qwen3-8B: verl_qwen3_8b_); LOG_PREFIX matches it."""
+    return "%s%s_" % (LOG_PREFIX, model_label(model_path, "_"))
+
+
+def experiment_name(model_path, algorithm, mask, nnodes, npu_per_node):
+    """The default experiment name (trainer.experiment_name): the model, the algorithm, the feature mask and nodes x
+    NPUs per node, e.g. qwen3-8b-dapo-m0000000-3x8, so that a tracker groups the runs of one setup. No date: a training
+    started again (a crash, a restart, a resume) logs under the same name, and TensorBoard's folder is the same one."""
+    return "%s-%s-m%s-%dx%d" % (model_label(model_path), algorithm, mask, nnodes, npu_per_node)
+
+
+def trackers(loggers, swanlab_enabled):
+    """trainer.logger: console, then the verl_loggers given (each once, in LOGGERS' order), with swanlab when
+    verl_swanlab_enabled is true (its shorthand)."""
+    wanted = set(loggers or ()) | {"console"} | ({"swanlab"} if swanlab_enabled else set())
+    return [name for name in LOGGERS if name in wanted]
+
+
+def tensorboard(root, log_dir, project, experiment):
+    """{root, dir}: dir is TENSORBOARD_DIR, where verl's TensorBoard logger writes (verl/utils/tracking.py _TensorboardAdapter;
+    its own default is tensorboard_log/<project>/<experiment> below the working directory, inside the container): the
+    same layout below root, verl_tensorboard_dir, else <verl_log_dir>/tensorboard (mounted at the same path on every node)."""
+    root = (root or log_dir.rstrip("/") + "/tensorboard").rstrip("/")
+    return {"root": root, "dir": "%s/%s/%s" % (root, project, experiment)}
 
 
 def table(spec, rules):
@@ -250,6 +295,27 @@ _rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray st
                             "--num-cpus=16, one per list item")
 
 
+def _rule_loggers(name, entry, value, errors, context):
+    """Trackers of LOGGERS only, each once: a list, or one string of names separated by commas or spaces (-e
+    verl_loggers=console,tensorboard; an AWX multiple-choice answer; a list written out, ["console", "tensorboard"])."""
+    if isinstance(value, str):
+        text = inputs.to_text(name, value, errors, entry.get("max_length", 1024))
+        if text is None:
+            return None
+        value = [part for part in re.split(r"[\s,]+", text.strip().strip("[]")) if part.strip("\"'")]
+        value = [part.strip("\"'") for part in value]
+    value = _coerce_list(name, entry, value, errors)
+    if value is None:
+        return None
+    for item in value:
+        if item not in LOGGERS:
+            errors.add(name, item, "%s holds %s, which is not a tracker this collection sets up (%s; verl's others need a server or "
+                       "credentials it does not manage). Fix: give a list of %s, e.g. -e %s=console,tensorboard (in YAML a list)." % (
+                           name, inputs.show(item), ", ".join(LOGGERS), ", ".join(LOGGERS), name))
+            return None
+    return [item for index, item in enumerate(value) if item not in value[:index]]
+
+
 def _rule_overrides(name, entry, value, errors, context):
     """Each line parsed with Hydra's own parser and judged by its key and value (_hydra_overrides.py)."""
     for item in value:
@@ -357,7 +423,7 @@ RULES = {
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
 }
 # Rules that read the raw value, before the type's own conversion.
-RAW_RULES = {"devices": _rule_devices, "mask": _rule_mask}
+RAW_RULES = {"devices": _rule_devices, "mask": _rule_mask, "loggers": _rule_loggers}
 
 
 def coerce(name, entry, raw, errors):
@@ -524,12 +590,13 @@ def check_swanlab(values, api_key_set, errors, warnings):
     swan_host = (values.get("verl_swanlab_host") or "").rstrip("/")
     if mode in NEEDS_LOGIN:
         if not swan_host and values.get("verl_swanlab_host") is not None:
-            errors.add("verl_swanlab_host", "", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_host is empty. "
-                       "Fix: give the SwanLab server, e.g. -e verl_swanlab_host=http://192.168.1.100:8000, or turn SwanLab off." % mode)
+            errors.add("verl_swanlab_host", "", "SwanLab is on (verl_swanlab_enabled=true or swanlab in verl_loggers, mode %s) but "
+                       "verl_swanlab_host is empty. Fix: give the SwanLab server, e.g. -e verl_swanlab_host=http://192.168.1.100:8000, "
+                       "or turn SwanLab off." % mode)
         if not api_key_set:
-            errors.add("verl_swanlab_api_key", "(empty)", "SwanLab is on (verl_swanlab_enabled=true, mode %s) but verl_swanlab_api_key "
-                       "is empty. Fix: give the key from a vault or an AWX credential (never on a shared command line), or "
-                       "turn SwanLab off." % mode)
+            errors.add("verl_swanlab_api_key", "(empty)", "SwanLab is on (verl_swanlab_enabled=true or swanlab in verl_loggers, mode %s) "
+                       "but verl_swanlab_api_key is empty. Fix: give the key from a vault or an AWX credential (never on a shared "
+                       "command line), or turn SwanLab off." % mode)
     elif api_key_set:
         warnings.append("verl_swanlab_api_key is set but verl_swanlab_mode is %s, which needs no login: the key is not "
                         "written to any node and not passed to the training (verl would log in with it)." % mode)
@@ -592,8 +659,9 @@ def container_volumes(values, npu_smi_path):
     then verl_container_extra_volumes."""
     data = [values["verl_model_path"], _parent(values["verl_train_file"]), _parent(values["verl_test_file"]),
             values["verl_ckpts_dir"], values["verl_log_dir"]]
-    if values.get("verl_swanlab_log_dir"):
-        data.append(values["verl_swanlab_log_dir"])
+    for name in ("verl_swanlab_log_dir", "verl_tensorboard_dir"):
+        if values.get(name):
+            data.append(values[name])
     if values.get("verl_resume_from_path"):
         data.append(values["verl_resume_from_path"])
     kept = []
@@ -734,6 +802,9 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     check_output_folder(values, host, errors)
     check_resume(values, errors)
     network = check_network(values, head, detected, errors, static)
+    if values.get("verl_loggers") is not None and values.get("verl_swanlab_enabled") is not None:
+        values["verl_loggers"] = trackers(values["verl_loggers"], values["verl_swanlab_enabled"])
+        values["verl_swanlab_enabled"] = "swanlab" in values["verl_loggers"]
     swanlab = check_swanlab(values, api_key_set, errors, warnings)
     features = values.get("verl_feature_mask")
     # A chip verl has no image for is the one cause on this host: the layout rules on its NPUs would only add noise.
@@ -745,9 +816,16 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
+    source = "given" if values["verl_experiment_name"] else "default"
+    values["verl_experiment_name"] = values["verl_experiment_name"] or experiment_name(
+        values["verl_model_path"], values["verl_algorithm"], features["mask"], nnodes, len(values["verl_npu_devices"]))
     config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile))
     config.update(image)
-    config.update({"training": training_entry(values["verl_algorithm"], profile), "verl_profile": {"profile": profile, "why": why}})
+    config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
+                   "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source,
+                   "tensorboard": tensorboard(values["verl_tensorboard_dir"], values["verl_log_dir"], values["verl_project_name"],
+                                              values["verl_experiment_name"])
+                   if "tensorboard" in values["verl_loggers"] else None})
     return config, [], warnings
 
 

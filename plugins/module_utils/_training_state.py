@@ -20,7 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._features import FEATU
 # in them alone never needs a restart. Per-host facts and values derived from others are left out too.
 NOT_IN_RECORD = frozenset((
     "host", "role", "training", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv",
-    "npu_devices_note", "image_probe", "world_size", "data_parallel_size",
+    "npu_devices_note", "image_probe", "world_size", "data_parallel_size", "experiment_name_source",
     "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "output_dir", "docker_timeout", "npu_smi_path",
     "restart", "train_start_timeout", "deploy_lock_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these
@@ -45,6 +45,12 @@ def launch_record(config, run_training=""):
     # The verl release the command is rendered for shapes the training; why it was chosen (which image said so) does not.
     if isinstance(settings.get("verl_profile"), dict):
         settings["verl_profile"] = settings["verl_profile"].get("profile")
+    # A default experiment name and TensorBoard's folder below it follow the model, the algorithm, the mask and the layout,
+    # which are recorded: the record keeps what the user gave (an empty name), and the folder's root.
+    if config.get("experiment_name_source") == "default":
+        settings["experiment_name"] = ""
+    if isinstance(settings.get("tensorboard"), dict):
+        settings["tensorboard"] = settings["tensorboard"].get("root")
     return {"settings": settings, "run_training_sha256": hashlib.sha256(run_training.encode("utf-8")).hexdigest()}
 
 

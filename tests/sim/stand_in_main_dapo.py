@@ -32,6 +32,12 @@ What it does, in the real trainer's order:
 4. With "swanlab" in trainer.logger, does what verl/utils/tracking.py does: reads SWANLAB_API_KEY,
    SWANLAB_LOG_DIR and SWANLAB_MODE, logs in when a key is set, swanlab.init(...), logs each step and
    finishes on stop (offline/local modes write LOG_DIR/run-*; a missing swanlab fails like verl).
+   With "tensorboard", does what its _TensorboardAdapter does: writes to TENSORBOARD_DIR (the environment of verl's
+   TaskRunner, which run_ppo gives it from ray_kwargs.ray_init.runtime_env.env_vars; else tensorboard_log/<project>/
+   <experiment> below the working directory), prints "Saving tensorboard log to <dir>.", and adds each step's metrics
+   as scalars, in the file torch.utils.tensorboard's SummaryWriter writes (tensorboard/summary/writer/
+   event_file_writer.py: events.out.tfevents.<time>.<host>.<pid>.<n>, TFRecord-framed Event protos, "brain.Event:2"
+   first), encoded here by hand since the image has no tensorboard package (_EventFile).
 5. Resumes as verl's RayPPOTrainer._load_checkpoint does: with trainer.resume_mode=auto from the step
    named by <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; with
    resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
@@ -55,6 +61,7 @@ import json
 import os
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -106,10 +113,10 @@ def _sleep(seconds):
     return True
 
 
-def _step_line(step, total):
-    # The shape of verl's console logger line; the numbers are made up but move like a real run.
+def _metrics(step, total):
+    # The numbers are made up but move like a real run.
     progress = step / float(max(total, 1))
-    metrics = [
+    return [
         ("actor/entropy", 0.62 - 0.1 * progress),
         ("actor/pg_loss", -0.012 + 0.004 * progress),
         ("actor/grad_norm", 0.31 - 0.05 * progress),
@@ -119,6 +126,10 @@ def _step_line(step, total):
         ("training/global_step", step),
         ("training/epoch", 0),
     ]
+
+
+def _step_line(step, metrics):
+    # The shape of verl's console logger line.
     return "step:%d - %s" % (step, " - ".join("%s:%s" % (key, round(value, 4) if isinstance(value, float) else value)
                                               for key, value in metrics))
 
@@ -138,6 +149,74 @@ def _swanlab(trainer, config):
                  config={"FRAMEWORK": "verl", **config}, logdir=log_dir, mode=mode)
     say("swanlab %s: mode %s, log dir %s, key %s" % (swanlab.__version__, mode, log_dir, "set" if api_key else "not set"))
     return swanlab
+
+
+def _crc32c(data):
+    """CRC-32C (Castagnoli), which TFRecord framing uses."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _bit in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked_crc(data):
+    crc = _crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(number):
+    out = bytearray()
+    while True:
+        low, number = number & 0x7F, number >> 7
+        out.append(low | (0x80 if number else 0))
+        if not number:
+            return bytes(out)
+
+
+def _field(number, wire, payload):
+    """A protobuf field: wire 0 varint (payload an int), 1 fixed64 and 5 fixed32 (bytes), 2 length-delimited (bytes)."""
+    key = _varint(number << 3 | wire)
+    if wire == 0:
+        return key + _varint(payload)
+    return key + (_varint(len(payload)) + payload if wire == 2 else payload)
+
+
+class _EventFile:
+    """What SummaryWriter(dir).add_scalar(tag, value, step) writes: tensorflow's Event proto (wall_time = 1 double, step = 2
+    int64, file_version = 3 string, summary = 5 Summary{value = 1 Value{tag = 1 string, simple_value = 2 float}}) in
+    TFRecord records (length, masked CRC-32C of the length, data, masked CRC-32C of the data)."""
+
+    def __init__(self, folder):
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, "events.out.tfevents.%010d.%s.%s.%s" % (time.time(), socket.gethostname(), os.getpid(), 0))
+        self.handle = open(self.path, "wb")  # pylint: disable=consider-using-with
+        self._write(_field(1, 1, struct.pack("<d", time.time())) + _field(3, 2, b"brain.Event:2"))
+
+    def _write(self, event):
+        length = struct.pack("<Q", len(event))
+        self.handle.write(length + struct.pack("<I", _masked_crc(length)) + event + struct.pack("<I", _masked_crc(event)))
+        self.handle.flush()
+
+    def log(self, data, step):
+        for key, value in data.items():
+            summary = _field(1, 2, _field(1, 2, key.encode("utf-8")) + _field(2, 5, struct.pack("<f", float(value))))
+            self._write(_field(1, 1, struct.pack("<d", time.time())) + _field(2, 0, int(step)) + _field(5, 2, summary))
+
+    def finish(self):
+        self.handle.close()
+
+
+def _tensorboard(trainer, resolved):
+    """verl.utils.tracking.Tracking's tensorboard branch (verl 0.7.0), or None when tensorboard is not a logger."""
+    if "tensorboard" not in (trainer.get("logger") or []):
+        return None
+    job_env = (((resolved.get("ray_kwargs") or {}).get("ray_init") or {}).get("runtime_env") or {}).get("env_vars") or {}
+    folder = job_env.get("TENSORBOARD_DIR") or os.environ.get(
+        "TENSORBOARD_DIR", "tensorboard_log/%s/%s" % (trainer.get("project_name"), trainer.get("experiment_name")))
+    print("Saving tensorboard log to %s." % folder, flush=True)
+    return _EventFile(folder)
 
 
 def _verl_version():
@@ -277,6 +356,8 @@ def run(config):
         "workers": placed,
     }
     tracker = _swanlab(trainer, resolved)
+    board = _tensorboard(trainer, resolved)
+    started["tensorboard"] = board.path if board else None
     started["swanlab"] = {"mode": os.environ.get("SWANLAB_MODE"), "log_dir": os.environ.get("SWANLAB_LOG_DIR"),
                           "key_set": bool(os.environ.get("SWANLAB_API_KEY"))} if tracker else None
     _write_json(os.path.join(local_dir, STARTED), started)
@@ -288,7 +369,10 @@ def run(config):
         if _sleep(STEP_SECONDS) or not _step_all(ray, workers, step + 1):
             break
         step += 1
-        print(_step_line(step, steps or 1000), flush=True)
+        metrics = _metrics(step, steps or 1000)
+        print(_step_line(step, metrics), flush=True)
+        if board is not None:
+            board.log(dict(metrics), step=step)
         if save_freq > 0 and step % save_freq == 0:
             _save_checkpoint(local_dir, step)
         if tracker is not None:
@@ -302,6 +386,8 @@ def run(config):
         say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
     if tracker is not None:
         tracker.finish()
+    if board is not None:
+        board.finish()
     for group in groups:
         remove_placement_group(group)
     ray.shutdown()

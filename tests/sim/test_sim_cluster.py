@@ -335,7 +335,7 @@ def _start_trainer(script, name):
 def test_stand_in_trainer_holds_every_npu_and_stops_cleanly_on_sigterm(ray_cluster, tmp_path):
     ckpts = "%s/ckpt-ok" % WORK
     script = _script(tmp_path, "run_training_ok.sh", nnodes=2, verl_train_steps=1000, verl_ckpts_dir=ckpts,
-                     verl_log_dir="%s/logs" % WORK, verl_experiment_name="sim-smoke")
+                     verl_log_dir="%s/logs" % WORK, verl_experiment_name="sim-smoke", verl_loggers=["tensorboard"])
     begin = time.monotonic()
     out, rc = _start_trainer(script, "ok")
     marker = "%s/stand_in_started.json" % ckpts
@@ -348,7 +348,9 @@ def test_stand_in_trainer_holds_every_npu_and_stops_cleanly_on_sigterm(ray_clust
         TIMINGS["trainer started"] = round(time.monotonic() - begin, 1)
         assert started["nnodes"] == 2 and started["n_gpus_per_node"] == 8
         assert started["cluster_npus"] == 16.0 and started["ray_nodes"] == 2
-        assert started["logger"] == ["console"] and started["experiment_name"] == "sim-smoke"
+        assert started["logger"] == ["console", "tensorboard"] and started["experiment_name"] == "sim-smoke"
+        # TensorBoard's folder from the job's runtime environment, as verl's TaskRunner gets it.
+        assert started["tensorboard"].startswith("%s/logs/tensorboard/verl_hlm/sim-smoke/events.out.tfevents." % WORK)
         assert started["device"] == "npu" and started["cwd"] == "/verl"
         assert started["argv"][:2] == ["--config-path=config", "--config-name=dapo_megatron_trainer"]
         # One worker per NPU on each node, each with the one id Ray handed it, bound to its own device.

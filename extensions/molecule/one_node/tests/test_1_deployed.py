@@ -9,6 +9,7 @@ import yaml
 testinfra_hosts = hosts("ray_head")
 KEY = yaml.safe_load((SCENARIO / "settings.yml").read_text())["verl_swanlab_api_key"]
 STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+EXPERIMENT = "qwen3-8b-grpo-m1101100-1x16"
 
 
 def started(node):
@@ -39,7 +40,8 @@ def test_the_trainer_is_verls_ppo_trainer_with_the_grpo_estimator(host):
     assert marker["adv_estimator"] == "grpo" and marker["use_kl_loss"] is True
     assert marker["reward_manager"] == "naive"
     assert not [arg for arg in marker["argv"] if "overlong" in arg or "reward_manager" in arg]
-    assert marker["experiment_name"].startswith("GRPO-")
+    # The default experiment name: the model folder, the algorithm, the mask, nodes x NPUs.
+    assert marker["experiment_name"] == EXPERIMENT
 
 
 def test_the_training_runs_with_canns_environment(host):
@@ -56,9 +58,20 @@ def test_swanlab_was_installed_and_logs_offline(host):
     node = host.backend.get_hostname()
     assert in_verl(node, "python3 -c 'import swanlab; print(swanlab.__version__)'").stdout.strip() == "0.10.3"
     marker = started(node)
-    assert marker["logger"] == ["console", "swanlab"]
+    assert marker["logger"] == ["console", "swanlab", "tensorboard"]
     assert marker["swanlab"] == {"mode": "offline", "log_dir": "/sim/logs/swanlab", "key_set": False}
     assert in_verl(node, "ls -d /sim/logs/swanlab/run-*").stdout.strip()
+
+
+def test_tensorboard_writes_where_the_deploy_says(host):
+    """verl_loggers=[tensorboard]: the trainer (as verl's TaskRunner, from the job's runtime environment) writes its event
+    file below <verl_log_dir>/tensorboard/<project>/<experiment>, on the host's mounted log folder; the training log is
+    named after the model folder (Qwen3-8B) and the experiment."""
+    node = host.backend.get_hostname()
+    folder = "/sim/logs/tensorboard/verl_hlm/%s" % EXPERIMENT
+    assert started(node)["tensorboard"].startswith(folder + "/events.out.tfevents.")
+    assert on_node(node, "sh", "-c", "ls %s/events.out.tfevents.*" % folder).stdout.strip()
+    assert in_verl(node, "ls /sim/logs/verl_qwen3_8b_%s_*.log" % EXPERIMENT).stdout.strip()
 
 
 def test_the_key_is_in_no_file_on_the_node(host):

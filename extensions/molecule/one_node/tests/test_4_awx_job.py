@@ -103,6 +103,7 @@ def test_stop_then_deploy_as_awx_jobs(tmp_path, inventory):
     assert any(line.startswith("Training log: /sim/logs/verl_qwen3_8b_") for line in lines), lines
     assert any(line.startswith("Ray dashboard: http://") for line in lines), lines
     assert any(line.startswith("SwanLab: offline") for line in lines), lines
+    assert any(line.startswith("TensorBoard: ") for line in lines), lines
     assert "Image's verl: 0.7.0.dev" in lines, lines
     # The head's count of the prompts (container stage), with the simulated image's real tokenizer.
     assert any(line.startswith("Prompts: /sim/data/train.parquet: 256 prompts, the longest ") for line in lines), lines

@@ -227,3 +227,78 @@ def test_grpo_leaves_the_overlong_buffer_unchecked():
     assert launch_ok(verl_algorithm="grpo", verl_overlong_buffer_len=8192)["algorithm"] == "grpo"
     _config, errors, _warnings = launch(verl_overlong_buffer_len=8192)
     assert [e["variable"] for e in errors] == ["verl_overlong_buffer_len"]
+
+
+# --- Trackers, the experiment name, the log's name (issue 31 item 5, issue 33 item 6)
+
+@pytest.mark.parametrize("path, dashes, underscores", [
+    ("/mnt/public/Qwen3-8B", "qwen3-8b", "qwen3_8b"), ("/models/Qwen2.5-7B-Instruct", "qwen2.5-7b-instruct", "qwen2.5_7b_instruct"),
+    ("/m/DeepSeek_R1 Distill", "deepseek-r1-distill", "deepseek_r1_distill"), ("/m/--", "model", "model"),
+    ("/m/" + "A" * 80, "a" * 48, "a" * 48), ("/m/Llama-3.1-8B/", "llama-3.1-8b", "llama_3.1_8b"),
+])
+def test_model_label_is_the_folder_name_sanitised(path, dashes, underscores):
+    assert lc.model_label(path) == dashes and lc.model_label(path, "_") == underscores
+    assert lc.log_name_prefix(path) == "verl_%s_" % underscores and lc.log_name_prefix(path).startswith(lc.LOG_PREFIX)
+
+
+@pytest.mark.parametrize("loggers, swanlab, expected", [
+    (["console"], False, ["console"]), (["console"], True, ["console", "swanlab"]), ([], False, ["console"]),
+    (["tensorboard"], False, ["console", "tensorboard"]), (["tensorboard", "swanlab"], False, ["console", "swanlab", "tensorboard"]),
+    (["swanlab"], True, ["console", "swanlab"]),
+])
+def test_trackers_always_log_to_console_and_swanlab_enabled_is_the_shorthand(loggers, swanlab, expected):
+    assert lc.trackers(loggers, swanlab) == expected
+
+
+@pytest.mark.parametrize("raw, expected", [
+    (["console", "tensorboard"], ["console", "tensorboard"]), ("console,tensorboard", ["console", "tensorboard"]),
+    ("tensorboard swanlab", ["tensorboard", "swanlab"]), (["tensorboard", "tensorboard"], ["tensorboard"]), ("", []),
+    ('["console", "tensorboard"]', ["console", "tensorboard"]), ("[console,tensorboard]", ["console", "tensorboard"]),
+])
+def test_loggers_rule_takes_a_list_or_a_string(raw, expected):
+    errors = Errors()
+    assert lc._rule_loggers("verl_loggers", MERGED["verl_loggers"], raw, errors, {}) == expected and not errors
+
+
+@pytest.mark.parametrize("bad", [["console", "wandb"], "mlflow", ["TensorBoard"]])
+def test_unknown_logger_is_refused_naming_the_list_and_the_fix_works(bad):
+    """A name outside verl's own list stops verl at the start with `AssertionError: TensorBoard is not supported`
+    (verl/utils/tracking.py, Tracking.__init__); wandb and mlflow are verl's but need a login or a server this collection
+    does not set up (wandb: `api_key not configured (no-tty)`): refused before anything is changed."""
+    _config, errors, _warnings = launch(verl_loggers=bad)
+    assert [e["variable"] for e in errors] == ["verl_loggers"], errors
+    msg = errors[0]["msg"]
+    assert "console, swanlab, tensorboard" in msg and "Fix: give a list of" in msg
+    assert "Fix: give a list of console, swanlab, tensorboard, e.g. -e verl_loggers=console,tensorboard" in msg
+    fixed = launch_ok(verl_loggers="console,tensorboard")  # the fix the message gives, as -e gives it
+    assert fixed["loggers"] == ["console", "tensorboard"]
+
+
+def test_default_experiment_name_carries_model_algorithm_mask_and_layout():
+    config = launch_ok(nnodes=2, mask="1100100", verl_algorithm="grpo", verl_npu_devices="0,1,2,3,4,5,6,7")
+    assert config["experiment_name"] == "qwen3-8b-grpo-m1100100-2x8"
+    assert launch_ok(verl_experiment_name="mine")["experiment_name"] == "mine"
+    assert lc.experiment_name("/m/Qwen3-8B", "dapo", "0000000", 3, 8) == "qwen3-8b-dapo-m0000000-3x8"
+
+
+def test_checkpoint_folder_does_not_follow_the_experiment_name():
+    """A mask change changes the default experiment name, never the checkpoint folder: the training resumes."""
+    before, after = launch_ok(mask="0000000"), launch_ok(mask="1100000")
+    assert before["experiment_name"] != after["experiment_name"] and before["ckpts_dir"] == after["ckpts_dir"] == "/ckpt"
+
+
+def test_swanlab_in_the_list_turns_swanlab_on_as_the_shorthand_does():
+    listed = launch_ok(verl_loggers=["swanlab"], verl_swanlab_mode="offline")
+    shorthand = launch_ok(verl_swanlab_enabled=True, verl_swanlab_mode="offline")
+    assert listed["swanlab_enabled"] and shorthand["swanlab_enabled"] and listed["swanlab"] == shorthand["swanlab"]
+    assert listed["loggers"] == shorthand["loggers"] == ["console", "swanlab"]
+    off = launch_ok()
+    assert off["loggers"] == ["console"] and not off["swanlab_enabled"] and off["tensorboard"] is None
+
+
+def test_tensorboard_folder_is_below_the_log_dir_or_the_setting_and_mounted():
+    config = launch_ok(verl_loggers="console,tensorboard", verl_log_dir="/mnt/logs", verl_project_name="p")
+    assert config["tensorboard"] == {"root": "/mnt/logs/tensorboard", "dir": "/mnt/logs/tensorboard/p/%s" % config["experiment_name"]}
+    assert "/mnt/logs:/mnt/logs:rw" in config["container"]["volumes"]
+    own = launch_ok(verl_loggers=["tensorboard"], verl_tensorboard_dir="/mnt/tb", verl_project_name="p", verl_experiment_name="e")
+    assert own["tensorboard"] == {"root": "/mnt/tb", "dir": "/mnt/tb/p/e"} and "/mnt/tb:/mnt/tb:rw" in own["container"]["volumes"]

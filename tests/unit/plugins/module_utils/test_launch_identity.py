@@ -13,7 +13,7 @@ def test_defaults_name_the_container_and_workdir():
     assert found == {"container_name": "verl", "workdir": "/verl", "log_dir": "/mnt/project/verl/logs",
                      "host_stage_dir": "/var/lib/verl-deploy", "status_log_lines": 20, "status_stall_seconds": 1800,
                      "status_fail_on": ["crashed", "stalled", "orphaned", "out-of-ray"],
-                     "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20, "log_prefix": "verl_qwen3_8b_",
+                     "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20, "log_prefix": "verl_",
                      "deploy_lock_timeout": 300}
 
 

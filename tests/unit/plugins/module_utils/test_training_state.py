@@ -207,3 +207,11 @@ def test_a_restart_before_the_first_save_of_the_last_training_is_not_refused():
     assert fresh_start_refusal(look(2), dict(AUTO, save_freq=1000), "node1")
     # No record (an older state folder, an unreadable line): this deploy's save_freq decides, as before.
     assert fresh_start_refusal(look(2).replace("launch={", "launch=x{"), dict(AUTO, save_freq=1000), "node1") == ""
+
+
+def test_a_default_experiment_name_is_no_drift_of_its_own():
+    """The default name follows the mask (recorded): a mask change is one line; a name the user gives is compared."""
+    drift = launch_drift(record(), record(verl_feature_mask="1000000", verl_loggers=["tensorboard"]))
+    assert drift[0].startswith("mask 0000000 -> 1000000") and not [line for line in drift if line.startswith("experiment_name")]
+    assert [line for line in drift if line.startswith("tensorboard")] == ["tensorboard null -> /mnt/project/verl/logs/tensorboard"], drift
+    assert "experiment_name  -> mine" in launch_drift(record(), record(verl_experiment_name="mine"))
