@@ -335,28 +335,74 @@ def _free_port(listening, port, avoid=(), count=1):
 
 
 # HCCL listens on a range from HCCL_IF_BASE_PORT (default 60000) on every node: 16 ports up to CANN 8.2, 32 from
-# CANN 8.3 (CANN's environment-variable reference, HCCL_IF_BASE_PORT). A taken one fails the first collective with
-# "listen on ip[...] and specific port[...] fail", then a socket timeout.
+# CANN 8.3 (CANN's environment-variable reference, HCCL_IF_BASE_PORT). HCCL_HOST_SOCKET_PORT_RANGE, where set, takes
+# precedence over it ("60000-60050", "60000,60050-60100", single ports, or "auto": the OS picks; CANN's reference,
+# HCCL_HOST_SOCKET_PORT_RANGE). A taken one fails the first collective: "EJ0003: Failed to bind the IP port. Reason: The
+# IP address and port have been bound already." / "host nic listen start failed, port[60000]" (vllm-ascend #405),
+# Communication_Error_Bind_IP_Port(EI0019). HCCL_NPU_SOCKET_PORT_RANGE (default 16666) are ports of the NPUs' own network
+# stack, not of the host: no /proc of the host shows who holds them, so no rule reads them.
 HCCL_BASE_PORT = 60000
 HCCL_PORTS = 32
 
 
+def hccl_port_spec(text):
+    """HCCL_HOST_SOCKET_PORT_RANGE's value -> its sorted ports, 'auto', or None when it is not of CANN's forms
+    (ports and ranges in [1, 65535] separated by commas)."""
+    text = str(text).strip()
+    if text.lower() == "auto":
+        return "auto"
+    ports = set()
+    for part in text.split(","):
+        low, sep, high = part.strip().partition("-")
+        if not low.strip().isdigit() or (sep and not high.strip().isdigit()):
+            return None
+        first, last = int(low), int(high) if sep else int(low)
+        if not 1 <= first <= last <= 65535:
+            return None
+        ports.update(range(first, last + 1))
+    return sorted(ports)
+
+
+def _held_by(ports, holders):
+    """' (60005 by pid 4242 (python3); ...)' for the ports whose holder node_facts saw, '' when it saw none."""
+    shown = ["%d by pid %s" % (port, ", ".join(holders[str(port)])) for port in ports if holders.get(str(port))]
+    return " (%s)" % "; ".join(shown) if shown else ""
+
+
 def hccl_ports_taken(checked):
-    """HCCL's ports in use on a node where the deployment's training does not hold the NPUs (then something else does)."""
+    """HCCL's host-side ports in use on a node where the deployment's training does not hold the NPUs (then something else
+    does): HCCL_HOST_SOCKET_PORT_RANGE where set (not 'auto'), else the range from HCCL_IF_BASE_PORT."""
     launch = checked.get("launch") or {}
     if in_use_by_training(checked)["devices"]:
         return ""
-    base = str((launch.get("extra_env") or {}).get("HCCL_IF_BASE_PORT", HCCL_BASE_PORT))
+    env = launch.get("extra_env") or {}
+    facts = checked.get("facts") or {}
+    listening = set(facts.get("listening_ports") or [])
+    holders = facts.get("port_holders") or {}
+    if "HCCL_HOST_SOCKET_PORT_RANGE" in env:
+        value = str(env["HCCL_HOST_SOCKET_PORT_RANGE"])
+        ports = hccl_port_spec(value)
+        if ports in (None, "auto"):
+            return ""
+        taken = [port for port in ports if port in listening]
+        if not taken:
+            return ""
+        free = _free_port(listening, min(ports), count=len(ports))
+        return ("port(s) %s of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=%s) are in use on this host%s, and the training is "
+                "not running here: HCCL would fail with \"EJ0003: Failed to bind the IP port\". Fix: free them (ss -ltnp), or give "
+                "verl_extra_env: {HCCL_HOST_SOCKET_PORT_RANGE: \"%d-%d\"} (its %d ports are free here), or \"auto\" (the OS picks)."
+                % (_ids(taken), value, _held_by(taken, holders), free, free + len(ports) - 1, len(ports)))
+    base = str(env.get("HCCL_IF_BASE_PORT", HCCL_BASE_PORT))
     if not base.isdigit():
         return ""
-    listening = set((checked.get("facts") or {}).get("listening_ports") or [])
     taken = [port for port in range(int(base), int(base) + HCCL_PORTS) if port in listening]
     if not taken:
         return ""
-    return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host, and the training is not running here: "
-            "HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's range "
-            "with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
-                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
+    return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host%s, and the training is not running "
+            "here: HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's "
+            "range with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
+                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _held_by(taken, holders),
+                _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
 
 
 def npu_network_down(checked):

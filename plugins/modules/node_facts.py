@@ -302,6 +302,13 @@ listening_ports:
   type: list
   elements: int
   sample: [22, 6379]
+port_holders:
+  description:
+    - Per listening port (as a string) the processes holding its socket, C(pid (comm)); a port whose holder this user cannot
+      see (another user's process, without root) is left out.
+  returned: always
+  type: dict
+  sample: {'60005': ['4242 (python3)']}
 python:
   description:
     - The Python that runs the modules on this node (C(executable), C(version)) and C(missing), the packages the later
@@ -400,17 +407,29 @@ def read_hccn(module, npu):
     return {'path': path, 'devices': devices}
 
 
-def read_holders():
+def read_fds():
+    """[{'pid', 'fds': [link targets]}] of every process this user may read /proc/<pid>/fd of."""
     processes = []
     for pid in (p for p in os.listdir('/proc') if p.isdigit()):
         try:
             fds = [os.readlink('/proc/%s/fd/%s' % (pid, fd)) for fd in os.listdir('/proc/%s/fd' % pid)]
         except OSError:
             continue
-        if any(fd.startswith('/dev/davinci') for fd in fds):
-            processes.append({'pid': int(pid), 'name': _read('/proc/%s/comm' % pid).strip(), 'fds': fds,
-                              'cgroup': _read('/proc/%s/cgroup' % pid)})
-    return nf.device_holders(processes, _read('/proc/1/cgroup'))
+        processes.append({'pid': int(pid), 'fds': fds})
+    return processes
+
+
+def read_holders(processes):
+    found = [dict(proc, name=_read('/proc/%s/comm' % proc['pid']).strip(), cgroup=_read('/proc/%s/cgroup' % proc['pid']))
+             for proc in processes if any(fd.startswith('/dev/davinci') for fd in proc['fds'])]
+    return nf.device_holders(found, _read('/proc/1/cgroup'))
+
+
+def read_port_holders(processes, sockets):
+    """{'<port>': ['pid (comm)']} of the listening ports whose socket a process shown here holds."""
+    inodes = {'socket:[%s]' % inode for port_inodes in sockets.values() for inode in port_inodes}
+    found = [dict(proc, name=_read('/proc/%s/comm' % proc['pid']).strip()) for proc in processes if inodes & set(proc['fds'])]
+    return {str(port): pids for port, pids in nf.port_holders(sockets, found).items()}
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -533,11 +552,13 @@ def main():
     params = module.params
     network = read_network(module)
     npu = read_npu(module)
+    processes = read_fds()
+    sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
     result = dict(
         changed=False,
         npu=npu,
         hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}},
-        device_holders=read_holders(),
+        device_holders=read_holders(processes),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
@@ -551,7 +572,8 @@ def main():
         parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         python=read_python(),
-        listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
+        listening_ports=sorted(sockets),
+        port_holders=read_port_holders(processes, sockets),
         # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
         ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
     )

@@ -158,6 +158,38 @@ def test_hccls_ports_taken_where_the_training_does_not_run_are_refused():
     assert pc.hccl_ports_taken(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
 
 
+@pytest.mark.parametrize("value, ports", [
+    ("60000-60003", [60000, 60001, 60002, 60003]), ("60000,60050-60051", [60000, 60050, 60051]), ("56000, 56005", [56000, 56005]),
+    ("auto", "auto"), ("AUTO", "auto"), ("60050-60000", None), ("60000-", None), ("0-10", None), ("70000", None), ("", None),
+])
+def test_hccl_host_socket_port_range_in_canns_forms(value, ports):
+    """CANN's reference, HCCL_HOST_SOCKET_PORT_RANGE: a port, a range, both separated by commas, or "auto"."""
+    assert pc.hccl_port_spec(value) == ports
+
+
+def test_hccls_host_socket_range_taken_is_refused_naming_the_holder_and_a_free_range():
+    """verl's NPU scripts set HCCL_HOST_SOCKET_PORT_RANGE=60000-60050, which takes precedence over HCCL_IF_BASE_PORT. The
+    failure it prevents (vllm-ascend #405): "EJ0003: ... Failed to bind the IP port. Reason: The IP address and port have
+    been bound already." then "host nic listen start failed, port[60000], return[11]"."""
+    idle = npu("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", {})
+    facts = {"listening_ports": [22, 60003, 60049], "port_holders": {"60003": ["4242 (python3)"]},
+             "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
+    launch = dict(LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": "60000-60050"})
+    text = pc.hccl_ports_taken(checked(idle, facts=facts, launch=launch))
+    assert text.startswith("port(s) 60003, 60049 of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=60000-60050) are in use on "
+                           "this host (60003 by pid 4242 (python3))"), text
+    assert 'verl_extra_env: {HCCL_HOST_SOCKET_PORT_RANGE: "60050-60100"} (its 51 ports are free here)' in text, text
+    for fixed in ("60050-60100", "auto"):  # the range the fix names, or the OS's choice
+        launch = dict(LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": fixed})
+        assert pc.hccl_ports_taken(checked(idle, facts=facts, launch=launch)) == "", fixed
+    # The range set, HCCL_IF_BASE_PORT's default range is not HCCL's: 60003 taken there is no refusal of its own.
+    assert "HCCL_IF_BASE_PORT" not in text
+    # No holder seen (another user's process, without root): the ports are still named.
+    text = pc.hccl_ports_taken(checked(idle, facts=dict(facts, port_holders={}), launch=dict(
+        LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": "60000,60049"})))
+    assert "port(s) 60049 of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=60000,60049) are in use on this host, and" in text, text
+
+
 @pytest.mark.parametrize("hccn, words", [
     ({"3": {"link": "DOWN", "health": "Success"}}, "NPU 3 link DOWN (hccn_tool -i 3 -link -g)"),
     ({"5": {"link": "UP", "health": "Receive timeout"}}, "NPU 5 net health Receive timeout (hccn_tool -i 5 -net_health -g)"),

@@ -31,6 +31,11 @@ def _fix_hccl(case, text):
     return dict(case, launch=dict(case["launch"], extra_env={"HCCL_IF_BASE_PORT": base}))
 
 
+def _fix_hccl_range(case, text):
+    value = re.search(r'HCCL_HOST_SOCKET_PORT_RANGE: "([\d-]+)"\}', text.split("Fix:")[1]).group(1)
+    return dict(case, launch=dict(case["launch"], extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": value}))
+
+
 def _fix_ifname(case, text):
     first = re.search(r"\(([\w.-]+)[,)]", text).group(1)  # "give one of them": the first interface it lists
     return dict(case, launch=dict(case["launch"], socket_ifname=first))
@@ -43,6 +48,9 @@ CASES = [
     (pc.ray_ports_taken, _head_with_ports(6379, 8265), "port(s) 6379, 8265", _fix_ports),
     (pc.hccl_ports_taken, checked(npu(IDLE, {}), facts=dict(NETWORK, listening_ports=[60003, 60040, 60064])),
      "port(s) 60003 of HCCL's range 60000-60031", _fix_hccl),
+    (pc.hccl_ports_taken, checked(npu(IDLE, {}), launch=dict(LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": "60000-60050"}),
+                                  facts=dict(NETWORK, listening_ports=[60050, 60100])),
+     "port(s) 60050 of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=60000-60050)", _fix_hccl_range),
     (pc.socket_ifname_unknown, checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), launch=dict(LAUNCH, socket_ifname="ib9"),
                                        facts=dict(NETWORK, listening_ports=[])),
      "verl_socket_ifname=ib9 is not an interface of this host (eth0, ib0)", _fix_ifname),
