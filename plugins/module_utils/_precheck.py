@@ -428,6 +428,53 @@ def npu_network_down(checked):
             % "; ".join(bad))
 
 
+def npu_address_not_hccn_conf(checked):
+    """On a multi-node run, an NPU of this deploy whose address (hccn_tool -i N -ip -g) is not /etc/hccn.conf's address_N.
+    Said only on evidence: both read (a host without hccn_tool or /etc/hccn.conf, or a device the file does not name, is fine)."""
+    launch = checked.get("launch") or {}
+    hccn = (checked.get("facts") or {}).get("hccn") or {}
+    devices, conf = hccn.get("devices") or {}, hccn.get("conf") or {}
+    if (launch.get("nnodes") or 1) < 2 or not devices or not conf:
+        return ""
+    bad, fixes = [], []
+    for device in launch.get("npu_devices") or []:
+        entry, wanted = devices.get(str(device)) or {}, conf.get(device) or conf.get(str(device))
+        if wanted and entry.get("address") and entry["address"] != wanted:
+            bad.append("NPU %d has %s (hccn_tool -i %d -ip -g), /etc/hccn.conf says address_%d=%s" % (
+                device, entry["address"], device, device, wanted))
+            fixes.append("hccn_tool -i %d -ip -s address %s netmask %s" % (device, wanted, entry.get("netmask") or "<netmask_%d>" % device))
+    if not bad:
+        return ""
+    return ("the NPUs' addresses are not those of /etc/hccn.conf: %s; the other nodes reach an NPU at the address it has, and "
+            "the next driver restart gives it the file's: HCCL between the nodes would fail (HcclCommPrepare fail, or a socket "
+            "timeout, EI0006). Fix: give each NPU the file's address (%s), or write the address it has into /etc/hccn.conf "
+            "(address_<N>=...), whichever your network plan holds." % ("; ".join(bad), "; ".join(fixes)))
+
+
+def npu_tls_mixed(checked):
+    """Judged once, on the head, over every node's read: the TLS switch of the deploy's NPUs (hccn_tool -i N -tls -g) on for
+    some and off for others. HCCL refuses to build the communicator (EI0016); NPUs whose switch was not read are left out."""
+    launch = checked.get("launch") or {}
+    nodes, used = checked.get("hccn_nodes") or {}, checked.get("npu_devices_nodes") or {}
+    if not launch.get("is_head") or (launch.get("nnodes") or 1) < 2:
+        return ""
+    states = {"enabled": [], "disabled": []}
+    for host in sorted(nodes):
+        devices = (nodes[host] or {}).get("devices") or {}
+        ids = [d for d in used.get(host) or [] if (devices.get(str(d)) or {}).get("tls") in states]
+        for state in states:
+            chosen = [d for d in ids if devices[str(d)]["tls"] == state]
+            if chosen:
+                states[state].append("%s NPU(s) %s" % (host, _ranges(chosen)))
+    if not states["enabled"] or not states["disabled"]:
+        return ""
+    return ("the NPUs' TLS switch differs between the NPUs of this run: on for %s, off for %s (hccn_tool -i <id> -tls -g, "
+            "\"tls switch[1]\" is on); HCCL would refuse to connect them (EI0016: Value Disable for config \"tls\" is invalid. "
+            "Expected Value:\"All ranks are consistent.\"). Fix: switch it the same on every NPU of the run, on (hccn_tool -i <id> "
+            "-tls -s enable 1 on %s) or off (hccn_tool -i <id> -tls -s enable 0 on %s)."
+            % ("; ".join(states["enabled"]), "; ".join(states["disabled"]), "; ".join(states["disabled"]), "; ".join(states["enabled"])))
+
+
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
 
 def _ckpts_read(checked):
@@ -598,6 +645,7 @@ def memory_tight(checked):
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
+            npu_address_not_hccn_conf, npu_tls_mixed,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
             model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks)
 WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
@@ -617,6 +665,7 @@ def report(checked):
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
     'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
     'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run,
+    'hccn_nodes': {host: node_facts' hccn} and 'npu_devices_nodes': {host: its verl_npu_devices} of every node of the run,
     'host' and 'head_host': this host's and the head's inventory names, 'model_head': the head's node_facts model read}.
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],

@@ -99,8 +99,9 @@ options:
     default: []
   hccn:
     description:
-      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g) and C(-net_health -g)) into RV(hccn), where
-        the host has it (on PATH or C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
+      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)) and
+        the addresses of C(/etc/hccn.conf) into RV(hccn), where the host has it (on PATH or
+        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
     type: bool
     default: false
 extends_documentation_fragment:
@@ -168,11 +169,14 @@ npu:
 hccn:
   description:
     - With O(hccn=true), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device (its C(/dev/davinciN)
-      number) C(link) (C(UP), C(DOWN)) and C(health) (C(Success), or the failure hccn_tool names); V(null) values when it
-      printed no answer (C(error) says why).
+      number) C(link) (C(UP), C(DOWN)), C(health) (C(Success), or the failure hccn_tool names), C(address) and C(netmask)
+      (C(-ip -g)) and C(tls) (V(enabled), V(disabled)); V(null) values when it printed no answer (C(error) says why, for the
+      link and the health).
+    - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file.
   returned: always
   type: dict
-  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, devices: {'0': {link: UP, health: Success}}}
+  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, conf: {0: 29.1.112.213},
+           devices: {'0': {link: UP, health: Success, address: 29.1.112.213, netmask: 255.255.0.0, tls: disabled}}}
 device_holders:
   description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
   returned: always
@@ -383,28 +387,42 @@ def _read(path):
 
 
 HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool')
+HCCN_CONF = '/etc/hccn.conf'
+
+
+def _hccn_run(path, device, option):
+    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s; error is '' when it exited 0."""
+    argv = [path, '-i', str(device), option, '-g']
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        return '', '`%s` did not answer within 10 s' % ' '.join(argv) if isinstance(exc, subprocess.TimeoutExpired) else str(exc)
+    error = '' if proc.returncode == 0 else '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+    return proc.stdout, error
 
 
 def read_hccn(module, npu):
-    """hccn_tool's link and health of each NPU device of the npu-smi read (nothing when the host has no hccn_tool)."""
+    """hccn_tool's link, health, address and TLS switch of each NPU device of the npu-smi read, and /etc/hccn.conf's addresses
+    (nothing when the host has no hccn_tool)."""
     path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if executable(p)), None)
+    conf = nf.parse_hccn_conf(_read(HCCN_CONF)) if os.path.isfile(HCCN_CONF) else None
     if not path or npu.get('failed'):
-        return {'path': path or '', 'devices': {}}
+        return {'path': path or '', 'devices': {}, 'conf': conf}
     devices = {}
     for device in device_view(npu)['device_ids']:
         entry = {'link': None, 'health': None}
         for option, key, name in (('-link', 'link status', 'link'), ('-net_health', 'net health status', 'health')):
-            argv = [path, '-i', str(device), option, '-g']
-            try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-            except subprocess.TimeoutExpired:
-                entry['error'] = '`%s` did not answer within 10 s' % ' '.join(argv)
-                continue
-            entry[name] = nf.parse_hccn_value(proc.stdout, key)
+            out, error = _hccn_run(path, device, option)
+            entry[name] = nf.parse_hccn_value(out, key)
             if entry[name] is None:
-                entry['error'] = '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+                entry['error'] = error or '`%s -i %d %s -g` printed no %s' % (path, device, option, key)
+        # What the pre-check compares, never a refusal of its own when unread: the address HCCL uses, the TLS switch.
+        out, _error = _hccn_run(path, device, '-ip')
+        entry.update(nf.parse_hccn_ip(out))
+        out, _error = _hccn_run(path, device, '-tls')
+        entry['tls'] = nf.parse_hccn_tls(out)
         devices[str(device)] = entry
-    return {'path': path, 'devices': devices}
+    return {'path': path, 'devices': devices, 'conf': conf}
 
 
 def read_fds():
@@ -557,7 +575,7 @@ def main():
     result = dict(
         changed=False,
         npu=npu,
-        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}},
+        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
         device_holders=read_holders(processes),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},

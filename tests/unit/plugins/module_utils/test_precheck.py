@@ -383,3 +383,58 @@ def test_expert_parallelism_splits_the_experts_in_the_estimate(tmp_path):
     from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as fit
 
     assert fit.estimate(eight)["actor"]["parameters"] < fit.estimate(one)["actor"]["parameters"] / 4
+
+
+def _hccn(addresses=None, tls=None, conf=None):
+    """node_facts' hccn read of 8 NPUs: each UP and healthy, at 29.1.0.<N>, TLS off, unless given."""
+    devices = {str(d): {"link": "UP", "health": "Success", "address": "29.1.0.%d" % d, "netmask": "255.255.0.0", "tls": "disabled"}
+               for d in range(8)}
+    for device, address in (addresses or {}).items():
+        devices[str(device)]["address"] = address
+    for device, state in (tls or {}).items():
+        devices[str(device)]["tls"] = state
+    return {"path": "/usr/local/Ascend/driver/tools/hccn_tool", "devices": devices, "conf": conf}
+
+
+def test_an_npu_address_that_is_not_hccn_confs_is_refused_and_the_fix_makes_it_pass():
+    """vllm-ascend's multi-node guide checks /etc/hccn.conf against hccn_tool -i N -ip -g; a stale address_N shows up as
+    `HcclCommPrepare fail` or an HCCL socket timeout (EI0006) once the model has loaded."""
+    conf = {str(d): "29.1.0.%d" % d for d in range(8)}
+    conf["5"] = "29.1.7.5"
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
+    case = checked(npu(BUSY, {}), facts=dict(facts, hccn=_hccn(conf=conf)), launch=dict(LAUNCH, nnodes=2))
+    text = pc.npu_address_not_hccn_conf(case)
+    assert "NPU 5 has 29.1.0.5 (hccn_tool -i 5 -ip -g), /etc/hccn.conf says address_5=29.1.7.5" in text, text
+    assert "Fix: give each NPU the file's address (hccn_tool -i 5 -ip -s address 29.1.7.5 netmask 255.255.0.0)" in text, text
+    # The fix applied on the device (its address is now the file's), or the device's address written into the file.
+    fixed = dict(facts, hccn=_hccn(addresses={5: "29.1.7.5"}, conf=conf))
+    assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=fixed, launch=dict(LAUNCH, nnodes=2))) == ""
+    fixed = dict(facts, hccn=_hccn(conf=dict(conf, **{"5": "29.1.0.5"})))
+    assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=fixed, launch=dict(LAUNCH, nnodes=2))) == ""
+    # Only on evidence: no /etc/hccn.conf, a file that does not name the NPU, an address not read, one node, an NPU not used.
+    for hccn, launch in ((_hccn(conf=None), dict(LAUNCH, nnodes=2)), (_hccn(conf={"0": "29.1.0.0"}), dict(LAUNCH, nnodes=2)),
+                         (_hccn(addresses={5: None}, conf=conf), dict(LAUNCH, nnodes=2)), (_hccn(conf=conf), dict(LAUNCH, nnodes=1)),
+                         (_hccn(conf=conf), dict(LAUNCH, nnodes=2, npu_devices=[0, 1, 2, 3]))):
+        assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=dict(facts, hccn=hccn), launch=launch)) == ""
+
+
+def test_npus_tls_on_for_one_node_and_off_for_another_are_refused_on_the_head():
+    """CANN's HCCL troubleshooting guide (EI0016): `[InitGroupStage][RanktableCheck] Value Disable for config "tls" is
+    invalid. Expected Value:"All ranks are consistent. Current status : rankList for enabled tls:[...]; rankList for
+    disabled tls:[...]"`."""
+    nodes = {"head": _hccn(), "worker-1": _hccn(tls=dict.fromkeys(range(8), "enabled"))}
+    used = {"head": list(range(8)), "worker-1": list(range(8))}
+    launch = dict(LAUNCH, nnodes=2)
+    text = pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=nodes, npu_devices_nodes=used))
+    assert "on for worker-1 NPU(s) 0-7, off for head NPU(s) 0-7" in text, text
+    assert "Fix: switch it the same on every NPU of the run" in text and "hccn_tool -i <id> -tls -s enable 0 on worker-1 NPU(s) 0-7" in text
+    # The fix applied: the worker's switched off (or the head's on).
+    for fixed in ({"head": _hccn(), "worker-1": _hccn()},
+                  {"head": _hccn(tls=dict.fromkeys(range(8), "enabled")), "worker-1": nodes["worker-1"]}):
+        assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=fixed, npu_devices_nodes=used)) == ""
+    # An NPU the run does not use, or whose switch was not read, is not judged; a worker says nothing (the head does).
+    half = {"head": _hccn(tls={7: "enabled"}), "worker-1": _hccn(tls={0: None})}
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=half,
+                                    npu_devices_nodes={"head": list(range(7)), "worker-1": list(range(8))})) == ""
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, is_head=False), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, nnodes=1), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
