@@ -404,14 +404,14 @@ def parse_hccn_tls(text):
 
 
 def parse_hccn_conf(text):
-    """/etc/hccn.conf -> {device number: address} from its `address_N=A.B.C.D` lines (`netmask_N=`, `netdetect_N=` ... are
+    """/etc/hccn.conf -> {device number as text: address} (as JSON carries it) from its `address_N=A.B.C.D` lines (`netmask_N=`, `netdetect_N=` ... are
     not compared)."""
     found = {}
     for line in (text or '').splitlines():
         name, sep, value = line.strip().partition('=')
         match = re.match(r'^address_(\d+)$', name.strip())
         if sep and match and value.strip():
-            found[int(match.group(1))] = value.strip()
+            found[str(int(match.group(1)))] = value.strip()
     return found
 
 

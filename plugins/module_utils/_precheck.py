@@ -25,7 +25,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import npu_containers
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import image_present, npu_containers
 
 
 def _ids(numbers):
@@ -438,7 +438,7 @@ def npu_address_not_hccn_conf(checked):
         return ""
     bad, fixes = [], []
     for device in launch.get("npu_devices") or []:
-        entry, wanted = devices.get(str(device)) or {}, conf.get(device) or conf.get(str(device))
+        entry, wanted = devices.get(str(device)) or {}, conf.get(str(device))
         if wanted and entry.get("address") and entry["address"] != wanted:
             bad.append("NPU %d has %s (hccn_tool -i %d -ip -g), /etc/hccn.conf says address_%d=%s" % (
                 device, entry["address"], device, device, wanted))
@@ -473,6 +473,90 @@ def npu_tls_mixed(checked):
             "Expected Value:\"All ranks are consistent.\"). Fix: switch it the same on every NPU of the run, on (hccn_tool -i <id> "
             "-tls -s enable 1 on %s) or off (hccn_tool -i <id> -tls -s enable 0 on %s)."
             % ("; ".join(states["enabled"]), "; ".join(states["disabled"]), "; ".join(states["disabled"]), "; ".join(states["enabled"])))
+
+
+# --------------------------------------------------------------------------- host resources (docs/memory.md, "Host memory")
+
+GIB = memory_fit.GIB
+# Each NPU's worker (Ray's WorkerDict: torch_npu, vLLM-Ascend, Megatron imported) holds 7.8-10.3 GB of host memory once
+# started, before any weights (verl-omni #402, on Ascend: "WorkerDict.__init__ ... actual memory used=10.27GB", "7.84GB").
+# Ray kills the newest worker once the node's memory passes 95 % (RAY_memory_usage_threshold's default): "Task was killed
+# due to the node running low on memory ... which exceeds the memory usage threshold of 0.95" (verl #2950).
+WORKER_START_BYTES = 8 * GIB  # below this per worker they do not all start: refused
+WORKER_ROOM_BYTES = 11 * GIB  # 10.27 GB / 0.95: below this Ray may kill one as the weights arrive: a warning
+# A pull holds a layer's download while it extracts it: room for the image's size and a quarter more is not tight.
+PULL_MARGIN = 1.25
+
+
+def _host_memory(checked):
+    """(available bytes, workers on this host), or None when not judged (MemAvailable unread, the training runs here)."""
+    available = ((checked.get("facts") or {}).get("memory") or {}).get("available_kb")
+    workers = len((checked.get("launch") or {}).get("npu_devices") or [])
+    if available is None or not workers or in_use_by_training(checked)["devices"]:
+        return None
+    return available * 1024, workers
+
+
+def host_memory_short(checked):
+    """Host memory (MemAvailable) below what the NPU workers of this host take at their start."""
+    read = _host_memory(checked)
+    if read is None or read[0] >= read[1] * WORKER_START_BYTES:
+        return ""
+    available, workers = read
+    fits = int(available // WORKER_START_BYTES)
+    return ("this host has %.1f GiB of memory available (MemAvailable) for its %d NPU workers, and each takes about 8 GiB of host "
+            "memory once started, before the model: Ray would kill them (\"Task was killed due to the node running low on memory "
+            "... exceeds the memory usage threshold of 0.95\"). Fix: free host memory (stop what uses it; free -g shows it), or "
+            "give verl_npu_devices %s (the NPUs whose workers fit, the same count on every node)." % (
+                available / GIB, workers, "fewer NPUs" if fits < 1 else "at most %d NPUs" % fits))
+
+
+def host_memory_tight(checked):
+    """A warning: host memory enough for the workers to start, but under the room the source shows them taking."""
+    read = _host_memory(checked)
+    if read is None or not read[1] * WORKER_START_BYTES <= read[0] < read[1] * WORKER_ROOM_BYTES:
+        return ""
+    return ("this host has %.1f GiB of memory available for its %d NPU workers: each may take up to 10.3 GB of host memory, "
+            "and Ray kills the newest worker above 95 %% of the node's memory. Free host memory if the workers are killed."
+            % (read[0] / GIB, read[1]))
+
+
+def _pull(checked):
+    """(image, bytes it takes, the node it was measured on, free bytes under Docker's data root) when this host must pull
+    the image and another node of the run has it (its size there); None otherwise (no size known: nothing is judged)."""
+    launch, docker = checked.get("launch") or {}, checked.get("docker") or {}
+    image, free = launch.get("image"), docker.get("root_free_bytes")
+    if not image or free is None or not docker.get("can_talk_to_docker") or image_present(docker.get("images") or [], image):
+        return None
+    sizes = [(entry.get("Size") or 0, host) for host, images in sorted((checked.get("images_nodes") or {}).items())
+             for entry in images or [] if entry.get("Size") and image_present([entry], image)]
+    if not sizes:
+        return None
+    size, host = max(sizes)
+    return image, size, host, free
+
+
+def docker_root_short(checked):
+    """The image must be pulled here, and Docker's data root has less free space than the image takes on another node."""
+    pull = _pull(checked)
+    if pull is None or pull[3] >= pull[1]:
+        return ""
+    image, size, host, free = pull
+    root = (checked.get("docker") or {}).get("root_dir") or "Docker's data root"
+    return ("the image %s is not on this host and must be pulled: it takes %.1f GiB (on %s), but Docker's data root %s has %.1f GiB "
+            "free; the pull would fail with \"failed to register layer: ... no space left on device\". Fix: free space there (docker "
+            "image prune -a removes the images no container uses), or move Docker's data root to a larger disk (data-root in "
+            "/etc/docker/daemon.json), then run again." % (image, size / GIB, host, root, free / GIB))
+
+
+def docker_root_tight(checked):
+    """A warning: room for the image, but not for its layers' downloads beside it."""
+    pull = _pull(checked)
+    if pull is None or not pull[1] <= pull[3] < pull[1] * PULL_MARGIN:
+        return ""
+    return ("Docker's data root %s has %.1f GiB free for the pull of %s (%.1f GiB on %s): a layer's download is held while it is "
+            "extracted, so the pull may run out of space." % ((checked.get("docker") or {}).get("root_dir") or "", pull[3] / GIB,
+                                                              pull[0], pull[1] / GIB, pull[2]))
 
 
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
@@ -647,8 +731,9 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             npu_address_not_hccn_conf, npu_tls_mixed,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
-            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks)
-WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
+            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight, host_memory_tight,
+            docker_root_tight)
 
 
 def in_use_by_training(checked):
@@ -665,7 +750,8 @@ def report(checked):
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
     'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
     'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run,
-    'hccn_nodes': {host: node_facts' hccn} and 'npu_devices_nodes': {host: its verl_npu_devices} of every node of the run,
+    'hccn_nodes': {host: node_facts' hccn}, 'npu_devices_nodes': {host: its verl_npu_devices} and 'images_nodes': {host: its
+    Docker images} of every node of the run,
     'host' and 'head_host': this host's and the head's inventory names, 'model_head': the head's node_facts model read}.
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],

@@ -19,7 +19,7 @@ description:
   - the model folder O(model_path) where it exists (C(config.json), the weights' index against the shard files and their
     headers but never the weights, the tokenizer files);
   - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
-  - the size of C(/dev/shm) and the TCP ports that are listening.
+  - the size of C(/dev/shm), the host's memory, the TCP ports that are listening and who holds them.
   - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
     result says why (RV(npu.failed) and RV(npu.msg), RV(docker.can_talk_to_docker) and RV(docker.msg)).
   - This module never changes anything on the target.
@@ -175,7 +175,7 @@ hccn:
     - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file.
   returned: always
   type: dict
-  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, conf: {0: 29.1.112.213},
+  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, conf: {'0': 29.1.112.213},
            devices: {'0': {link: UP, health: Success, address: 29.1.112.213, netmask: 255.255.0.0, tls: disabled}}}
 device_holders:
   description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
@@ -208,6 +208,14 @@ docker:
       returned: always
       type: list
       elements: dict
+    root_dir:
+      description: The engine's data root (C(docker info -f '{{.DockerRootDir}}')), where a pulled image's layers go.
+      returned: when RV(docker.can_talk_to_docker)
+      type: str
+    root_free_bytes:
+      description: The free space under RV(docker.root_dir) on this host; V(null) when the engine is not on this host (C(tcp://)).
+      returned: when RV(docker.can_talk_to_docker)
+      type: int
     images:
       description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
       returned: always
@@ -300,6 +308,11 @@ shm:
   returned: always
   type: dict
   sample: {exists: true, size_kb: 65536, free_kb: 65000}
+memory:
+  description: C(/proc/meminfo)'s C(MemTotal) and C(MemAvailable) as C(total_kb) and C(available_kb) (V(null) where missing).
+  returned: always
+  type: dict
+  sample: {total_kb: 1584000000, available_kb: 1500000000}
 listening_ports:
   description: TCP ports in LISTEN state on the target (IPv4 and IPv6), sorted.
   returned: always
@@ -489,13 +502,25 @@ def read_docker(module):
         inspected = {item['Id']: _docker_get(host, '/containers/%s/json' % quote(item['Id']), timeout)
                      for item in listed if item.get('State') == 'running'}
         images = _docker_get(host, '/images/json', timeout)
+        root = _docker_get(host, '/info', timeout).get('DockerRootDir') or ''
     except (OSError, ValueError, http.client.HTTPException) as exc:
         return {'can_talk_to_docker': False, 'msg': 'cannot read the Docker engine at %s: %s' % (host, exc), 'containers': [], 'images': []}
     return {
-        'can_talk_to_docker': True, 'server_version': version.get('Version'),
+        'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
+        # The engine's data root is a path of this host only when the engine runs here (its unix socket).
+        'root_free_bytes': free_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
         'containers': nf.summarize_containers(listed, inspected),
         'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
     }
+
+
+def free_bytes(path):
+    """Bytes an unprivileged writer may still use under path (statvfs f_bavail), None when it cannot be read."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 def read_network(module):
@@ -589,6 +614,7 @@ def main():
         ckpts=read_ckpts_dir(params['ckpts_dir']),
         parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
         shm=read_shm(),
+        memory=nf.meminfo(_read('/proc/meminfo')),
         python=read_python(),
         listening_ports=sorted(sockets),
         port_holders=read_port_holders(processes, sockets),

@@ -438,3 +438,74 @@ def test_npus_tls_on_for_one_node_and_off_for_another_are_refused_on_the_head():
                                     npu_devices_nodes={"head": list(range(7)), "worker-1": list(range(8))})) == ""
     assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, is_head=False), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
     assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, nnodes=1), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
+
+
+GIB_KB = 1024 * 1024
+IDLE_CAPTURE = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+
+
+def _memory_case(available_gib, **launch):
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {},
+             "memory": {"total_kb": 1024 * GIB_KB, "available_kb": int(available_gib * GIB_KB)}}
+    return checked(npu(IDLE_CAPTURE, {}), facts=facts, launch=dict(LAUNCH, **launch))
+
+
+def test_host_memory_below_what_the_workers_take_at_start_is_refused_and_fewer_npus_pass():
+    """Ray kills workers above 95 % of the node's memory: "Task was killed due to the node running low on memory. Memory on
+    the node ... was 246.41GB / 251.54GB (0.979583), which exceeds the memory usage threshold of 0.95" (verl #2950); each
+    NPU worker holds 7.8-10.3 GB at its start on Ascend (verl-omni #402)."""
+    text = pc.host_memory_short(_memory_case(30))
+    assert text.startswith("this host has 30.0 GiB of memory available (MemAvailable) for its 8 NPU workers"), text
+    assert "exceeds the memory usage threshold of 0.95" in text and "give verl_npu_devices at most 3 NPUs" in text, text
+    # The fix: as many NPUs as the message names (or memory freed).
+    assert pc.host_memory_short(_memory_case(30, npu_devices=[0, 1, 2])) == ""
+    assert pc.host_memory_short(_memory_case(64)) == ""
+    assert "fewer NPUs" in pc.host_memory_short(_memory_case(4))
+
+
+@pytest.mark.parametrize("available_gib, problem, warning", [
+    (1000, False, False), (88, False, False), (70, False, True), (64, False, True), (63.9, True, False),
+])
+def test_host_memory_is_refused_only_when_clearly_short(available_gib, problem, warning):
+    """8 NPU workers: 8 x 8 GiB refused below, 8 x 11 GiB (10.27 GB / 0.95) a warning below; never both."""
+    case = _memory_case(available_gib)
+    assert bool(pc.host_memory_short(case)) is problem and bool(pc.host_memory_tight(case)) is warning
+
+
+def test_host_memory_is_not_judged_while_the_training_runs_or_unread():
+    """The training's workers hold the memory MemAvailable leaves out: a re-run is not refused for them."""
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {},
+             "memory": {"total_kb": 64 * GIB_KB, "available_kb": 2 * GIB_KB}}
+    assert pc.host_memory_short(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
+    assert pc.host_memory_short(checked(npu(IDLE_CAPTURE, {}), facts=dict(facts, memory={"available_kb": None}))) == ""
+
+
+IMAGE = "quay.io/ascend/verl:verl-8.5.0-a3-ubuntu22.04-py3.11-v0.7.1"
+
+
+def _pull_case(free_gib, here=(), elsewhere=18.5):
+    docker = dict(DOCKER, images=list(here), root_dir="/var/lib/docker", root_free_bytes=int(free_gib * pc.GIB))
+    nodes = {"head": [{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": int(elsewhere * pc.GIB)}] if elsewhere else [],
+             "worker-1": list(here)}
+    return checked(npu(IDLE_CAPTURE, {}), docker=docker, launch=dict(LAUNCH, image=IMAGE), images_nodes=nodes)
+
+
+def test_docker_space_short_of_the_image_a_node_must_pull_is_refused():
+    """Docker's own failure: "failed to register layer: Error processing tar file(exit status 1): write ...: no space left
+    on device" (moby #32811); the image's size is the one another node of the run holds it at."""
+    text = pc.docker_root_short(_pull_case(10))
+    assert text.startswith("the image %s is not on this host and must be pulled: it takes 18.5 GiB (on head), but Docker's "
+                           "data root /var/lib/docker has 10.0 GiB free" % IMAGE), text
+    assert "no space left on device" in text and "Fix: free space there (docker image prune -a" in text, text
+    # The fix: the space freed (or the image loaded here).
+    assert pc.docker_root_short(_pull_case(40)) == ""
+    assert pc.docker_root_short(_pull_case(10, here=[{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": 1}])) == ""
+
+
+@pytest.mark.parametrize("free_gib, elsewhere, problem, warning", [
+    (10, 18.5, True, False), (20, 18.5, False, True), (23.2, 18.5, False, False),
+    (1, None, False, False),  # no node has it: its size is not known, nothing is said
+])
+def test_docker_space_is_refused_only_on_evidence(free_gib, elsewhere, problem, warning):
+    case = _pull_case(free_gib, elsewhere=elsewhere)
+    assert bool(pc.docker_root_short(case)) is problem and bool(pc.docker_root_tight(case)) is warning

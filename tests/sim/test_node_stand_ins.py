@@ -1,6 +1,7 @@
-"""The simulated hccn_tool (tests/sim/node/hccn_tool.py) without a cluster, read back by the collection's own parsers
-(plugins/module_utils/_node_facts.py) as the pre-check reads a real node: the answers' shapes are real ones (capture 023 for
-`-ip -g`; CANN's HCCL troubleshooting guide, EI0016, for `-tls -g`), and a test makes one node's NPU disagree."""
+"""The simulated node's stand-ins without a cluster, read back by the collection's own parsers
+(plugins/module_utils/_node_facts.py) as the pre-check reads a real node: hccn_tool (tests/sim/node/hccn_tool.py; the
+answers' shapes are real ones: capture 023 for `-ip -g`, CANN's HCCL troubleshooting guide, EI0016, for `-tls -g`; a test
+makes one node's NPU disagree) and the node's /proc/meminfo (simcluster.meminfo_text)."""
 from __future__ import annotations
 
 import os
@@ -44,4 +45,15 @@ def test_the_stand_in_answers_ip_and_tls_and_a_test_makes_one_npu_disagree(tmp_p
 
 def test_hccn_conf_addresses():
     text = "address_0=29.1.112.210\nnetmask_0=255.255.0.0\nnetdetect_0=29.1.0.1\n# address_9=1.1.1.1\naddress_3=29.1.112.213\n"
-    assert nf.parse_hccn_conf(text) == {0: "29.1.112.210", 3: "29.1.112.213"}
+    assert nf.parse_hccn_conf(text) == {"0": "29.1.112.210", "3": "29.1.112.213"}
+
+
+def test_the_simulated_nodes_memory_reads_as_a_real_meminfo():
+    """simcluster's /proc/meminfo of a node (bind-mounted over the kernel's), read by the pre-check's own parser."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import simcluster  # pylint: disable=import-outside-toplevel
+    text = simcluster.meminfo_text(simcluster.NODE_MEMORY_KB, 2 * 1024 * 1024)
+    assert nf.meminfo(text) == {"total_kb": simcluster.NODE_MEMORY_KB, "available_kb": 2 * 1024 * 1024}
+    assert text.splitlines()[0] == "MemTotal:       1073741824 kB"
+    real = "MemTotal:       24683568 kB\nMemFree:         1811324 kB\nMemAvailable:   21790484 kB\nBuffers:          845052 kB\n"
+    assert nf.meminfo(real) == {"total_kb": 24683568, "available_kb": 21790484}
