@@ -612,6 +612,9 @@ def datasets_not_verls(checked):
         path = launch.get(key)
         if path and path in read:
             problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
+            # The values of its first rows, where verl's own reward functions score them (no custom one set).
+            if not _ckpts.override(launch, _parquet.CUSTOM_REWARD) and not read[path].get("error"):
+                problems += _parquet.values_problems(variable, path, read[path].get("sample") or {})
     return " ".join(problems)
 
 

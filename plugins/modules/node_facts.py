@@ -93,7 +93,8 @@ options:
     default: ''
   parquet_paths:
     description:
-      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head).
+      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
+        and the values of C(data_source) and C(reward_model.ground_truth) in their first 256 rows.
     type: list
     elements: str
     default: []
@@ -300,6 +301,9 @@ parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
       with each field's type) and C(fields) (the fields of struct columns), or C(error) (why it is not a parquet file this reads).
+    - C(sample) is what the reward reads of the first rows - C(rows) read, C(data_sources) (each value with its first row) and
+      C(empty_ground_truth) (the rows whose C(reward_model.ground_truth) is empty or null); a key is missing when its column
+      could not be read (not a string, another compression than SNAPPY, GZIP or none).
   returned: always
   type: dict
   sample: {/mnt/data/train.parquet: {num_rows: 7473, columns: {data_source: string}, fields: {}}}
@@ -352,7 +356,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
-from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
+from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
@@ -612,7 +616,7 @@ def main():
         },
         network=network,
         ckpts=read_ckpts_dir(params['ckpts_dir']),
-        parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
+        parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         memory=nf.meminfo(_read('/proc/meminfo')),
         python=read_python(),
