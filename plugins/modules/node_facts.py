@@ -447,9 +447,16 @@ def read_fds():
     processes = []
     for pid in (p for p in os.listdir('/proc') if p.isdigit()):
         try:
-            fds = [os.readlink('/proc/%s/fd/%s' % (pid, fd)) for fd in os.listdir('/proc/%s/fd' % pid)]
+            names = os.listdir('/proc/%s/fd' % pid)
         except OSError:
             continue
+        fds = []
+        for name in names:
+            # An fd closed between the listing and its read (the listing's own, a process at work) is skipped, not the process.
+            try:
+                fds.append(os.readlink('/proc/%s/fd/%s' % (pid, name)))
+            except OSError:
+                pass
         processes.append({'pid': int(pid), 'fds': fds})
     return processes
 
@@ -506,9 +513,12 @@ def read_docker(module):
         inspected = {item['Id']: _docker_get(host, '/containers/%s/json' % quote(item['Id']), timeout)
                      for item in listed if item.get('State') == 'running'}
         images = _docker_get(host, '/images/json', timeout)
-        root = _docker_get(host, '/info', timeout).get('DockerRootDir') or ''
     except (OSError, ValueError, http.client.HTTPException) as exc:
         return {'can_talk_to_docker': False, 'msg': 'cannot read the Docker engine at %s: %s' % (host, exc), 'containers': [], 'images': []}
+    try:
+        root = _docker_get(host, '/info', timeout).get('DockerRootDir') or ''
+    except (OSError, ValueError, AttributeError, http.client.HTTPException):
+        root = ''  # no room judged: the engine answered everything else
     return {
         'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
         # The engine's data root is a path of this host only when the engine runs here (its unix socket).
