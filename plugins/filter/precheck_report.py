@@ -21,7 +21,9 @@ options:
       - "A dict: C(launch) (the launch configuration), C(npu), C(docker) and C(facts) (what M(verl.deploy.node_facts)
         returned), C(container) (the training container, as the P(verl.deploy.container_info#filter) filter gives it),
         C(paths) (C(checks), the paths to check with their variable and kind; C(state), each path's state), C(route)
-        (the route to the head) and C(ckpts_nodes) (each node's read of the checkpoint folder, by inventory name)."
+        (the route to the head), C(ckpts_nodes) (each node's read of the checkpoint folder, by inventory name), C(hccn_nodes)
+        (each node's C(hccn) read), C(npu_devices_nodes) (each node's C(verl_npu_devices)) and C(images_nodes) (each node's
+        Docker images)."
     type: dict
     required: true
 """

@@ -21,9 +21,10 @@ import re
 import stat
 
 __all__ = (
-    'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4', 'listening_ports',
+    'parse_ip_addr', 'parse_ip_routes', 'parse_route_get', 'route_to', 'default_ipv4',
     'read_text', 'container_of', 'annotate_processes', 'still_listed', 'device_holders', 'summarize_containers', 'container_info',
     'image_present', 'npu_containers', 'holding_containers', 'find_paths', 'path_state', 'parse_hccn_value',
+    'listening_sockets', 'port_holders', 'parse_hccn_ip', 'parse_hccn_tls', 'parse_hccn_conf', 'meminfo',
 )
 
 _CONTAINER_ID = re.compile(r'(?:docker[-/]|/docker/|containerd[-/]|libpod-)([0-9a-f]{64})')
@@ -130,15 +131,33 @@ def default_ipv4(routes, addresses):
     return {'address': chosen.get('src'), 'interface': route['dev'], 'gateway': route['via']}
 
 
-def listening_ports(*tables):
-    """Sorted TCP ports in LISTEN state from /proc/net/tcp and /proc/net/tcp6 texts."""
-    ports = set()
+def listening_sockets(*tables):
+    """{port: {socket inode, ...}} of the TCP sockets in LISTEN state in /proc/net/tcp and /proc/net/tcp6 texts (the inode
+    is the tenth field; /proc/<pid>/fd/* of the process that holds the socket links to `socket:[<inode>]`)."""
+    found = {}
     for text in tables:
-        for line in text.splitlines()[1:]:
+        for line in (text or '').splitlines()[1:]:
             fields = line.split()
-            if len(fields) > 3 and fields[3] == '0A' and ':' in fields[1]:
-                ports.add(int(fields[1].rsplit(':', 1)[1], 16))
-    return sorted(ports)
+            if len(fields) > 9 and fields[3] == '0A' and ':' in fields[1]:
+                found.setdefault(int(fields[1].rsplit(':', 1)[1], 16), set()).add(fields[9])
+    return found
+
+
+def port_holders(sockets, processes, ports=None):
+    """{port: ['pid (comm)', ...]} of the listening ports (of `ports`, or all) whose socket a process has open.
+
+    sockets: listening_sockets(); processes: [{'pid', 'name', 'fds': [link targets]}]. A port whose socket no process
+    shown here holds (another user's, without root) is left out: its holder is unknown, not absent."""
+    wanted = {port: inodes for port, inodes in sockets.items() if ports is None or port in ports}
+    holders = {}
+    for proc in processes:
+        inodes = {fd[len('socket:['):-1] for fd in proc.get('fds') or [] if fd.startswith('socket:[')}
+        for port, port_inodes in wanted.items():
+            if inodes & port_inodes:
+                text = '%s (%s)' % (proc['pid'], proc.get('name') or '?')
+                if text not in holders.setdefault(port, []):
+                    holders[port].append(text)
+    return holders
 
 
 def read_text(path):
@@ -360,3 +379,48 @@ def parse_hccn_value(text, key):
         if sep and name.strip().lower() == key:
             return value.strip() or None
     return None
+
+
+def parse_hccn_ip(text):
+    """`hccn_tool -i N -ip -g` -> {'address', 'netmask'} ('ipaddr:29.1.112.213', 'netmask:255.255.0.0' lines; None where absent)."""
+    found = {'address': None, 'netmask': None}
+    for line in (text or '').splitlines():
+        name, sep, value = line.partition(':')
+        key = {'ipaddr': 'address', 'netmask': 'netmask'}.get(name.strip().lower())
+        if sep and key and value.strip():
+            found[key] = value.strip()
+    return found
+
+
+_TLS_SWITCH = re.compile(r'tls switch\[(\d)\]')
+
+
+def parse_hccn_tls(text):
+    """`hccn_tool -i N -tls -g` -> 'enabled', 'disabled' or None from its first line, e.g.
+    `dev_id:0, tls switch[0](0:disable, 1:enable), tls alarm time threshold[60]days` (CANN's HCCL troubleshooting,
+    "TLS信息配置不一致 (EI0016)")."""
+    match = _TLS_SWITCH.search(text or '')
+    return None if match is None else ('enabled' if match.group(1) == '1' else 'disabled')
+
+
+def parse_hccn_conf(text):
+    """/etc/hccn.conf -> {device number as text: address} (as JSON carries it) from its `address_N=A.B.C.D` lines (`netmask_N=`, `netdetect_N=` ... are
+    not compared)."""
+    found = {}
+    for line in (text or '').splitlines():
+        name, sep, value = line.strip().partition('=')
+        match = re.match(r'^address_(\d+)$', name.strip())
+        if sep and match and value.strip():
+            found[str(int(match.group(1)))] = value.strip()
+    return found
+
+
+def meminfo(text):
+    """/proc/meminfo -> {'total_kb', 'available_kb'} (None where the line is missing: MemAvailable needs Linux 3.14)."""
+    found = {'total_kb': None, 'available_kb': None}
+    for line in (text or '').splitlines():
+        name, _sep, value = line.partition(':')
+        key = {'MemTotal': 'total_kb', 'MemAvailable': 'available_kb'}.get(name.strip())
+        if key and value.split() and value.split()[0].isdigit():
+            found[key] = int(value.split()[0])
+    return found

@@ -20,12 +20,14 @@ No Ansible imports.
 from __future__ import annotations
 
 import struct
+import zlib
 
 MAGIC = b"PAR1"
 FOOTER_MAX = 64 * 1024 * 1024
 # parquet.thrift enums
 TYPES = {0: "boolean", 1: "int32", 2: "int64", 3: "int96", 4: "float", 5: "double", 6: "binary", 7: "fixed_len_byte_array"}
-REPEATED = 2
+OPTIONAL, REPEATED = 1, 2
+BYTE_ARRAY = 6
 CONVERTED_UTF8, CONVERTED_MAP, CONVERTED_MAP_KEY_VALUE, CONVERTED_LIST = 0, 1, 2, 3
 # LogicalType union members (field ids): 1 STRING, 2 MAP, 3 LIST.
 LOGICAL_STRING, LOGICAL_MAP, LOGICAL_LIST = 1, 2, 3
@@ -152,7 +154,7 @@ def _name(element):
 
 def _tree(elements, index):
     element = elements[index]
-    node = {"name": _name(element), "repeated": element.get(3) == REPEATED, "children": [],
+    node = {"name": _name(element), "repeated": element.get(3) == REPEATED, "optional": element.get(3) == OPTIONAL, "children": [],
             "type": TYPES.get(element.get(1)), "converted": element.get(6), "logical": set((element.get(10) or {}).keys())}
     index += 1
     for _child in range(element.get(5) or 0):
@@ -229,6 +231,179 @@ def read_schema(path):
         return {"error": str(exc)}
 
 
+# --------------------------------------------------------------------------- the first rows' values
+
+# Read from the first row group's column chunks (parquet.thrift: RowGroup 1 columns; ColumnChunk 3 meta_data; ColumnMetaData
+# 1 type, 3 path_in_schema, 4 codec, 7 total_compressed_size, 9 data_page_offset, 11 dictionary_page_offset; PageHeader 1 type,
+# 3 compressed_page_size, 5 data_page_header {1 num_values, 2 encoding}, 7 dictionary_page_header {1 num_values},
+# 8 data_page_header_v2 {1 num_values, 5 definition_levels_byte_length, 6 repetition_levels_byte_length, 7 is_compressed}).
+# What pyarrow and `datasets` write by default is read: SNAPPY, GZIP or no compression; PLAIN or dictionary encoding; data
+# pages v1 and v2. Anything else (ZSTD, a repeated column) is not read, and then nothing is judged.
+SAMPLE_ROWS = 256
+SAMPLE_BYTES = 32 * 1024 * 1024
+CODEC_NONE, CODEC_SNAPPY, CODEC_GZIP = 0, 1, 2
+PAGE_DATA, PAGE_DICTIONARY, PAGE_DATA_V2 = 0, 2, 3
+ENCODING_PLAIN, ENCODING_PLAIN_DICTIONARY, ENCODING_RLE_DICTIONARY = 0, 2, 8
+
+
+class Unreadable(ParquetError):
+    """A part this reader does not decode (a codec, an encoding): the values are unknown, not wrong."""
+
+
+def snappy_decompress(data):
+    """Snappy's raw format (google/snappy format_description.txt): the length as a varint, then literals and copies."""
+    reader = _Reader(data)
+    size, out = reader.varint(), bytearray()
+    while reader.pos < len(data):
+        tag = reader.byte()
+        kind = tag & 3
+        if kind == 0:
+            length = tag >> 2
+            if length >= 60:
+                length = int.from_bytes(reader.take(length - 59), "little")
+            out += reader.take(length + 1)
+            continue
+        if kind == 1:
+            length, offset = 4 + ((tag >> 2) & 7), ((tag >> 5) << 8) | reader.byte()
+        else:
+            length, offset = (tag >> 2) + 1, int.from_bytes(reader.take(2 if kind == 2 else 4), "little")
+        if not 0 < offset <= len(out):
+            raise ParquetError("a snappy copy points before the start")
+        for _index in range(length):  # copies may overlap what they write
+            out.append(out[-offset])
+    if len(out) != size:
+        raise ParquetError("snappy gave %d bytes, not the %d it announced" % (len(out), size))
+    return bytes(out)
+
+
+def _decompress(codec, data):
+    if codec == CODEC_NONE:
+        return data
+    if codec == CODEC_SNAPPY:
+        return snappy_decompress(data)
+    if codec == CODEC_GZIP:
+        return zlib.decompress(data, 16 + zlib.MAX_WBITS)
+    raise Unreadable("compression codec %d is not read" % codec)
+
+
+def _hybrid(data, width, count):
+    """parquet's RLE / bit-packed hybrid encoding: count values of width bits."""
+    if width == 0:
+        return [0] * count
+    reader, out, mask = _Reader(data), [], (1 << width) - 1
+    while len(out) < count and reader.pos < len(data):
+        header = reader.varint()
+        if header & 1:
+            groups = header >> 1
+            value = int.from_bytes(reader.take(min(groups * width, len(data) - reader.pos)), "little")
+            out += [(value >> (index * width)) & mask for index in range(groups * 8)]
+        else:
+            out += [int.from_bytes(reader.take((width + 7) // 8), "little")] * (header >> 1)
+    return out[:count]
+
+
+def _plain_byte_arrays(data, count):
+    reader, out = _Reader(data), []
+    for _index in range(count):
+        out.append(reader.take(struct.unpack("<I", reader.take(4))[0]))
+    return out
+
+
+def _leaves(node, path=(), max_def=0, repeated=False):
+    """{('reward_model', 'ground_truth'): (max definition level, physical type, any repeated on the path)} of the leaves."""
+    found = {}
+    for child in node["children"]:
+        here = path + (child["name"],)
+        level = max_def + (1 if child["optional"] or child["repeated"] else 0)
+        if child["children"]:
+            found.update(_leaves(child, here, level, repeated or child["repeated"]))
+        else:
+            found[here] = (level, child["type"], repeated or child["repeated"])
+    return found
+
+
+def _chunk_values(handle, chunk, max_def, limit):
+    """The first `limit` values of a column chunk (bytes, None for a null)."""
+    start = chunk.get(11) or chunk.get(9) or 0
+    handle.seek(start)
+    data = handle.read(min(chunk.get(7) or 0, SAMPLE_BYTES))
+    reader, dictionary, values = _Reader(data), None, []
+    while len(values) < limit and reader.pos < len(data):
+        header = reader.struct()
+        payload = reader.take(header.get(3) or 0)
+        kind = header.get(1)
+        if kind == PAGE_DICTIONARY:
+            dictionary = _plain_byte_arrays(_decompress(chunk.get(4), payload), (header.get(7) or {}).get(1) or 0)
+            continue
+        if kind == PAGE_DATA:
+            page = header.get(5) or {}
+            body, count, encoding = _decompress(chunk.get(4), payload), page.get(1) or 0, page.get(2)
+            levels = [max_def] * count
+            if max_def:
+                length = struct.unpack("<I", body[:4])[0]
+                levels, body = _hybrid(body[4:4 + length], max_def.bit_length(), count), body[4 + length:]
+        elif kind == PAGE_DATA_V2:
+            page = header.get(8) or {}
+            count, encoding, def_len, rep_len = page.get(1) or 0, page.get(4), page.get(5) or 0, page.get(6) or 0
+            levels = _hybrid(payload[rep_len:rep_len + def_len], max_def.bit_length(), count) if max_def else [max_def] * count
+            rest = payload[rep_len + def_len:]
+            body = _decompress(chunk.get(4), rest) if page.get(7, True) else rest
+        else:
+            continue
+        present = sum(1 for level in levels if level == max_def)
+        if encoding == ENCODING_PLAIN:
+            found = _plain_byte_arrays(body, present)
+        elif encoding in (ENCODING_PLAIN_DICTIONARY, ENCODING_RLE_DICTIONARY) and dictionary is not None and body:
+            found = [dictionary[index] for index in _hybrid(body[1:], body[0], present)]
+        else:
+            raise Unreadable("encoding %s is not read" % encoding)
+        found.reverse()
+        values += [found.pop() if level == max_def else None for level in levels]
+    return values[:limit]
+
+
+def read_values(path, columns, limit=SAMPLE_ROWS):
+    """{column path joined by '.': [text or None, ...]} of the first `limit` rows of the string columns `columns` (tuples)
+    in the first row group; a column that is missing, not a string, repeated or not readable here is left out."""
+    meta = footer(read_tail(path))
+    root, _end = _tree(meta.get(2) or [], 0)
+    leaves, found = _leaves(root), {}
+    groups = meta.get(4) or []
+    if not groups:
+        return found
+    chunks = {tuple(p.decode("utf-8", "replace") for p in (c.get(3) or {}).get(3) or []): c.get(3) or {} for c in groups[0].get(1) or []}
+    with open(path, "rb") as handle:
+        for column in columns:
+            leaf, chunk = leaves.get(tuple(column)), chunks.get(tuple(column))
+            if not leaf or not chunk or leaf[1] != "binary" or leaf[2]:
+                continue
+            try:
+                values = _chunk_values(handle, chunk, leaf[0], limit)
+            except (Unreadable, ParquetError, struct.error, zlib.error, IndexError):
+                continue
+            found[".".join(column)] = [None if value is None else value.decode("utf-8", "replace") for value in values]
+    return found
+
+
+def sample(path, limit=SAMPLE_ROWS):
+    """What the reward needs of the first rows, small enough to travel: {'rows': how many were read, 'data_sources':
+    {value: first row}, 'empty_ground_truth': [rows whose reward_model.ground_truth is empty or null]} (a key is missing when
+    its column was not read), or {'error': why}."""
+    try:
+        values = read_values(path, (("data_source",), ("reward_model", "ground_truth")), limit)
+    except (OSError, ParquetError, struct.error, UnicodeDecodeError) as exc:
+        return {"error": str(exc)}
+    result = {"rows": max([len(v) for v in values.values()] or [0])}
+    if "data_source" in values:
+        result["data_sources"] = {}
+        for row, value in enumerate(values["data_source"]):
+            result["data_sources"].setdefault(value if value is None else value[:200], row)
+    if "reward_model.ground_truth" in values:
+        result["empty_ground_truth"] = [row for row, value in enumerate(values["reward_model.ground_truth"])
+                                        if value is None or not value.strip()]
+    return result
+
+
 # --------------------------------------------------------------------------- verl's rules
 
 PREPROCESS = ("verl's preprocessing scripts write this shape: examples/data_preprocess/gsm8k.py (GSM8K), math_dataset.py "
@@ -278,4 +453,48 @@ def dataset_problems(variable, path, schema, prompt_key="prompt", min_rows=1):
             problems.append("%s=%s has no rows: verl stops before the first step with 'AssertionError: %s dataloader is empty!'. "
                             "Fix: give a %s with rows." % (variable, path, "Train" if variable == "verl_train_file" else "Validation",
                                                            variable))
+    return problems
+
+
+# verl v0.7.0's default_compute_score (verl/utils/reward_score/__init__.py): the data sources it has a reward function for,
+# and any starting with "aime"; any other raises NotImplementedError(f"Reward function is not implemented for {data_source=}")
+# at the first reward (the validation before training, or the first step).
+REWARD_DATA_SOURCES = (
+    "openai/gsm8k", "lighteval/MATH", "DigitalLearningGmbH/MATH-lighteval", "HuggingFaceH4/MATH-500", "math_dapo", "math",
+    "math_dapo_reasoning", "numina_aops_forum", "numina_synthetic_math", "numina_amc_aime", "numina_synthetic_amc",
+    "numina_cn_k12", "numina_olympiads", "codecontests", "apps", "codeforces", "taco", "hiyouga/geometry3k", "searchR1_nq",
+    "searchR1_triviaqa", "searchR1_popqa", "searchR1_hotpotqa", "searchR1_2wikimultihopqa", "searchR1_musique",
+    "searchR1_bamboogle")
+CUSTOM_REWARD = "custom_reward_function.path"
+
+
+def has_reward_function(data_source):
+    return isinstance(data_source, str) and (data_source in REWARD_DATA_SOURCES or data_source.startswith("aime"))
+
+
+def _rows(rows):
+    shown = ", ".join(str(row) for row in rows[:5])
+    return "row%s %s%s" % ("s" if len(rows) > 1 else "", shown, " ..." if len(rows) > 5 else "")
+
+
+def values_problems(variable, path, read):
+    """What verl's default reward would fail on in the first rows read (sample()): a data_source no reward function of
+    verl 0.7.0 knows, an empty or null reward_model.ground_truth. Judged only where a custom reward function is not set."""
+    problems = []
+    unknown = {value: row for value, row in (read.get("data_sources") or {}).items() if not has_reward_function(value)}
+    if unknown:
+        shown = "; ".join("data_source=%r (from row %d)" % (value, row) for value, row in sorted(unknown.items(), key=lambda i: i[1]))
+        problems.append(
+            "%s=%s: %s in its first %d rows: no reward function of verl's knows it, so the first reward (the validation before "
+            "training, or the first step's) fails with \"NotImplementedError: Reward function is not implemented for "
+            "data_source=%r\". Fix: write the data source verl's reward function for this data is chosen by into the column "
+            "data_source (e.g. openai/gsm8k for GSM8K, lighteval/MATH, math_dapo, aime-2024; the raw data set's path or name is "
+            "not one), or give your own reward function with verl_extra_overrides: [custom_reward_function.path=<file>, "
+            "custom_reward_function.name=<function>]." % (variable, path, shown, read.get("rows") or 0, min(unknown, key=unknown.get)))
+    empty = read.get("empty_ground_truth") or []
+    if empty:
+        problems.append(
+            "%s=%s: reward_model.ground_truth is empty or null in %s (of its first %d): the reward of those rows is always 0, or "
+            "the reward function fails on null (math_dapo: AttributeError: 'NoneType' object has no attribute 'split'). Fix: fill "
+            "in their ground truth, or leave those rows out of the data set." % (variable, path, _rows(empty), read.get("rows") or 0))
     return problems

@@ -25,7 +25,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import npu_containers
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import image_present, npu_containers
 
 
 def _ids(numbers):
@@ -335,28 +335,74 @@ def _free_port(listening, port, avoid=(), count=1):
 
 
 # HCCL listens on a range from HCCL_IF_BASE_PORT (default 60000) on every node: 16 ports up to CANN 8.2, 32 from
-# CANN 8.3 (CANN's environment-variable reference, HCCL_IF_BASE_PORT). A taken one fails the first collective with
-# "listen on ip[...] and specific port[...] fail", then a socket timeout.
+# CANN 8.3 (CANN's environment-variable reference, HCCL_IF_BASE_PORT). HCCL_HOST_SOCKET_PORT_RANGE, where set, takes
+# precedence over it ("60000-60050", "60000,60050-60100", single ports, or "auto": the OS picks; CANN's reference,
+# HCCL_HOST_SOCKET_PORT_RANGE). A taken one fails the first collective: "EJ0003: Failed to bind the IP port. Reason: The
+# IP address and port have been bound already." / "host nic listen start failed, port[60000]" (vllm-ascend #405),
+# Communication_Error_Bind_IP_Port(EI0019). HCCL_NPU_SOCKET_PORT_RANGE (default 16666) are ports of the NPUs' own network
+# stack, not of the host: no /proc of the host shows who holds them, so no rule reads them.
 HCCL_BASE_PORT = 60000
 HCCL_PORTS = 32
 
 
+def hccl_port_spec(text):
+    """HCCL_HOST_SOCKET_PORT_RANGE's value -> its sorted ports, 'auto', or None when it is not of CANN's forms
+    (ports and ranges in [1, 65535] separated by commas)."""
+    text = str(text).strip()
+    if text.lower() == "auto":
+        return "auto"
+    ports = set()
+    for part in text.split(","):
+        low, sep, high = part.strip().partition("-")
+        if not low.strip().isdigit() or (sep and not high.strip().isdigit()):
+            return None
+        first, last = int(low), int(high) if sep else int(low)
+        if not 1 <= first <= last <= 65535:
+            return None
+        ports.update(range(first, last + 1))
+    return sorted(ports)
+
+
+def _held_by(ports, holders):
+    """' (60005 by pid 4242 (python3); ...)' for the ports whose holder node_facts saw, '' when it saw none."""
+    shown = ["%d by pid %s" % (port, ", ".join(holders[str(port)])) for port in ports if holders.get(str(port))]
+    return " (%s)" % "; ".join(shown) if shown else ""
+
+
 def hccl_ports_taken(checked):
-    """HCCL's ports in use on a node where the deployment's training does not hold the NPUs (then something else does)."""
+    """HCCL's host-side ports in use on a node where the deployment's training does not hold the NPUs (then something else
+    does): HCCL_HOST_SOCKET_PORT_RANGE where set (not 'auto'), else the range from HCCL_IF_BASE_PORT."""
     launch = checked.get("launch") or {}
     if in_use_by_training(checked)["devices"]:
         return ""
-    base = str((launch.get("extra_env") or {}).get("HCCL_IF_BASE_PORT", HCCL_BASE_PORT))
+    env = launch.get("extra_env") or {}
+    facts = checked.get("facts") or {}
+    listening = set(facts.get("listening_ports") or [])
+    holders = facts.get("port_holders") or {}
+    if "HCCL_HOST_SOCKET_PORT_RANGE" in env:
+        value = str(env["HCCL_HOST_SOCKET_PORT_RANGE"])
+        ports = hccl_port_spec(value)
+        if ports in (None, "auto"):
+            return ""
+        taken = [port for port in ports if port in listening]
+        if not taken:
+            return ""
+        free = _free_port(listening, min(ports), count=len(ports))
+        return ("port(s) %s of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=%s) are in use on this host%s, and the training is "
+                "not running here: HCCL would fail with \"EJ0003: Failed to bind the IP port\". Fix: free them (ss -ltnp), or give "
+                "verl_extra_env: {HCCL_HOST_SOCKET_PORT_RANGE: \"%d-%d\"} (its %d ports are free here), or \"auto\" (the OS picks)."
+                % (_ids(taken), value, _held_by(taken, holders), free, free + len(ports) - 1, len(ports)))
+    base = str(env.get("HCCL_IF_BASE_PORT", HCCL_BASE_PORT))
     if not base.isdigit():
         return ""
-    listening = set((checked.get("facts") or {}).get("listening_ports") or [])
     taken = [port for port in range(int(base), int(base) + HCCL_PORTS) if port in listening]
     if not taken:
         return ""
-    return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host, and the training is not running here: "
-            "HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's range "
-            "with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
-                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
+    return ("port(s) %s of HCCL's range %d-%d (HCCL_IF_BASE_PORT=%s) are in use on this host%s, and the training is not running "
+            "here: HCCL would fail with \"listen on ip[...] and specific port[...] fail\". Fix: free them (ss -ltnp), or move HCCL's "
+            "range with verl_extra_env: {HCCL_IF_BASE_PORT: %d} (its %d ports are free here)." % (
+                _ids(taken), int(base), int(base) + HCCL_PORTS - 1, base, _held_by(taken, holders),
+                _free_port(listening, int(base), count=HCCL_PORTS), HCCL_PORTS))
 
 
 def npu_network_down(checked):
@@ -380,6 +426,137 @@ def npu_network_down(checked):
     return ("the NPUs' own network is not up: %s; HCCL between the nodes would time out. Fix: check the NPU ports' cables and "
             "switch, and their addresses (hccn_tool -i <id> -ip -g, /etc/hccn.conf), or leave those NPUs out of verl_npu_devices."
             % "; ".join(bad))
+
+
+def npu_address_not_hccn_conf(checked):
+    """On a multi-node run, an NPU of this deploy whose address (hccn_tool -i N -ip -g) is not /etc/hccn.conf's address_N.
+    Said only on evidence: both read (a host without hccn_tool or /etc/hccn.conf, or a device the file does not name, is fine)."""
+    launch = checked.get("launch") or {}
+    hccn = (checked.get("facts") or {}).get("hccn") or {}
+    devices, conf = hccn.get("devices") or {}, hccn.get("conf") or {}
+    if (launch.get("nnodes") or 1) < 2 or not devices or not conf:
+        return ""
+    bad, fixes = [], []
+    for device in launch.get("npu_devices") or []:
+        entry, wanted = devices.get(str(device)) or {}, conf.get(str(device))
+        if wanted and entry.get("address") and entry["address"] != wanted:
+            bad.append("NPU %d has %s (hccn_tool -i %d -ip -g), /etc/hccn.conf says address_%d=%s" % (
+                device, entry["address"], device, device, wanted))
+            fixes.append("hccn_tool -i %d -ip -s address %s netmask %s" % (device, wanted, entry.get("netmask") or "<netmask_%d>" % device))
+    if not bad:
+        return ""
+    return ("the NPUs' addresses are not those of /etc/hccn.conf: %s; the other nodes reach an NPU at the address it has, and "
+            "the next driver restart gives it the file's: HCCL between the nodes would fail (HcclCommPrepare fail, or a socket "
+            "timeout, EI0006). Fix: give each NPU the file's address (%s), or write the address it has into /etc/hccn.conf "
+            "(address_<N>=...), whichever your network plan holds." % ("; ".join(bad), "; ".join(fixes)))
+
+
+def npu_tls_mixed(checked):
+    """Judged once, on the head, over every node's read: the TLS switch of the deploy's NPUs (hccn_tool -i N -tls -g) on for
+    some and off for others. HCCL refuses to build the communicator (EI0016); NPUs whose switch was not read are left out."""
+    launch = checked.get("launch") or {}
+    nodes, used = checked.get("hccn_nodes") or {}, checked.get("npu_devices_nodes") or {}
+    if not launch.get("is_head") or (launch.get("nnodes") or 1) < 2:
+        return ""
+    states = {"enabled": [], "disabled": []}
+    for host in sorted(nodes):
+        devices = (nodes[host] or {}).get("devices") or {}
+        ids = [d for d in used.get(host) or [] if (devices.get(str(d)) or {}).get("tls") in states]
+        for state in states:
+            chosen = [d for d in ids if devices[str(d)]["tls"] == state]
+            if chosen:
+                states[state].append("%s NPU(s) %s" % (host, _ranges(chosen)))
+    if not states["enabled"] or not states["disabled"]:
+        return ""
+    return ("the NPUs' TLS switch differs between the NPUs of this run: on for %s, off for %s (hccn_tool -i <id> -tls -g, "
+            "\"tls switch[1]\" is on); HCCL would refuse to connect them (EI0016: Value Disable for config \"tls\" is invalid. "
+            "Expected Value:\"All ranks are consistent.\"). Fix: switch it the same on every NPU of the run, on (hccn_tool -i <id> "
+            "-tls -s enable 1 on %s) or off (hccn_tool -i <id> -tls -s enable 0 on %s)."
+            % ("; ".join(states["enabled"]), "; ".join(states["disabled"]), "; ".join(states["disabled"]), "; ".join(states["enabled"])))
+
+
+# --------------------------------------------------------------------------- host resources (docs/memory.md, "Host memory")
+
+GIB = memory_fit.GIB
+# Each NPU's worker (Ray's WorkerDict: torch_npu, vLLM-Ascend, Megatron imported) holds 7.8-10.3 GB of host memory once
+# started, before any weights (verl-omni #402, on Ascend: "WorkerDict.__init__ ... actual memory used=10.27GB", "7.84GB").
+# Ray kills the newest worker once the node's memory passes 95 % (RAY_memory_usage_threshold's default): "Task was killed
+# due to the node running low on memory ... which exceeds the memory usage threshold of 0.95" (verl #2950).
+WORKER_START_BYTES = 8 * GIB  # below this per worker they do not all start: refused
+WORKER_ROOM_BYTES = 11 * GIB  # 10.27 GB / 0.95: below this Ray may kill one as the weights arrive: a warning
+# A pull holds a layer's download while it extracts it: room for the image's size and a quarter more is not tight.
+PULL_MARGIN = 1.25
+
+
+def _host_memory(checked):
+    """(available bytes, workers on this host), or None when not judged (MemAvailable unread, the training runs here)."""
+    available = ((checked.get("facts") or {}).get("memory") or {}).get("available_kb")
+    workers = len((checked.get("launch") or {}).get("npu_devices") or [])
+    if available is None or not workers or in_use_by_training(checked)["devices"]:
+        return None
+    return available * 1024, workers
+
+
+def host_memory_short(checked):
+    """Host memory (MemAvailable) below what the NPU workers of this host take at their start."""
+    read = _host_memory(checked)
+    if read is None or read[0] >= read[1] * WORKER_START_BYTES:
+        return ""
+    available, workers = read
+    fits = int(available // WORKER_START_BYTES)
+    return ("this host has %.1f GiB of memory available (MemAvailable) for its %d NPU workers, and each takes about 8 GiB of host "
+            "memory once started, before the model: Ray would kill them (\"Task was killed due to the node running low on memory "
+            "... exceeds the memory usage threshold of 0.95\"). Fix: free host memory (stop what uses it; free -g shows it), or "
+            "give verl_npu_devices %s (the NPUs whose workers fit, the same count on every node)." % (
+                available / GIB, workers, "fewer NPUs" if fits < 1 else "at most %d NPUs" % fits))
+
+
+def host_memory_tight(checked):
+    """A warning: host memory enough for the workers to start, but under the room the source shows them taking."""
+    read = _host_memory(checked)
+    if read is None or not read[1] * WORKER_START_BYTES <= read[0] < read[1] * WORKER_ROOM_BYTES:
+        return ""
+    return ("this host has %.1f GiB of memory available for its %d NPU workers: each may take up to 10.3 GB of host memory, "
+            "and Ray kills the newest worker above 95 %% of the node's memory. Free host memory if the workers are killed."
+            % (read[0] / GIB, read[1]))
+
+
+def _pull(checked):
+    """(image, bytes it takes, the node it was measured on, free bytes under Docker's data root) when this host must pull
+    the image and another node of the run has it (its size there); None otherwise (no size known: nothing is judged)."""
+    launch, docker = checked.get("launch") or {}, checked.get("docker") or {}
+    image, free = launch.get("image"), docker.get("root_free_bytes")
+    if not image or free is None or not docker.get("can_talk_to_docker") or image_present(docker.get("images") or [], image):
+        return None
+    sizes = [(entry.get("Size") or 0, host) for host, images in sorted((checked.get("images_nodes") or {}).items())
+             for entry in images or [] if entry.get("Size") and image_present([entry], image)]
+    if not sizes:
+        return None
+    size, host = max(sizes)
+    return image, size, host, free
+
+
+def docker_root_short(checked):
+    """The image must be pulled here, and Docker's data root has less free space than the image takes on another node."""
+    pull = _pull(checked)
+    if pull is None or pull[3] >= pull[1]:
+        return ""
+    image, size, host, free = pull
+    root = (checked.get("docker") or {}).get("root_dir") or "Docker's data root"
+    return ("the image %s is not on this host and must be pulled: it takes %.1f GiB (on %s), but Docker's data root %s has %.1f GiB "
+            "free; the pull would fail with \"failed to register layer: ... no space left on device\". Fix: free space there (docker "
+            "image prune -a removes the images no container uses), or move Docker's data root to a larger disk (data-root in "
+            "/etc/docker/daemon.json), then run again." % (image, size / GIB, host, root, free / GIB))
+
+
+def docker_root_tight(checked):
+    """A warning: room for the image, but not for its layers' downloads beside it."""
+    pull = _pull(checked)
+    if pull is None or not pull[1] <= pull[3] < pull[1] * PULL_MARGIN:
+        return ""
+    return ("Docker's data root %s has %.1f GiB free for the pull of %s (%.1f GiB on %s): a layer's download is held while it is "
+            "extracted, so the pull may run out of space." % ((checked.get("docker") or {}).get("root_dir") or "", pull[3] / GIB,
+                                                              pull[0], pull[1] / GIB, pull[2]))
 
 
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
@@ -435,6 +612,9 @@ def datasets_not_verls(checked):
         path = launch.get(key)
         if path and path in read:
             problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
+            # The values of its first rows, where verl's own reward functions score them (no custom one set).
+            if not _ckpts.override(launch, _parquet.CUSTOM_REWARD) and not read[path].get("error"):
+                problems += _parquet.values_problems(variable, path, read[path].get("sample") or {})
     return " ".join(problems)
 
 
@@ -552,9 +732,11 @@ def memory_tight(checked):
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
+            npu_address_not_hccn_conf, npu_tls_mixed,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
-            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks)
-WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight)
+            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight, host_memory_tight,
+            docker_root_tight)
 
 
 def in_use_by_training(checked):
@@ -571,6 +753,8 @@ def report(checked):
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
     'facts': the rest of node_facts, 'paths': {'checks': [{variable, path, kind}], 'state': {path: path_state()}},
     'route': the route to the head ({ok, msg, src}), 'ckpts_nodes': {host: node_facts' ckpts} of every node of the run,
+    'hccn_nodes': {host: node_facts' hccn}, 'npu_devices_nodes': {host: its verl_npu_devices} and 'images_nodes': {host: its
+    Docker images} of every node of the run,
     'host' and 'head_host': this host's and the head's inventory names, 'model_head': the head's node_facts model read}.
     """
     return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],

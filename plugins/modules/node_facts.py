@@ -19,7 +19,7 @@ description:
   - the model folder O(model_path) where it exists (C(config.json), the weights' index against the shard files and their
     headers but never the weights, the tokenizer files);
   - the network (interfaces, IPv4 addresses, the main routing table, the default route, the route to the Ray head);
-  - the size of C(/dev/shm) and the TCP ports that are listening.
+  - the size of C(/dev/shm), the host's memory, the TCP ports that are listening and who holds them.
   - A part that cannot be read (no npu-smi, no Docker engine) does not fail the module; its part of the
     result says why (RV(npu.failed) and RV(npu.msg), RV(docker.can_talk_to_docker) and RV(docker.msg)).
   - This module never changes anything on the target.
@@ -93,14 +93,16 @@ options:
     default: ''
   parquet_paths:
     description:
-      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head).
+      - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
+        and the values of C(data_source) and C(reward_model.ground_truth) in their first 256 rows.
     type: list
     elements: str
     default: []
   hccn:
     description:
-      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g) and C(-net_health -g)) into RV(hccn), where
-        the host has it (on PATH or C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
+      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)) and
+        the addresses of C(/etc/hccn.conf) into RV(hccn), where the host has it (on PATH or
+        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
     type: bool
     default: false
 extends_documentation_fragment:
@@ -168,11 +170,14 @@ npu:
 hccn:
   description:
     - With O(hccn=true), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device (its C(/dev/davinciN)
-      number) C(link) (C(UP), C(DOWN)) and C(health) (C(Success), or the failure hccn_tool names); V(null) values when it
-      printed no answer (C(error) says why).
+      number) C(link) (C(UP), C(DOWN)), C(health) (C(Success), or the failure hccn_tool names), C(address) and C(netmask)
+      (C(-ip -g)) and C(tls) (V(enabled), V(disabled)); V(null) values when it printed no answer (C(error) says why, for the
+      link and the health).
+    - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file.
   returned: always
   type: dict
-  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, devices: {'0': {link: UP, health: Success}}}
+  sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, conf: {'0': 29.1.112.213},
+           devices: {'0': {link: UP, health: Success, address: 29.1.112.213, netmask: 255.255.0.0, tls: disabled}}}
 device_holders:
   description: Processes that hold C(/dev/davinciN) open, with the Docker container id from their cgroup (V(null) outside containers).
   returned: always
@@ -204,6 +209,14 @@ docker:
       returned: always
       type: list
       elements: dict
+    root_dir:
+      description: The engine's data root (C(docker info -f '{{.DockerRootDir}}')), where a pulled image's layers go.
+      returned: when RV(docker.can_talk_to_docker)
+      type: str
+    root_free_bytes:
+      description: The free space under RV(docker.root_dir) on this host; V(null) when the engine is not on this host (C(tcp://)).
+      returned: when RV(docker.can_talk_to_docker)
+      type: int
     images:
       description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
       returned: always
@@ -288,6 +301,9 @@ parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
       with each field's type) and C(fields) (the fields of struct columns), or C(error) (why it is not a parquet file this reads).
+    - C(sample) is what the reward reads of the first rows - C(rows) read, C(data_sources) (each value with its first row) and
+      C(empty_ground_truth) (the rows whose C(reward_model.ground_truth) is empty or null); a key is missing when its column
+      could not be read (not a string, another compression than SNAPPY, GZIP or none).
   returned: always
   type: dict
   sample: {/mnt/data/train.parquet: {num_rows: 7473, columns: {data_source: string}, fields: {}}}
@@ -296,12 +312,24 @@ shm:
   returned: always
   type: dict
   sample: {exists: true, size_kb: 65536, free_kb: 65000}
+memory:
+  description: C(/proc/meminfo)'s C(MemTotal) and C(MemAvailable) as C(total_kb) and C(available_kb) (V(null) where missing).
+  returned: always
+  type: dict
+  sample: {total_kb: 1584000000, available_kb: 1500000000}
 listening_ports:
   description: TCP ports in LISTEN state on the target (IPv4 and IPv6), sorted.
   returned: always
   type: list
   elements: int
   sample: [22, 6379]
+port_holders:
+  description:
+    - Per listening port (as a string) the processes holding its socket, C(pid (comm)); a port whose holder this user cannot
+      see (another user's process, without root) is left out.
+  returned: always
+  type: dict
+  sample: {'60005': ['4242 (python3)']}
 python:
   description:
     - The Python that runs the modules on this node (C(executable), C(version)) and C(missing), the packages the later
@@ -328,7 +356,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
-from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema
+from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
@@ -376,41 +404,74 @@ def _read(path):
 
 
 HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/bin/hccn_tool')
+HCCN_CONF = '/etc/hccn.conf'
+
+
+def _hccn_run(path, device, option):
+    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s; error is '' when it exited 0."""
+    argv = [path, '-i', str(device), option, '-g']
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        return '', '`%s` did not answer within 10 s' % ' '.join(argv) if isinstance(exc, subprocess.TimeoutExpired) else str(exc)
+    error = '' if proc.returncode == 0 else '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+    return proc.stdout, error
 
 
 def read_hccn(module, npu):
-    """hccn_tool's link and health of each NPU device of the npu-smi read (nothing when the host has no hccn_tool)."""
+    """hccn_tool's link, health, address and TLS switch of each NPU device of the npu-smi read, and /etc/hccn.conf's addresses
+    (nothing when the host has no hccn_tool)."""
     path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if executable(p)), None)
+    conf = nf.parse_hccn_conf(_read(HCCN_CONF)) if os.path.isfile(HCCN_CONF) else None
     if not path or npu.get('failed'):
-        return {'path': path or '', 'devices': {}}
+        return {'path': path or '', 'devices': {}, 'conf': conf}
     devices = {}
     for device in device_view(npu)['device_ids']:
         entry = {'link': None, 'health': None}
         for option, key, name in (('-link', 'link status', 'link'), ('-net_health', 'net health status', 'health')):
-            argv = [path, '-i', str(device), option, '-g']
-            try:
-                proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-            except subprocess.TimeoutExpired:
-                entry['error'] = '`%s` did not answer within 10 s' % ' '.join(argv)
-                continue
-            entry[name] = nf.parse_hccn_value(proc.stdout, key)
+            out, error = _hccn_run(path, device, option)
+            entry[name] = nf.parse_hccn_value(out, key)
             if entry[name] is None:
-                entry['error'] = '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+                entry['error'] = error or '`%s -i %d %s -g` printed no %s' % (path, device, option, key)
+        # What the pre-check compares, never a refusal of its own when unread: the address HCCL uses, the TLS switch.
+        out, _error = _hccn_run(path, device, '-ip')
+        entry.update(nf.parse_hccn_ip(out))
+        out, _error = _hccn_run(path, device, '-tls')
+        entry['tls'] = nf.parse_hccn_tls(out)
         devices[str(device)] = entry
-    return {'path': path, 'devices': devices}
+    return {'path': path, 'devices': devices, 'conf': conf}
 
 
-def read_holders():
+def read_fds():
+    """[{'pid', 'fds': [link targets]}] of every process this user may read /proc/<pid>/fd of."""
     processes = []
     for pid in (p for p in os.listdir('/proc') if p.isdigit()):
         try:
-            fds = [os.readlink('/proc/%s/fd/%s' % (pid, fd)) for fd in os.listdir('/proc/%s/fd' % pid)]
+            names = os.listdir('/proc/%s/fd' % pid)
         except OSError:
             continue
-        if any(fd.startswith('/dev/davinci') for fd in fds):
-            processes.append({'pid': int(pid), 'name': _read('/proc/%s/comm' % pid).strip(), 'fds': fds,
-                              'cgroup': _read('/proc/%s/cgroup' % pid)})
-    return nf.device_holders(processes, _read('/proc/1/cgroup'))
+        fds = []
+        for name in names:
+            # An fd closed between the listing and its read (the listing's own, a process at work) is skipped, not the process.
+            try:
+                fds.append(os.readlink('/proc/%s/fd/%s' % (pid, name)))
+            except OSError:
+                pass
+        processes.append({'pid': int(pid), 'fds': fds})
+    return processes
+
+
+def read_holders(processes):
+    found = [dict(proc, name=_read('/proc/%s/comm' % proc['pid']).strip(), cgroup=_read('/proc/%s/cgroup' % proc['pid']))
+             for proc in processes if any(fd.startswith('/dev/davinci') for fd in proc['fds'])]
+    return nf.device_holders(found, _read('/proc/1/cgroup'))
+
+
+def read_port_holders(processes, sockets):
+    """{'<port>': ['pid (comm)']} of the listening ports whose socket a process shown here holds."""
+    inodes = {'socket:[%s]' % inode for port_inodes in sockets.values() for inode in port_inodes}
+    found = [dict(proc, name=_read('/proc/%s/comm' % proc['pid']).strip()) for proc in processes if inodes & set(proc['fds'])]
+    return {str(port): pids for port, pids in nf.port_holders(sockets, found).items()}
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -454,11 +515,26 @@ def read_docker(module):
         images = _docker_get(host, '/images/json', timeout)
     except (OSError, ValueError, http.client.HTTPException) as exc:
         return {'can_talk_to_docker': False, 'msg': 'cannot read the Docker engine at %s: %s' % (host, exc), 'containers': [], 'images': []}
+    try:
+        root = _docker_get(host, '/info', timeout).get('DockerRootDir') or ''
+    except (OSError, ValueError, AttributeError, http.client.HTTPException):
+        root = ''  # no room judged: the engine answered everything else
     return {
-        'can_talk_to_docker': True, 'server_version': version.get('Version'),
+        'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
+        # The engine's data root is a path of this host only when the engine runs here (its unix socket).
+        'root_free_bytes': free_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
         'containers': nf.summarize_containers(listed, inspected),
         'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
     }
+
+
+def free_bytes(path):
+    """Bytes an unprivileged writer may still use under path (statvfs f_bavail), None when it cannot be read."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_bavail * stat.f_frsize
 
 
 def read_network(module):
@@ -533,11 +609,13 @@ def main():
     params = module.params
     network = read_network(module)
     npu = read_npu(module)
+    processes = read_fds()
+    sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
     result = dict(
         changed=False,
         npu=npu,
-        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}},
-        device_holders=read_holders(),
+        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
+        device_holders=read_holders(processes),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
@@ -548,10 +626,12 @@ def main():
         },
         network=network,
         ckpts=read_ckpts_dir(params['ckpts_dir']),
-        parquet={path: read_schema(path) for path in params['parquet_paths'] if path},
+        parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
+        memory=nf.meminfo(_read('/proc/meminfo')),
         python=read_python(),
-        listening_ports=nf.listening_ports(_read('/proc/net/tcp'), _read('/proc/net/tcp6')),
+        listening_ports=sorted(sockets),
+        port_holders=read_port_holders(processes, sockets),
         # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
         ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
     )

@@ -172,6 +172,10 @@ NODE_SHM = "1g"
 DIND_OPTIONS = ("--init", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN", "--security-opt", "seccomp=unconfined",
                 "--security-opt", "apparmor=unconfined", "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "--shm-size", NODE_SHM)
 SIM_FULL_FS = "/sim/full:size=1m"
+# The node's memory as its /proc/meminfo says it: a file bind-mounted there (runc allows it, as it does for lxcfs), so a node
+# shows a training server's memory, not this machine's (the pre-check refuses a host with less than 8 GiB available per NPU
+# worker). A test makes one node short with set_node_memory(); the file is rewritten in place, so the running node sees it.
+NODE_MEMORY_KB = 1024 ** 3  # 1 TiB, the memory of an 8-NPU training server (in kB, as meminfo counts)
 DOCKERD_TIMEOUT = float(os.environ.get("SIM_DOCKERD_TIMEOUT", "90"))
 REGISTRY_TIMEOUT = 30.0
 ENV = dict(os.environ, DOCKER_BUILDKIT="0", DOCKER_CLI_HINTS="false")
@@ -718,6 +722,32 @@ def node_name(prefix, index):
     return "%s-node%d" % (prefix, index)
 
 
+def meminfo_text(total_kb, available_kb):
+    """/proc/meminfo's lines that free(1), Docker and the pre-check read, in the kernel's layout."""
+    used = total_kb - available_kb
+    lines = [("MemTotal", total_kb), ("MemFree", available_kb), ("MemAvailable", available_kb), ("Buffers", 0),
+             ("Cached", 0), ("SwapCached", 0), ("Active", used), ("Inactive", 0), ("SwapTotal", 0), ("SwapFree", 0),
+             ("Shmem", 0), ("SReclaimable", 0)]
+    return "".join("%-16s%8d kB\n" % (name + ":", value) for name, value in lines)
+
+
+def meminfo_path(prefix, name):
+    return CACHE / "meminfo" / prefix / name
+
+
+def set_node_memory(prefix, index, available_kb=None):
+    """Give node `index` this much available memory (None: the default, all of NODE_MEMORY_KB); rewritten in place."""
+    path = meminfo_path(prefix, node_name(prefix, index))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = meminfo_text(NODE_MEMORY_KB, NODE_MEMORY_KB if available_kb is None else available_kb)
+    if path.exists():
+        with open(path, "r+", encoding="ascii") as handle:  # the same inode: the bind mount keeps showing it
+            handle.write(text)
+            handle.truncate()
+    else:
+        path.write_text(text, encoding="ascii")
+
+
 def verl_image(recipes=None, registry="registry:5000"):
     """The reference nodes pull the stand-in verl image by: registry:5000/verl/verl-sim:<hash>."""
     return "%s/%s:%s" % (registry, REGISTRY_REPO, (recipes or Recipes()).verl())
@@ -934,8 +964,11 @@ def up(nodes=2, fixtures=None, prefix=DEFAULT_PREFIX, registry_port=DEFAULT_REGI
             env = {"SIM_NPU_FIXTURE": chosen.get(index, DEFAULT_FIXTURE), "SIM_DOCKER_BIP": "10.96.%d.1/24" % index}
             if npu_count:
                 env["SIM_NPU_COUNT"] = str(npu_count)
-            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS), names["ckpts"], SIM_FULL_FS)[:12]
+            set_node_memory(prefix, index)
+            spec = _sha(refs["node"], names["network"], json.dumps(env, sort_keys=True), " ".join(DIND_OPTIONS), names["ckpts"], SIM_FULL_FS,
+                        NODE_MEMORY_KB)[:12]
             argv = ["--hostname", name, "--network", names["network"], *DIND_OPTIONS,
+                    "-v", "%s:/proc/meminfo:ro" % meminfo_path(prefix, name),
                     "--mount", "type=volume,dst=/var/lib/docker,volume-label=%s=1,volume-label=%s.prefix=%s" % (LABEL, LABEL, prefix),
                     # One volume on every node at /sim/ckpts: the shared storage verl_ckpts_dir must be on (the pre-check
                     # refuses a checkpoint folder that is not the same storage on every node); `down` removes it.
@@ -1022,6 +1055,7 @@ def down(prefix=DEFAULT_PREFIX, verbose=True):
         if found is not None and (found.get("Labels") or {}).get("%s.prefix" % LABEL) == prefix:
             docker("network", "rm", network, timeout=60)
             removed.append("network %s" % network)
+        shutil.rmtree(CACHE / "meminfo" / prefix, ignore_errors=True)
     if verbose:
         say("down %s: %s" % (prefix, ", ".join(removed) if removed else "nothing to remove"))
     return removed

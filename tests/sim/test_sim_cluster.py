@@ -251,6 +251,8 @@ def test_ascend_device_and_driver_paths_exist(cluster):
         "test -d /usr/local/Ascend/driver/lib64", "test -x /usr/local/Ascend/driver/tools/hccn_tool",
         "test -d /usr/local/dcmi", "test -s /etc/ascend_install.info",
         "test -x /usr/local/bin/npu-smi", "test -x /usr/local/sbin/npu-smi",
+        # A training server's memory, not this machine's (simcluster.NODE_MEMORY_KB, bind-mounted over /proc/meminfo).
+        "grep -Eq '^MemAvailable: +%d kB$' /proc/meminfo" % simcluster.NODE_MEMORY_KB,
     ]
     # The driver's version is the one its capture's npu-smi prints (007: 24.1.rc2, 011: 24.1.0).
     for node, version in ((NODE1, "24.1.rc2"), (NODE2, "24.1.0")):

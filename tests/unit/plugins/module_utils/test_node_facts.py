@@ -75,7 +75,18 @@ def test_route_get(text, wanted):
 
 
 def test_listening_ports_ipv4_and_ipv6_only_in_listen_state():
-    assert nf.listening_ports(TCP, TCP6) == [22, 8260, 9166]
+    assert nf.listening_sockets(TCP, TCP6) == {9166: {"1"}, 8260: {"2"}, 22: {"5"}}
+
+
+def test_a_listening_port_is_named_with_the_process_whose_fd_holds_its_socket():
+    """/proc/<pid>/fd/N links to socket:[<inode>], the inode /proc/net/tcp gives the listening socket."""
+    processes = [{"pid": 4242, "name": "python3", "fds": ["/dev/null", "socket:[1]", "socket:[9]"]},
+                 {"pid": 7, "name": "sshd", "fds": ["socket:[5]"]}, {"pid": 8, "name": "bash", "fds": ["pipe:[2]"]}]
+    sockets = nf.listening_sockets(TCP, TCP6)
+    assert nf.port_holders(sockets, processes) == {9166: ["4242 (python3)"], 22: ["7 (sshd)"]}
+    assert nf.port_holders(sockets, processes, ports={9166}) == {9166: ["4242 (python3)"]}
+    # 8260's socket is held by a process this user cannot see: left out, not reported as free.
+    assert 8260 not in nf.port_holders(sockets, processes)
 
 
 def test_device_holders_with_their_container():

@@ -106,3 +106,65 @@ def test_a_verl_format_set_with_too_few_rows_is_told_the_batch_not_the_format():
     no_rows = dict(read, num_rows=0)
     assert pq.dataset_problems("verl_test_file", "/d/t.parquet", no_rows)[0].endswith(
         "'AssertionError: Validation dataloader is empty!'. Fix: give a verl_test_file with rows.")
+
+
+# --------------------------------------------------------------------------- the first rows' values
+
+@pytest.mark.parametrize("name", ["values_snappy.parquet", "values_gzip_v2_plain.parquet", "values_none_small_pages.parquet"])
+def test_the_first_rows_are_read_as_pyarrow_wrote_them(name):
+    """SNAPPY with a dictionary and data page v1 (pyarrow's and `datasets`' defaults), GZIP with PLAIN values in data page v2,
+    no compression in pages of 512 bytes: the same values (make_fixtures.py's broken_values: rows 5, 9 my_dataset, 11
+    aime-2025; row 3 ground truth '', row 7 null)."""
+    values = pq.read_values(str(FIXTURES / name), (("data_source",), ("reward_model", "ground_truth")), 300)
+    rows = 64 if "small" not in name else 300
+    assert len(values["data_source"]) == rows and len(values["reward_model.ground_truth"]) == rows
+    assert values["data_source"][5] == values["data_source"][9] == "my_dataset" and values["data_source"][11] == "aime-2025"
+    assert values["reward_model.ground_truth"][3] == "" and values["reward_model.ground_truth"][7] is None
+    assert values["reward_model.ground_truth"][8] == "72" and values["data_source"][0] == "openai/gsm8k"
+    assert pq.sample(str(FIXTURES / name)) == {"rows": min(rows, 256), "empty_ground_truth": [3, 7],
+                                               "data_sources": {"openai/gsm8k": 0, "my_dataset": 5, "aime-2025": 11}}
+
+
+def test_what_the_reader_does_not_decode_is_left_out_not_judged():
+    assert pq.sample(str(FIXTURES / "values_zstd.parquet")) == {"rows": 0}  # ZSTD: no stdlib codec
+    assert pq.sample(str(FIXTURES / "no_ground_truth.parquet")) == {"rows": 64, "data_sources": {"openai/gsm8k": 0}}
+    assert pq.values_problems("verl_train_file", "/d/t.parquet", {"rows": 0}) == []
+
+
+def test_snappy_copies_that_overlap_what_they_write():
+    # "abcd" then a 1-byte-offset copy of 8 bytes from 4 back: 'abcdabcdabcd'.
+    assert pq.snappy_decompress(bytes([12, 3 << 2]) + b"abcd" + bytes([(4 << 2) | 1, 4])) == b"abcdabcdabcd"
+
+
+def test_a_data_source_without_a_reward_function_and_empty_ground_truth_are_refused_naming_the_rows():
+    """verl 0.7.0's default_compute_score: `NotImplementedError: Reward function is not implemented for data_source=''`
+    (verl #3450, AReaL #105; verl #5558 in the validation before training)."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
+
+    path = str(FIXTURES / "values_snappy.parquet")
+    read = {path: dict(schema("values_snappy.parquet"), sample=pq.sample(path))}
+    launch = {"is_head": True, "train_file": path, "test_file": "", "train_batch_size": 16, "extra_overrides": []}
+    text = pc.datasets_not_verls({"launch": launch, "facts": {"parquet": read}})
+    assert ("verl_train_file=%s: data_source='my_dataset' (from row 5) in its first 64 rows: no reward function of verl's knows "
+            "it" % path) in text, text
+    assert "NotImplementedError: Reward function is not implemented for data_source='my_dataset'" in text
+    assert "aime-2025" not in text  # any aime* has one
+    assert "reward_model.ground_truth is empty or null in rows 3, 7 (of its first 64)" in text, text
+    # A custom reward function set: verl's own do not score the rows, nothing is said of their values.
+    custom = dict(launch, extra_overrides=["custom_reward_function.path=/mnt/project/reward.py", "custom_reward_function.name=score"])
+    assert pc.datasets_not_verls({"launch": custom, "facts": {"parquet": read}}) == ""
+    # The fix applied to the rows: a known data source, the ground truth filled in.
+    fixed = {path: dict(read[path], sample={"rows": 64, "data_sources": {"openai/gsm8k": 0, "aime-2025": 11}, "empty_ground_truth": []})}
+    assert pc.datasets_not_verls({"launch": launch, "facts": {"parquet": fixed}}) == ""
+    # verl's own shape (every fixture of verl's preprocessing) passes.
+    good = str(FIXTURES / "verl.parquet")
+    read = {good: dict(schema("verl.parquet"), sample=pq.sample(good))}
+    assert pc.datasets_not_verls({"launch": dict(launch, train_file=good), "facts": {"parquet": read}}) == ""
+
+
+@pytest.mark.parametrize("source, known", [
+    ("openai/gsm8k", True), ("lighteval/MATH", True), ("math_dapo", True), ("aime-2024", True), ("aime25", True),
+    ("searchR1_nq", True), ("hiyouga/geometry3k", True), ("", False), (None, False), ("/mnt/data/gsm8k", False), ("gsm8k", False),
+])
+def test_the_data_sources_verls_default_reward_knows(source, known):
+    assert pq.has_reward_function(source) is known

@@ -158,6 +158,38 @@ def test_hccls_ports_taken_where_the_training_does_not_run_are_refused():
     assert pc.hccl_ports_taken(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
 
 
+@pytest.mark.parametrize("value, ports", [
+    ("60000-60003", [60000, 60001, 60002, 60003]), ("60000,60050-60051", [60000, 60050, 60051]), ("56000, 56005", [56000, 56005]),
+    ("auto", "auto"), ("AUTO", "auto"), ("60050-60000", None), ("60000-", None), ("0-10", None), ("70000", None), ("", None),
+])
+def test_hccl_host_socket_port_range_in_canns_forms(value, ports):
+    """CANN's reference, HCCL_HOST_SOCKET_PORT_RANGE: a port, a range, both separated by commas, or "auto"."""
+    assert pc.hccl_port_spec(value) == ports
+
+
+def test_hccls_host_socket_range_taken_is_refused_naming_the_holder_and_a_free_range():
+    """verl's NPU scripts set HCCL_HOST_SOCKET_PORT_RANGE=60000-60050, which takes precedence over HCCL_IF_BASE_PORT. The
+    failure it prevents (vllm-ascend #405): "EJ0003: ... Failed to bind the IP port. Reason: The IP address and port have
+    been bound already." then "host nic listen start failed, port[60000], return[11]"."""
+    idle = npu("001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", {})
+    facts = {"listening_ports": [22, 60003, 60049], "port_holders": {"60003": ["4242 (python3)"]},
+             "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
+    launch = dict(LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": "60000-60050"})
+    text = pc.hccl_ports_taken(checked(idle, facts=facts, launch=launch))
+    assert text.startswith("port(s) 60003, 60049 of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=60000-60050) are in use on "
+                           "this host (60003 by pid 4242 (python3))"), text
+    assert 'verl_extra_env: {HCCL_HOST_SOCKET_PORT_RANGE: "60050-60100"} (its 51 ports are free here)' in text, text
+    for fixed in ("60050-60100", "auto"):  # the range the fix names, or the OS's choice
+        launch = dict(LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": fixed})
+        assert pc.hccl_ports_taken(checked(idle, facts=facts, launch=launch)) == "", fixed
+    # The range set, HCCL_IF_BASE_PORT's default range is not HCCL's: 60003 taken there is no refusal of its own.
+    assert "HCCL_IF_BASE_PORT" not in text
+    # No holder seen (another user's process, without root): the ports are still named.
+    text = pc.hccl_ports_taken(checked(idle, facts=dict(facts, port_holders={}), launch=dict(
+        LAUNCH, extra_env={"HCCL_HOST_SOCKET_PORT_RANGE": "60000,60049"})))
+    assert "port(s) 60049 of HCCL's host ports (HCCL_HOST_SOCKET_PORT_RANGE=60000,60049) are in use on this host, and" in text, text
+
+
 @pytest.mark.parametrize("hccn, words", [
     ({"3": {"link": "DOWN", "health": "Success"}}, "NPU 3 link DOWN (hccn_tool -i 3 -link -g)"),
     ({"5": {"link": "UP", "health": "Receive timeout"}}, "NPU 5 net health Receive timeout (hccn_tool -i 5 -net_health -g)"),
@@ -351,3 +383,129 @@ def test_expert_parallelism_splits_the_experts_in_the_estimate(tmp_path):
     from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as fit
 
     assert fit.estimate(eight)["actor"]["parameters"] < fit.estimate(one)["actor"]["parameters"] / 4
+
+
+def _hccn(addresses=None, tls=None, conf=None):
+    """node_facts' hccn read of 8 NPUs: each UP and healthy, at 29.1.0.<N>, TLS off, unless given."""
+    devices = {str(d): {"link": "UP", "health": "Success", "address": "29.1.0.%d" % d, "netmask": "255.255.0.0", "tls": "disabled"}
+               for d in range(8)}
+    for device, address in (addresses or {}).items():
+        devices[str(device)]["address"] = address
+    for device, state in (tls or {}).items():
+        devices[str(device)]["tls"] = state
+    return {"path": "/usr/local/Ascend/driver/tools/hccn_tool", "devices": devices, "conf": conf}
+
+
+def test_an_npu_address_that_is_not_hccn_confs_is_refused_and_the_fix_makes_it_pass():
+    """vllm-ascend's multi-node guide checks /etc/hccn.conf against hccn_tool -i N -ip -g; a stale address_N shows up as
+    `HcclCommPrepare fail` or an HCCL socket timeout (EI0006) once the model has loaded."""
+    conf = {str(d): "29.1.0.%d" % d for d in range(8)}
+    conf["5"] = "29.1.7.5"
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}}
+    case = checked(npu(BUSY, {}), facts=dict(facts, hccn=_hccn(conf=conf)), launch=dict(LAUNCH, nnodes=2))
+    text = pc.npu_address_not_hccn_conf(case)
+    assert "NPU 5 has 29.1.0.5 (hccn_tool -i 5 -ip -g), /etc/hccn.conf says address_5=29.1.7.5" in text, text
+    assert "Fix: give each NPU the file's address (hccn_tool -i 5 -ip -s address 29.1.7.5 netmask 255.255.0.0)" in text, text
+    # The fix applied on the device (its address is now the file's), or the device's address written into the file.
+    fixed = dict(facts, hccn=_hccn(addresses={5: "29.1.7.5"}, conf=conf))
+    assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=fixed, launch=dict(LAUNCH, nnodes=2))) == ""
+    fixed = dict(facts, hccn=_hccn(conf=dict(conf, **{"5": "29.1.0.5"})))
+    assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=fixed, launch=dict(LAUNCH, nnodes=2))) == ""
+    # Only on evidence: no /etc/hccn.conf, a file that does not name the NPU, an address not read, one node, an NPU not used.
+    for hccn, launch in ((_hccn(conf=None), dict(LAUNCH, nnodes=2)), (_hccn(conf={"0": "29.1.0.0"}), dict(LAUNCH, nnodes=2)),
+                         (_hccn(addresses={5: None}, conf=conf), dict(LAUNCH, nnodes=2)), (_hccn(conf=conf), dict(LAUNCH, nnodes=1)),
+                         (_hccn(conf=conf), dict(LAUNCH, nnodes=2, npu_devices=[0, 1, 2, 3]))):
+        assert pc.npu_address_not_hccn_conf(checked(npu(BUSY, {}), facts=dict(facts, hccn=hccn), launch=launch)) == ""
+
+
+def test_npus_tls_on_for_one_node_and_off_for_another_are_refused_on_the_head():
+    """CANN's HCCL troubleshooting guide (EI0016): `[InitGroupStage][RanktableCheck] Value Disable for config "tls" is
+    invalid. Expected Value:"All ranks are consistent. Current status : rankList for enabled tls:[...]; rankList for
+    disabled tls:[...]"`."""
+    nodes = {"head": _hccn(), "worker-1": _hccn(tls=dict.fromkeys(range(8), "enabled"))}
+    used = {"head": list(range(8)), "worker-1": list(range(8))}
+    launch = dict(LAUNCH, nnodes=2)
+    text = pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=nodes, npu_devices_nodes=used))
+    assert "on for worker-1 NPU(s) 0-7, off for head NPU(s) 0-7" in text, text
+    assert "Fix: switch it the same on every NPU of the run" in text and "hccn_tool -i <id> -tls -s enable 0 on worker-1 NPU(s) 0-7" in text
+    # The fix applied: the worker's switched off (or the head's on).
+    for fixed in ({"head": _hccn(), "worker-1": _hccn()},
+                  {"head": _hccn(tls=dict.fromkeys(range(8), "enabled")), "worker-1": nodes["worker-1"]}):
+        assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=fixed, npu_devices_nodes=used)) == ""
+    # An NPU the run does not use, or whose switch was not read, is not judged; a worker says nothing (the head does).
+    half = {"head": _hccn(tls={7: "enabled"}), "worker-1": _hccn(tls={0: None})}
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=launch, hccn_nodes=half,
+                                    npu_devices_nodes={"head": list(range(7)), "worker-1": list(range(8))})) == ""
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, is_head=False), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
+    assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, nnodes=1), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
+
+
+GIB_KB = 1024 * 1024
+IDLE_CAPTURE = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+
+
+def _memory_case(available_gib, **launch):
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {},
+             "memory": {"total_kb": 1024 * GIB_KB, "available_kb": int(available_gib * GIB_KB)}}
+    return checked(npu(IDLE_CAPTURE, {}), facts=facts, launch=dict(LAUNCH, **launch))
+
+
+def test_host_memory_below_what_the_workers_take_at_start_is_refused_and_fewer_npus_pass():
+    """Ray kills workers above 95 % of the node's memory: "Task was killed due to the node running low on memory. Memory on
+    the node ... was 246.41GB / 251.54GB (0.979583), which exceeds the memory usage threshold of 0.95" (verl #2950); each
+    NPU worker holds 7.8-10.3 GB at its start on Ascend (verl-omni #402)."""
+    text = pc.host_memory_short(_memory_case(30))
+    assert text.startswith("this host has 30.0 GiB of memory available (MemAvailable) for its 8 NPU workers"), text
+    assert "exceeds the memory usage threshold of 0.95" in text and "give verl_npu_devices at most 3 NPUs" in text, text
+    # The fix: as many NPUs as the message names (or memory freed).
+    assert pc.host_memory_short(_memory_case(30, npu_devices=[0, 1, 2])) == ""
+    assert pc.host_memory_short(_memory_case(64)) == ""
+    assert "fewer NPUs" in pc.host_memory_short(_memory_case(4))
+
+
+@pytest.mark.parametrize("available_gib, problem, warning", [
+    (1000, False, False), (88, False, False), (70, False, True), (64, False, True), (63.9, True, False),
+])
+def test_host_memory_is_refused_only_when_clearly_short(available_gib, problem, warning):
+    """8 NPU workers: 8 x 8 GiB refused below, 8 x 11 GiB (10.27 GB / 0.95) a warning below; never both."""
+    case = _memory_case(available_gib)
+    assert bool(pc.host_memory_short(case)) is problem and bool(pc.host_memory_tight(case)) is warning
+
+
+def test_host_memory_is_not_judged_while_the_training_runs_or_unread():
+    """The training's workers hold the memory MemAvailable leaves out: a re-run is not refused for them."""
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {},
+             "memory": {"total_kb": 64 * GIB_KB, "available_kb": 2 * GIB_KB}}
+    assert pc.host_memory_short(checked(npu(BUSY, dict.fromkeys(PIDS, OWN)), facts=facts)) == ""
+    assert pc.host_memory_short(checked(npu(IDLE_CAPTURE, {}), facts=dict(facts, memory={"available_kb": None}))) == ""
+
+
+IMAGE = "quay.io/ascend/verl:verl-8.5.0-a3-ubuntu22.04-py3.11-v0.7.1"
+
+
+def _pull_case(free_gib, here=(), elsewhere=18.5):
+    docker = dict(DOCKER, images=list(here), root_dir="/var/lib/docker", root_free_bytes=int(free_gib * pc.GIB))
+    nodes = {"head": [{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": int(elsewhere * pc.GIB)}] if elsewhere else [],
+             "worker-1": list(here)}
+    return checked(npu(IDLE_CAPTURE, {}), docker=docker, launch=dict(LAUNCH, image=IMAGE), images_nodes=nodes)
+
+
+def test_docker_space_short_of_the_image_a_node_must_pull_is_refused():
+    """Docker's own failure: "failed to register layer: Error processing tar file(exit status 1): write ...: no space left
+    on device" (moby #32811); the image's size is the one another node of the run holds it at."""
+    text = pc.docker_root_short(_pull_case(10))
+    assert text.startswith("the image %s is not on this host and must be pulled: it takes 18.5 GiB (on head), but Docker's "
+                           "data root /var/lib/docker has 10.0 GiB free" % IMAGE), text
+    assert "no space left on device" in text and "Fix: free space there (docker image prune -a" in text, text
+    # The fix: the space freed (or the image loaded here).
+    assert pc.docker_root_short(_pull_case(40)) == ""
+    assert pc.docker_root_short(_pull_case(10, here=[{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": 1}])) == ""
+
+
+@pytest.mark.parametrize("free_gib, elsewhere, problem, warning", [
+    (10, 18.5, True, False), (20, 18.5, False, True), (23.2, 18.5, False, False),
+    (1, None, False, False),  # no node has it: its size is not known, nothing is said
+])
+def test_docker_space_is_refused_only_on_evidence(free_gib, elsewhere, problem, warning):
+    case = _pull_case(free_gib, elsewhere=elsewhere)
+    assert bool(pc.docker_root_short(case)) is problem and bool(pc.docker_root_tight(case)) is warning

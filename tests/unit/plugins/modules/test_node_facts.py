@@ -27,6 +27,7 @@ ENGINE = {
                                {'Id': 'c2', 'Names': ['/old'], 'Image': 'x', 'Status': 'Exited (0)', 'State': 'exited'}],
     '/containers/c1/json': {'HostConfig': {'Devices': [{'PathOnHost': '/dev/davinci0'}], 'Privileged': False}},
     '/images/json': [{'Id': 'sha256:1', 'RepoTags': ['verl:1'], 'RepoDigests': [], 'Size': 5}],
+    '/info': {'DockerRootDir': '/'},
 }
 
 
@@ -80,6 +81,9 @@ def test_one_call_reads_everything(capsys, tmp_path, engine):
     assert docker['can_talk_to_docker'] and docker['server_version'] == '20.10.24'
     assert docker['containers'][0]['HostConfig']['Devices'] == [{'PathOnHost': '/dev/davinci0'}]
     assert docker['images'][0]['RepoTags'] == ['verl:1']
+    assert docker['root_dir'] == '/' and docker['root_free_bytes'] >= 0  # Docker's data root, read on this host
+    assert result['memory']['total_kb'] > 0 and result['memory']['available_kb'] > 0
+    assert isinstance(result['port_holders'], dict)
     assert result['paths'][str(tmp_path / 'models' / 'Qwen3-8B')]['isdir'] and not result['paths'][str(tmp_path / 'nope')]['exists']
     assert result['found'] == {'models': [str(tmp_path / 'models' / 'Qwen3-8B')], 'datasets': []}
     assert result['shm']['exists'] and result['shm']['size_kb'] > 0
@@ -124,4 +128,26 @@ def test_the_checkpoint_folder_and_the_data_sets_are_read_in_the_same_call(capsy
     assert 'model_params' not in ckpts
     assert round(result['model']['parameters'] / 1e9, 2) == 8.19 and result['model']['parameters_from'] == 'config.json'
     assert result['parquet'][str(data)]['num_rows'] == 256
+    assert result['parquet'][str(data)]['sample'] == {'rows': 256, 'data_sources': {'openai/gsm8k': 0}, 'empty_ground_truth': []}
     assert 'No such file' in result['parquet'][str(tmp_path / 'none.parquet')]['error']
+
+
+def test_a_listening_port_is_named_with_its_holder_and_an_engine_without_info_still_answers(capsys, tmp_path, engine):
+    """The port this test listens on is held by this process (its fd links to the socket's inode); an engine that does not
+    answer /info (its data root unknown) is still read."""
+    import os
+    import socket
+
+    listener = socket.socket()
+    listener.bind(('127.0.0.1', 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    info = ENGINE.pop('/info')
+    try:
+        result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine})
+    finally:
+        ENGINE['/info'] = info
+        listener.close()
+    assert port in result['listening_ports']
+    assert any(holder.startswith('%d (' % os.getpid()) for holder in result['port_holders'][str(port)]), result['port_holders']
+    assert result['docker']['can_talk_to_docker'] and result['docker']['root_dir'] == '' and result['docker']['root_free_bytes'] is None
