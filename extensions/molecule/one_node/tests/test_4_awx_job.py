@@ -41,7 +41,8 @@ def answers(template, **more):
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):
         # The SwanLab credential (attached to these templates) and the job template's own extra vars.
-        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"])
+        # verl_loggers is the cluster's (no survey asks it): the running training was started with TensorBoard on.
+        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"], verl_loggers=SETTINGS["verl_loggers"])
     values.update(more)
     return values
 
