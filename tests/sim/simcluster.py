@@ -1139,14 +1139,20 @@ def push(port):
 
 
 def scenario_env():
-    """The environment the Molecule scenarios (extensions/molecule) read: image refs and the registry's storage."""
+    """The environment the Molecule scenarios (extensions/molecule) read: image refs, the registry's storage, the nodes' meminfo."""
     recipes = Recipes()
     refs = recipes.refs()
     with _lock("registry-cache"):
         data = _registry_data(recipes.verl())
+    # Every scenario node's /proc/meminfo (its platforms mount it read-only): a training server's memory, as `up` gives its nodes.
+    meminfo = CACHE / "meminfo" / "molecule" / "node"
+    meminfo.parent.mkdir(parents=True, exist_ok=True)
+    text = meminfo_text(NODE_MEMORY_KB, NODE_MEMORY_KB)
+    if not meminfo.exists() or meminfo.read_text(encoding="ascii") != text:
+        meminfo.write_text(text, encoding="ascii")
     return {"VERL_SIM_NODE_IMAGE": refs["node"], "VERL_SIM_REGISTRY_IMAGE": refs["registry"],
             "VERL_SIM_VERL_IMAGE": verl_image(recipes), "VERL_SIM_VERL_LOCAL_IMAGE": refs["verl"],
-            "VERL_SIM_REGISTRY_DATA": str(data)}
+            "VERL_SIM_REGISTRY_DATA": str(data), "VERL_SIM_NODE_MEMINFO": str(meminfo)}
 
 
 def inventory(prefix=DEFAULT_PREFIX):
