@@ -35,8 +35,8 @@ from helpers.launch_helpers import launch_ok, render
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position
 
-# After one_node and failures, on their worker (SCENARIO_GROUPS in tests/integration/test_molecule.py): docs/development.md.
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-short")]
+# After three_nodes, on its worker (SCENARIO_GROUPS in tests/integration/test_molecule.py): docs/development.md.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-long")]
 
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)
@@ -391,7 +391,9 @@ def test_stand_in_trainer_holds_every_npu_and_stops_cleanly_on_sigterm(ray_clust
                         timeout=30)
     assert "reserved" not in released
     wait_for("the workers gone from npu-smi", lambda: not _npu_processes(NODE1) and not _npu_processes(NODE2), timeout=30)
-    assert in_verl(NODE1, "ls", "%s/logs" % WORK).stdout.startswith("verl_qwen3_8b_sim-smoke_")
+    # The log, named after the model folder, beside TensorBoard's folder.
+    assert [name for name in in_verl(NODE1, "ls", "%s/logs" % WORK).stdout.split() if name.startswith("verl_")][0].startswith(
+        "verl_qwen3_8b_sim-smoke_")
 
 
 def test_stand_in_trainer_exits_0_after_its_last_step_as_verl_does(ray_cluster, tmp_path):
