@@ -294,7 +294,7 @@ molecule)
     prereqs python docker debootstrap
     setup
     # The scenarios read the simulated cluster's image refs from the environment.
-    python tests/sim/simcluster.py build
+    python tests/sim/simcluster.py build --verl all
     eval "$(python tests/sim/simcluster.py env)"
     [ "$#" -gt 0 ] || set -- test --all
     molecule "$@"

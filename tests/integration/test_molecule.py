@@ -49,7 +49,7 @@ def simcluster():
 @pytest.fixture(scope="module")
 def scenario_env():
     """Builds (or reuses) the simulated cluster's images; the environment the scenarios read."""
-    simcluster().build(verbose=False)
+    simcluster().build(verbose=False, verl="all")
     return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", **simcluster().scenario_env())
 
 

@@ -1,6 +1,6 @@
 """The simulated Ascend cluster of verl.deploy's tests: real Docker engines, real Ray, verl's real schema.
 
-    python3 tests/sim/simcluster.py build [--verl 0.9.1]        # build (or reuse) the four images
+    python3 tests/sim/simcluster.py build [--verl 0.9.1 | all]  # build (or reuse) the four images
     python3 tests/sim/simcluster.py up --nodes 2 [--fixture node2=011_....txt] [--prefix verl-sim] [--verl 0.7.0 --verl 0.9.1]
     python3 tests/sim/simcluster.py status | info --json | inventory | down [--prefix verl-sim]
     python3 tests/sim/simcluster.py prune                       # drop images of superseded recipes
@@ -12,12 +12,13 @@ so an unchanged recipe is never rebuilt and a changed one always is:
                          ca-certificates, `docker import`ed (rootfs tar cached in .cache/sim/)
   verl-sim/node:<h>      an Ascend host: its own Docker engine (DinD), a fake npu-smi replaying real
                          captures (tests/fixtures/npu-smi), /dev/davinci*, the driver files
-  verl-sim/verl:<h>      the stand-in verl image of one verl release (--verl, one of VERL_RELEASES; default
+  verl-sim/verl:<h>-v<release>  the stand-in verl image of one verl release (--verl, one of VERL_RELEASES; default
                          0.7.0): Ray + Hydra in /opt/verl-venv, /verl laid out like that release's checkout in
                          verl's Ascend image (the wheel's config tree and config checks, its version string and the
                          files that tell releases apart, recipe/ as the image has it, a stand-in trainer),
                          CANN's set_env.sh where verl's images have them and a torch_npu that needs them. Each
-                         release is its own image (its files are in the hash).
+                         release is its own image (its files are in the hash); every release but the default is one
+                         layer on the default's image (verl/release.sh), built in seconds.
   verl-sim/registry:<h>  Debian's docker-registry, no auth, on :5000
 
 `up` starts, on the network <prefix>-net: the registry container <prefix>-registry (host name and
@@ -97,7 +98,9 @@ SUITE = "bookworm"
 MIRROR = os.environ.get("SIM_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 SECURITY_MIRROR = os.environ.get("SIM_DEBIAN_SECURITY_MIRROR", "http://deb.debian.org/debian-security")
 BASE_PACKAGES = ("python3", "iproute2", "procps", "iputils-ping", "ca-certificates")
-NODE_PACKAGES = ("docker.io", "iptables", "python3-requests")
+# bindfs: a FUSE file system to stand for a JuiceFS-like shared checkpoint folder (mounted with JuiceFS's fstype and
+# source over the shared folder, extensions/molecule/failures).
+NODE_PACKAGES = ("docker.io", "iptables", "python3-requests", "bindfs")
 VERL_PACKAGES = ("python3-venv",)
 REGISTRY_PACKAGES = ("docker-registry",)
 
@@ -381,6 +384,9 @@ class Recipes:
     }
     # Run in the base image with the wheels (/w) and the context (/ctx) mounted; {packages} and {wheelhouse} filled in.
     VERL_BUILD = (HERE / "verl" / "build.sh.in").read_text()
+    # Another release's image: one layer on the default release's image (its venv, about 700 MB, is the same for every
+    # release), so that it builds in seconds and a node that has one release's image loads another's top layer only.
+    VERL_RELEASE_BUILD = (HERE / "verl" / "release.sh").read_text()
     VERL_CHANGES = ("ENV PATH=/opt/verl-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
                     "ENV VIRTUAL_ENV=/opt/verl-venv", "WORKDIR /verl", 'CMD ["sleep", "infinity"]')
 
@@ -446,16 +452,22 @@ class Recipes:
             for path in sorted((source_dir / folder).glob("*.py")):
                 files.setdefault("verl/%s/%s" % (folder, path.name), path.read_bytes())
         files["stand-ins/verl_checks.py"] = (REPO / "tests" / "helpers" / "verl_config" / "verl_checks.py").read_bytes()
-        files["requirements.txt"] = Recipes.requirements().encode()
-        files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
+        if release == DEFAULT_VERL:
+            files["requirements.txt"] = Recipes.requirements().encode()
+            files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
+        else:
+            files["build.sh"] = Recipes.VERL_RELEASE_BUILD.encode()
         return files
 
     def verl(self):
         if "verl" not in self.hashes:
             files = self.verl_files()
-            self.hashes["verl"] = _sha("verl", RECIPE_VERSION["verl"], self.base(), ",".join(self.VERL_CHANGES),
-                                       ",".join(SWANLAB_LOCK + SWANLAB_SDIST_ONLY),
-                                       *[_sha(name, data) for name, data in sorted(files.items())])[:12]
+            on = self.base() if self.verl_release == DEFAULT_VERL else Recipes().verl()  # the image it is built on
+            digest = _sha("verl", RECIPE_VERSION["verl"], on, ",".join(self.VERL_CHANGES), ",".join(SWANLAB_LOCK + SWANLAB_SDIST_ONLY),
+                          *[_sha(name, data) for name, data in sorted(files.items())])[:12]
+            # The tag ends with the release, as verl's own image tags do (`...-py3.11-v0.7.1`): the deploy renders for the
+            # release the image's name says, and checks the image's files against it.
+            self.hashes["verl"] = "%s-v%s" % (digest, self.verl_release)
         return self.hashes["verl"]
 
     def refs(self):
@@ -626,16 +638,20 @@ def _build_verl(recipes):
     ref = "verl-sim/verl:%s" % digest
     if _image_exists(ref):
         return ref, "reused"
-    base, _how = _build_base(recipes)
     log = _log_path("verl", digest)
-    wheels = _wheels(log)
+    if recipes.verl_release == DEFAULT_VERL:
+        base, _how = _build_base(recipes)
+        mounts = ["-v", "%s:/w:ro" % _wheels(log)]
+    else:  # one layer on the default release's image (verl/release.sh)
+        base, _how = _build_verl(Recipes())
+        mounts = []
     context = _write_context(CACHE / "build" / ("verl-%s" % digest), recipes.verl_files())
     name = "verl-sim-build-verl-%s" % digest
     docker("rm", "-f", name, check=False, timeout=60)
     try:
         # One `docker run` + `docker commit`: the wheels and the context are bind mounts, so they never become
         # an image layer (the legacy builder has no RUN --mount).
-        docker("run", "--name", name, "--label", "%s.build=1" % LABEL, "-v", "%s:/w:ro" % wheels, "-v", "%s:/ctx:ro" % context,
+        docker("run", "--name", name, "--label", "%s.build=1" % LABEL, *mounts, "-v", "%s:/ctx:ro" % context,
                base, "bash", "/ctx/build.sh", timeout=1200, log=log)
         changes = []
         for change in Recipes.VERL_CHANGES + ("LABEL %s.recipe=%s" % (LABEL, digest),):
@@ -681,8 +697,12 @@ def prune(verbose=True):
 
 
 def build(verbose=True, verl=DEFAULT_VERL):
-    """Build (or reuse) the four images, the verl image for verl release `verl`; returns {kind: image ref}. Prints what
-    it did and how long it took."""
+    """Build (or reuse) the four images, the verl image for verl release `verl` ("all": the default's refs, and the
+    verl image of every release); returns {kind: image ref}. Prints what it did and how long it took."""
+    if verl == "all":
+        for release in VERL_RELEASES[::-1]:  # the default (0.7.0, the others' base) last: its refs are returned
+            refs = build(verbose=verbose, verl=release)
+        return refs
     check_host()
     recipes = Recipes(verl)
     refs = {}
@@ -1150,9 +1170,14 @@ def scenario_env():
     text = meminfo_text(NODE_MEMORY_KB, NODE_MEMORY_KB)
     if not meminfo.exists() or meminfo.read_text(encoding="ascii") != text:
         meminfo.write_text(text, encoding="ascii")
-    return {"VERL_SIM_NODE_IMAGE": refs["node"], "VERL_SIM_REGISTRY_IMAGE": refs["registry"],
-            "VERL_SIM_VERL_IMAGE": verl_image(recipes), "VERL_SIM_VERL_LOCAL_IMAGE": refs["verl"],
-            "VERL_SIM_REGISTRY_DATA": str(data), "VERL_SIM_NODE_MEMINFO": str(meminfo)}
+    env = {"VERL_SIM_NODE_IMAGE": refs["node"], "VERL_SIM_REGISTRY_IMAGE": refs["registry"],
+           "VERL_SIM_VERL_IMAGE": verl_image(recipes), "VERL_SIM_VERL_LOCAL_IMAGE": refs["verl"],
+           "VERL_SIM_REGISTRY_DATA": str(data), "VERL_SIM_NODE_MEMINFO": str(meminfo)}
+    # Each release's local image (build(verl="all")), e.g. VERL_SIM_VERL_LOCAL_IMAGE_0_9_1: a scenario trains on the release
+    # it names (its molecule.yml sets VERL_SIM_VERL_LOCAL_IMAGE from one of them).
+    for release in VERL_RELEASES:
+        env["VERL_SIM_VERL_LOCAL_IMAGE_%s" % release.replace(".", "_")] = "verl-sim/verl:%s" % Recipes(release).verl()
+    return env
 
 
 def inventory(prefix=DEFAULT_PREFIX):
@@ -1177,7 +1202,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="simcluster.py", description=__doc__.split("\n\n", maxsplit=1)[0])
     commands = parser.add_subparsers(dest="command", required=True)
     build_parser = commands.add_parser("build", help="build (or reuse) the images")
-    build_parser.add_argument("--verl", default=DEFAULT_VERL, choices=VERL_RELEASES, help="the verl release of the verl image")
+    build_parser.add_argument("--verl", default=DEFAULT_VERL, choices=VERL_RELEASES + ("all",),
+                              help="the verl release of the verl image (all: every release's)")
     up_parser = commands.add_parser("up", help="start (or adjust) the cluster; idempotent")
     up_parser.add_argument("--nodes", type=int, default=2)
     up_parser.add_argument("--fixture", action="append", default=[], metavar="NODE=FILE",

@@ -185,7 +185,7 @@ def test_up_again_with_the_same_arguments_changes_nothing(cluster):
     assert before == after
     assert [node["name"] for node in again["nodes"]] == [NODE1, NODE2]
     assert again["verl_image"] == cluster["verl_image"]
-    assert re.fullmatch(r"registry:5000/verl/verl-sim:[0-9a-f]{12}", again["verl_image"])
+    assert re.fullmatch(r"registry:5000/verl/verl-sim:[0-9a-f]{12}-v0\.7\.0", again["verl_image"])
 
 
 def _capture(name):

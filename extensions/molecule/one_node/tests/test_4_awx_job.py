@@ -105,12 +105,12 @@ def test_stop_then_deploy_as_awx_jobs(tmp_path, inventory):
     assert any(line.startswith("Ray dashboard: http://") for line in lines), lines
     assert any(line.startswith("SwanLab: offline") for line in lines), lines
     assert any(line.startswith("TensorBoard: ") for line in lines), lines
-    assert "Image's verl: 0.7.0.dev" in lines, lines
+    assert "Image's verl: 0.9.1" in lines, lines
     # The head's count of the prompts (container stage), with the simulated image's real tokenizer.
     assert any(line.startswith("Prompts: /sim/data/train.parquet: 256 prompts, the longest ") for line in lines), lines
     summary = deploy.artifact_data["verl_deploy_summary"]
     assert summary["head"] == head and summary["ray_dashboard"].startswith("http://") and summary["swanlab"].startswith("offline")
-    assert summary["image_verl"] == "0.7.0.dev", summary
+    assert summary["image_verl"] == "0.9.1", summary
     assert (deploy.artifacts / "fact_cache").is_dir() or (stop.artifacts / "fact_cache").is_dir()
     for job in (stop, deploy):
         assert_key_in_no_artifact(job)
