@@ -22,6 +22,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
+from ansible_collections.verl.deploy.plugins.module_utils import _resume
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
@@ -594,6 +595,16 @@ def ckpts_resume_broken(checked):
     return _ckpts.resume_broken(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
 
 
+def ckpts_resume_layout_changed(checked):
+    """On the head: the checkpoint verl would resume from, saved with another TP/PP/VPP/CP/EP, optimizer or model (_resume.py)."""
+    resume = (checked.get("facts") or {}).get("resume") or {}
+    return _resume.layout_changed(resume, checked.get("launch") or {}, _model_read(checked).get("facts"))
+
+
+def ckpts_resume_world_changed(checked):
+    return _resume.world_changed((checked.get("facts") or {}).get("resume") or {}, checked.get("launch") or {})
+
+
 def ckpts_newer_than_tracked(checked):
     return _ckpts.newer_than_tracked(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
 
@@ -733,10 +744,10 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             npu_address_not_hccn_conf, npu_tls_mixed,
-            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
+            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, ckpts_resume_layout_changed, datasets_not_verls,
             model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short)
-WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight, host_memory_tight,
-            docker_root_tight)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, ckpts_resume_world_changed,
+            memory_tight, host_memory_tight, docker_root_tight)
 
 
 def in_use_by_training(checked):

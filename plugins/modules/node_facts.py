@@ -91,6 +91,15 @@ options:
         whether the deploy user may write there, free space, which storage it is and verl's checkpoints in it. Nothing is created.
     type: str
     default: ''
+  resume_from:
+    description:
+      - The checkpoint verl would resume from, to read into RV(resume) - V(auto) for the C(global_step_<N>) folder that
+        C(latest_checkpointed_iteration.txt) of O(ckpts_dir) names (C(verl_resume_mode=auto)), or that folder itself
+        (C(verl_resume_from_path) with C(verl_resume_mode=resume_path)); empty reads nothing. Only its small layout files
+        are read (C(actor/transformer_config.json), C(actor/huggingface/config.json), the listing and C(common.pt) of
+        C(actor/dist_ckpt)).
+    type: str
+    default: ''
   parquet_paths:
     description:
       - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
@@ -297,6 +306,15 @@ ckpts:
   returned: always
   type: dict
   sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4]}
+resume:
+  description:
+    - O(resume_from) as read - C(folder), C(step), C(read) (whether the folder exists), C(layout) (the parallel sizes its
+      C(transformer_config.json) records, or none), C(model) (its saved Hugging Face config's facts, or none), C(ranks)
+      (how many ranks wrote its distributed checkpoint) and C(sharding) (the distributed optimizer's sharding type, empty
+      when it was saved without one, none when unknown).
+  returned: always
+  type: dict
+  sample: {folder: /mnt/project/ckpts/global_step_4, step: 4, read: true, layout: {tensor_model_parallel_size: 2}, ranks: 16}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
@@ -357,6 +375,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
+from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
@@ -602,6 +621,7 @@ def main():
             hccn=dict(type='bool', default=False),
             ckpts_dir=dict(type='str', default=''),
             parquet_paths=dict(type='list', elements='str', default=[]),
+            resume_from=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
@@ -626,6 +646,7 @@ def main():
         },
         network=network,
         ckpts=read_ckpts_dir(params['ckpts_dir']),
+        resume=read_resume(params['ckpts_dir'], params['resume_from']),
         parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         memory=nf.meminfo(_read('/proc/meminfo')),
