@@ -226,6 +226,10 @@ docker:
       description: The free space under RV(docker.root_dir) on this host; V(null) when the engine is not on this host (C(tcp://)).
       returned: when RV(docker.can_talk_to_docker)
       type: int
+    root_size_bytes:
+      description: The size of the file system under RV(docker.root_dir) (Ray counts a disk over 95 % full as full); V(null) as for RV(docker.root_free_bytes).
+      returned: when RV(docker.can_talk_to_docker)
+      type: int
     images:
       description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
       returned: always
@@ -542,9 +546,19 @@ def read_docker(module):
         'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
         # The engine's data root is a path of this host only when the engine runs here (its unix socket).
         'root_free_bytes': free_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
+        'root_size_bytes': size_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
         'containers': nf.summarize_containers(listed, inspected),
         'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
     }
+
+
+def size_bytes(path):
+    """The size of the file system under path (statvfs f_blocks), None when it cannot be read."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_blocks * stat.f_frsize
 
 
 def free_bytes(path):
