@@ -561,8 +561,9 @@ RAY_STORE_MAX_BYTES = 200 * 10 ** 9
 RAY_DISK_FULL = 0.95
 
 
-def _container_tmp_mounted(launch):
-    """Whether the training container's /tmp (or Ray's /tmp/ray) is a bind mount (verl_container_extra_volumes)."""
+def _ray_tmp_mounted(launch):
+    """Whether the training container's /tmp/ray, Ray's session and spilling folder, is a bind mount
+    (verl_container_extra_volumes; /tmp itself may not be one: the settings check keeps system folders out)."""
     targets = [str(volume).split(":")[1].rstrip("/") for volume in (launch.get("container") or {}).get("volumes") or []
                if str(volume).count(":") >= 1]
     return any(target in ("/tmp", "/tmp/ray") for target in targets)
@@ -570,21 +571,23 @@ def _container_tmp_mounted(launch):
 
 def data_root_terms(checked):
     """[(what, bytes)] that this host needs under Docker's data root: the image to pull (when it must be pulled and its size
-    is known), and, unless the container's /tmp is a mount, Ray's room there (when the host's memory was read): its object
-    store when /dev/shm is smaller, the store's size again for spilling, and the 5 % of the disk Ray keeps free."""
+    is known), and Ray's room in the container's /tmp (when the host's memory was read): its object store when /dev/shm
+    is smaller, and, unless /tmp/ray is a mount, the store's size again for spilling and the 5 % of the disk Ray keeps free."""
     launch, docker, facts = checked.get("launch") or {}, checked.get("docker") or {}, checked.get("facts") or {}
     terms = []
     pull = _pull(checked)
     if pull is not None:
         terms.append(("the image %s to pull (%.1f GiB on %s)" % (pull[0], pull[1] / GIB, pull[2]), pull[1]))
     available = (facts.get("memory") or {}).get("available_kb")
-    if available is None or _container_tmp_mounted(launch) or docker.get("root_free_bytes") is None:
+    if available is None or docker.get("root_free_bytes") is None:
         return terms
     store = min(available * 1024 * RAY_STORE_SHARE, RAY_STORE_MAX_BYTES)
     shm_free = (facts.get("shm") or {}).get("free_kb")
     if shm_free is not None and shm_free * 1024 < store:
         terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
-    terms.append(("Ray's spilling to the container's /tmp, up to its object store (30 %% of the memory available, %.1f GiB)"
+    if _ray_tmp_mounted(launch):
+        return terms
+    terms.append(("Ray's spilling to the container's /tmp/ray, up to its object store (30 %% of the memory available, %.1f GiB)"
                   % (store / GIB), store))
     size = docker.get("root_size_bytes")
     if size:
@@ -611,8 +614,8 @@ def docker_root_tight(checked):
     return ("Docker's data root %s has %.1f GiB free, and it also holds the training container's /tmp, where Ray keeps its "
             "session files and spills objects: %s come to %.1f GiB. Past 95 %% of the disk Ray fails object creation "
             "(\"/tmp/ray/session_... is over 95%% full ... Object creation will fail if spilling is required\"). Mount a "
-            "larger disk at the container's /tmp (verl_container_extra_volumes: [\"/data/ray_tmp:/tmp\"], a folder of this "
-            "host), or free space under the data root." % (
+            "folder of a larger disk at the container's /tmp/ray (verl_container_extra_volumes: [\"/data/ray_tmp:/tmp/ray\"]), "
+            "enlarge /dev/shm when Ray's store does not fit there, or free space under the data root." % (
                 docker.get("root_dir") or "", free / GIB, ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms),
                 need / GIB))
 
