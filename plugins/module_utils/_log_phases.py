@@ -10,7 +10,7 @@ each phase of verl 0.7.0 leaves (verl/trainer/ppo/ray_trainer.py and recipe/dapo
 lines through Ray as "(WorkerDict pid=..., ip=...) ..."):
   load        "Total training steps: N", "Load from checkpoint folder: ...", "Resuming from ...", "Training from scratch",
               "Model config after override", "TF config:", "load ref weight start", "AgentLoopManager: [...]"
-  rollout     vLLM's lines (vllm, vLLM, "Processed prompts"), the DAPO trainer's "num_prompt_in_batch=... < prompt_bsz=..."
+  rollout     vLLM's lines (vllm, vLLM, "Processed prompts"), recipe/dapo's dynamic sampling, "num_prompt_in_batch=... < prompt_bsz=..."
               and "num_gen_batches=N. Keep generating..."
   step        "step:N - key:value - ..." (verl/utils/logger/aggregate_logger.py concat_dict_to_str): one per step, after its
               update and save; its timing_s/gen, timing_s/update_actor, timing_s/save_checkpoint are that step's
@@ -52,14 +52,14 @@ CAUSES = {
     "error": "the trainer or a worker raised an error (the traceback in the log names it; out of memory: see "
              "docs/memory.md). Fix what it names, then deploy.yml again (it resumes from the last checkpoint)",
     "step": "the next step's rollout had not logged yet: generation itself is slow or hangs (vLLM-Ascend, HBM for the KV "
-            "cache), or the DAPO trainer keeps regenerating a batch; compare with the last step's timing_s/gen",
+            "cache), or dynamic sampling (recipe/dapo) keeps regenerating a batch; compare with the last step's timing_s/gen",
     "save": "a checkpoint save did not finish: the storage of verl_ckpts_dir is slow, full or not shared, or a rank is "
             "blocked at the save's barrier. Check the storage (df, the mount on every node)",
     "validation": "the validation's generation did not finish: as a rollout (vLLM-Ascend, HBM), over the test set",
     "load": "the model or the checkpoint was loading: slow storage, or a node whose workers did not join the first "
             "collective (HCCL between the nodes)",
     "rollout": "the rollout (generation) or the update after it (verl logs no line at update_actor): a generation that "
-               "hangs (vLLM-Ascend, HBM for the KV cache, the DAPO trainer regenerating), or a collective of the update "
+               "hangs (vLLM-Ascend, HBM for the KV cache, dynamic sampling regenerating), or a collective of the update "
                "that waits on a rank",
 }
 
