@@ -606,8 +606,8 @@ def docker_root_tight(checked):
     need = sum(size for _what, size in terms)
     if pull is not None and pull[1] <= free < pull[1] * PULL_MARGIN:
         return ("Docker's data root %s has %.1f GiB free for the pull of %s (%.1f GiB on %s): a layer's download is held while "
-                "it is extracted, so the pull may run out of space." % (docker.get("root_dir") or "", free / GIB, pull[0],
-                                                                         pull[1] / GIB, pull[2]))
+                "it is extracted, so the pull may run out of space."
+                % (docker.get("root_dir") or "", free / GIB, pull[0], pull[1] / GIB, pull[2]))
     ray_terms = terms[1:] if pull is not None else terms
     if not ray_terms or free >= need:
         return ""

@@ -28,9 +28,9 @@ STEP_1 = ("step:1 - global_seqlen/min:484245.000 - actor/entropy:0.323 - actor/k
 
 
 def zero(step):
-    return STEP_83.replace("step:83", "step:%d" % step).replace("critic/score/mean:0.906 - critic/score/max:1.000",
-                                                                 "critic/score/mean:0.000 - critic/score/max:0.000").replace(
-        "critic/rewards/mean:0.906 - critic/rewards/max:1.000", "critic/rewards/mean:0.000 - critic/rewards/max:0.000")
+    line = STEP_83.replace("step:83", "step:%d" % step)
+    line = line.replace("critic/score/mean:0.906 - critic/score/max:1.000", "critic/score/mean:0.000 - critic/score/max:0.000")
+    return line.replace("critic/rewards/mean:0.906 - critic/rewards/max:1.000", "critic/rewards/mean:0.000 - critic/rewards/max:0.000")
 
 
 HCCL = [

@@ -191,8 +191,7 @@ def test_only_the_data_parallel_size_changed_is_a_warning_not_a_refusal(tmp_path
 
 def test_the_pre_check_runs_the_rule_on_the_head_only(tmp_path):
     save(tmp_path, tp=2)
-    checked = {"launch": launch(tmp_path), "facts": {"resume": rs.read_resume(str(tmp_path), "auto"),
-                                                    "model": {"facts": facts()}}}
+    checked = {"launch": launch(tmp_path), "facts": {"resume": rs.read_resume(str(tmp_path), "auto"), "model": {"facts": facts()}}}
     assert "TP (tensor_model_parallel_size): 2 in the checkpoint, 4 now" in pc.ckpts_resume_layout_changed(checked)
     checked["launch"]["is_head"] = False
     assert pc.ckpts_resume_layout_changed(checked) == ""
