@@ -46,13 +46,13 @@ DISTCP = re.compile(r"^__(\d+)_\d+\.distcp$")
 # Megatron-core's DistributedOptimizer sharding types, as its common state names them.
 SHARDING_TYPES = ("fully_sharded_model_space", "dp_zero_gather_scatter", "dp_reshardable", "fully_reshardable", "fsdp_dtensor")
 MEGATRON = "actor_rollout_ref.actor.megatron."
-# (TransformerConfig key, its short name, what sets it here, its default when nothing does)
+# (TransformerConfig key, its short name, what sets it here; expected() gives the value the settings give)
 LAYOUT = (
-    ("tensor_model_parallel_size", "TP", "verl_train_tp", None),
-    ("pipeline_model_parallel_size", "PP", "verl_train_pp", None),
-    ("virtual_pipeline_model_parallel_size", "VPP", "bit 6 of the feature mask (VPP)", None),
-    ("context_parallel_size", "CP", "verl_extra_overrides: %scontext_parallel_size" % MEGATRON, 1),
-    ("expert_model_parallel_size", "EP", "verl_extra_overrides: %sexpert_model_parallel_size" % MEGATRON, 1),
+    ("tensor_model_parallel_size", "TP", "verl_train_tp"),
+    ("pipeline_model_parallel_size", "PP", "verl_train_pp"),
+    ("virtual_pipeline_model_parallel_size", "VPP", "bit 6 of the feature mask (VPP)"),
+    ("context_parallel_size", "CP", "verl_extra_overrides: %scontext_parallel_size" % MEGATRON),
+    ("expert_model_parallel_size", "EP", "verl_extra_overrides: %sexpert_model_parallel_size" % MEGATRON),
 )
 # The model's facts (plugins/module_utils/_model.py parse_config) that make it another model.
 MODEL_KEYS = ("architecture", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "vocab_size",
@@ -128,7 +128,7 @@ def _common_state(path):
 def read_layout(folder):
     """What a global_step folder records of the layout it was saved with; a key is None when its file was not read."""
     config = _json(os.path.join(folder, TRANSFORMER_CONFIG))
-    layout = {key: config.get(key) for key, _short, _setting, _default in LAYOUT} if config is not None else None
+    layout = {key: config.get(key) for key, _short, _setting in LAYOUT} if config is not None else None
     model, model_error = None, ""
     text = _small(os.path.join(folder, HF_CONFIG))
     if text is not None:
@@ -196,7 +196,7 @@ def changes(resume, launch, model_facts=None):
     """[(what, saved, now, the setting that gives it now)] between the checkpoint verl would resume from and the settings."""
     found = []
     layout, wanted = resume.get("layout") or {}, expected(launch)
-    for key, short, setting, _default in LAYOUT if layout else ():
+    for key, short, setting in LAYOUT if layout else ():
         saved = layout.get(key)
         vpp = key == "virtual_pipeline_model_parallel_size"
         if (saved is None or wanted[key] is None) and not vpp:
@@ -250,7 +250,7 @@ def layout_changed(resume, launch, model_facts=None):
     choices.append("start from step 0 with -e verl_resume_mode=disable, after moving the old global_step_<N> folders out of "
                    "%s: the new saves go there, and Megatron refuses to save into a folder that is not empty (\"Checkpoint "
                    "destination directory (...) is not empty\")" % (launch.get("ckpts_dir") or "verl_ckpts_dir"))
-    return ("%s, which was saved with another layout than these settings give: %s. verl would load the model on every node "
+    return ("%s, which was saved with another layout or model than these settings give: %s. verl would load the model on every node "
             "and then fail in Megatron's checkpoint loader (dist_checkpointing.load: the RNG state is sharded by PP and TP, "
             "the experts by EP, the weights by the model's shape). Fix: one of: %s." % (
                 _where(resume, launch), what, "; or ".join(choices)))
