@@ -1,6 +1,7 @@
-"""The Ray stage's check that each worker's container reaches the head's ports (roles/ray/files/reach.sh), executed as
-the deploy runs it (bash -c, python3 of the image), on 127.0.0.1: the head's listener, a worker's connects, a port nobody
-listens on; and the head's judgement of the lines (plugins/filter/reach_problems.py)."""
+"""The Ray stage's check that each node's container reaches the head's Ray port and verl's rank-0 node
+(roles/ray/files/reach.sh), executed as the deploy runs it (bash -c, python3 of the image), on 127.0.0.1: rank 0's
+listener, a node's connects, a port nobody listens on; and the head's judgement of the lines
+(plugins/filter/reach_problems.py)."""
 from __future__ import annotations
 
 import os
@@ -52,17 +53,17 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
     ray.listen(1)
     ray_port = ray.getsockname()[1]
     try:
-        worker = reach(env, "connect", "127.0.0.1", "5", "ray=%d" % ray_port, "rendezvous=%d" % listener["port"])
+        worker = reach(env, "connect", "5", "ray=127.0.0.1:%d" % ray_port, "rendezvous=127.0.0.1:%d" % listener["port"])
     finally:
         ray.close()
     assert worker.returncode == 0, worker.stdout + worker.stderr
-    assert worker.stdout.splitlines() == ["ray=%d ok" % ray_port, "rendezvous=%d ok" % listener["port"]]
-    assert reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "127.0.0.1", proc.stdout) == []
+    assert worker.stdout.splitlines() == ["ray=127.0.0.1:%d ok" % ray_port, "rendezvous=127.0.0.1:%d ok" % listener["port"]]
+    assert reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "head", proc.stdout) == []
     # The second connection was the last the listener waits for: it is gone.
-    reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % listener["port"])
+    reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % listener["port"])
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        again = reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % listener["port"])
+        again = reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % listener["port"])
         if "refused" in again.stdout:
             break
         time.sleep(0.2)
@@ -71,19 +72,19 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
 
 def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
     port = closed_port()
-    worker = reach(env, "connect", "127.0.0.1", "5", "rendezvous=%d" % port)
-    assert worker.returncode == 0 and worker.stdout.strip() == "rendezvous=%d failed: Connection refused" % port, worker.stdout
-    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "127.0.0.1", "port=%d\nrange=32768-60999\n" % port)
+    worker = reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % port)
+    assert worker.returncode == 0 and worker.stdout.strip() == "rendezvous=127.0.0.1:%d failed: Connection refused" % port, worker.stdout
+    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "worker-2", "port=%d\nrange=32768-60999\n" % port)
     assert problems == [
-        "worker-1: from its container, 127.0.0.1:%d did not answer (rendezvous; a free port the head listened on, as verl's "
-        "rendezvous (torch.distributed's TCPStore, MASTER_PORT) picks one from the range 32768-60999): failed: Connection "
-        "refused. Fix: allow TCP from worker-1 to 127.0.0.1 on Ray's port and the ephemeral ports 32768-60999 (firewall, "
-        "security group, or a container network other than the host's), then run deploy.yml again; without it the "
-        "training would wait 30 minutes at its rendezvous." % port]
+        "worker-1: from its container, 127.0.0.1:%d did not answer (rendezvous; a free port worker-2 listened on as verl's "
+        "rendezvous (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) picks one from the range 32768-60999; worker-2 "
+        "is verl's rank 0, the first node by address as text): failed: Connection refused. Fix: allow TCP from worker-1 to "
+        "127.0.0.1 on the ephemeral ports 32768-60999 (firewall, security group, or a container network other than the "
+        "host's), then run deploy.yml again; without it the training would wait 30 minutes at its rendezvous." % port]
 
 
 def test_a_wrong_call_is_refused(env):
-    proc = reach(env, "connect", "127.0.0.1")
+    proc = reach(env, "connect", "5", "rendezvous=41234")
     assert proc.returncode == 2 and proc.stdout.startswith("usage: reach listen"), proc.stdout
 
 

@@ -5,38 +5,40 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: reach_problems
-short_description: Name the workers whose container does not reach the head's Ray or rendezvous port
+short_description: Name the nodes whose container does not reach the head's Ray port or verl's rank-0 node
 version_added: 0.2.0
 description:
-  - Takes each worker's result of the Ray stage's reach check (its C(NAME=PORT RESULT) lines) and returns one sentence per
-    port of the head that a worker's container did not reach, naming the node, the port and the fix.
+  - Takes each node's result of the Ray stage's reach check (its C(NAME=ADDRESS:PORT RESULT) lines) and returns one
+    sentence per port that a node's container did not reach (the head's Ray port, the port verl's rank-0 node listened
+    on as verl's rendezvous does), naming the node, the address, the port and the fix; and one when the rank-0 node's
+    listener did not start.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: One entry per worker, C(host), C(stdout) and C(rc) of the check.
+    description: One entry per node, C(host), C(stdout) and C(rc) of the check.
     type: list
     elements: dict
     required: true
-  head:
-    description: The head's address as the workers connect to it.
+  rank0:
+    description: The inventory name of verl's rank-0 node (P(verl.deploy.rank0_node#filter)).
     type: str
     required: true
   listened:
-    description: The standard output of the head's listener (its C(port=) and C(range=) lines).
+    description: The standard output of the rank-0 node's listener (its C(port=) and C(range=) lines).
     type: str
     default: ""
 """
 
 EXAMPLES = r"""
-- name: Stop if a worker cannot reach the head
+- name: Stop if a node cannot reach the head's Ray port or verl's rank-0 node
   ansible.builtin.assert:
-    that: results | verl.deploy.reach_problems('10.0.0.1', listener.stdout) | length == 0
+    that: results | verl.deploy.reach_problems('node2', listener.stdout) | length == 0
 """
 
 RETURN = r"""
 _value:
-  description: One sentence per port not reached, naming the worker, the port, what failed and the fix.
+  description: One sentence per port not reached, naming the node, the address and port, what failed and the fix.
   type: list
   elements: str
 """
@@ -45,8 +47,8 @@ from ansible_collections.verl.deploy.plugins.module_utils._reach import listened
 from ansible_collections.verl.deploy.plugins.module_utils._reach import unreached
 
 
-def reach_problems(results, head, listened=""):
-    return unreached(results or [], head, _listened(listened)["range"])
+def reach_problems(results, rank0, listened=""):
+    return unreached(results or [], rank0, _listened(listened))
 
 
 class FilterModule:

@@ -46,8 +46,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(state), C(progress) (C(step), C(total_steps), C(steps_per_min), C(seconds_left), C(text)), C(alarms), C(failed),
-    C(failing), C(fail_on), C(nodes) (per node its row) and C(lines) (the table and the training's line, for people).
+  description: C(state), C(progress) (C(step), C(total_steps), C(steps_per_min), C(seconds_left), C(text)), C(phase) (read from the
+    log's tail, C(phase) the last of verl's phases that logged, C(line), C(step), C(flags) NaN losses or zero rewards in the
+    last steps, C(cause) its likely cause, C(text)), C(alarms), C(failed), C(failing), C(fail_on), C(nodes) (per node its
+    row) and C(lines) (the table and the training's line, for people).
   type: dict
 """
 

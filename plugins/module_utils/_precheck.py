@@ -22,6 +22,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
+from ansible_collections.verl.deploy.plugins.module_utils import _resume
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
@@ -549,14 +550,74 @@ def docker_root_short(checked):
             "/etc/docker/daemon.json), then run again." % (image, size / GIB, host, root, free / GIB))
 
 
-def docker_root_tight(checked):
-    """A warning: room for the image, but not for its layers' downloads beside it."""
+# Ray in the training container keeps its session files under /tmp/ray and spills objects there once its object store
+# is full (Ray's docs, "Object Spilling": the temporary directory /tmp/ray/session_*); the store takes 30 % of the memory
+# available at its start, at most 200 GB (ray_constants DEFAULT_OBJECT_STORE_MEMORY_PROPORTION, _MAX_MEMORY_BYTES), and
+# lives in /tmp too when /dev/shm is smaller. Ray treats a disk over 95 % full as full: "/tmp/ray/session_... is over 95%
+# full ... Object creation will fail if spilling is required" (local_fs_capacity_threshold; lmdeploy #3457, ray #36959).
+# Unless the container's /tmp is a mount, that is the container's writable layer: on Docker's data root.
+RAY_STORE_SHARE = 0.3
+RAY_STORE_MAX_BYTES = 200 * 10 ** 9
+RAY_DISK_FULL = 0.95
+
+
+def _ray_tmp_mounted(launch):
+    """Whether the training container's /tmp/ray, Ray's session and spilling folder, is a bind mount
+    (verl_container_extra_volumes; /tmp itself may not be one: the settings check keeps system folders out)."""
+    targets = [str(volume).split(":")[1].rstrip("/") for volume in (launch.get("container") or {}).get("volumes") or []
+               if str(volume).count(":") >= 1]
+    return any(target in ("/tmp", "/tmp/ray") for target in targets)
+
+
+def data_root_terms(checked):
+    """[(what, bytes)] that this host needs under Docker's data root: the image to pull (when it must be pulled and its size
+    is known), and Ray's room in the container's /tmp (when the host's memory was read): its object store when /dev/shm
+    is smaller, and, unless /tmp/ray is a mount, the store's size again for spilling and the 5 % of the disk Ray keeps free."""
+    launch, docker, facts = checked.get("launch") or {}, checked.get("docker") or {}, checked.get("facts") or {}
+    terms = []
     pull = _pull(checked)
-    if pull is None or not pull[1] <= pull[3] < pull[1] * PULL_MARGIN:
+    if pull is not None:
+        terms.append(("the image %s to pull (%.1f GiB on %s)" % (pull[0], pull[1] / GIB, pull[2]), pull[1]))
+    available = (facts.get("memory") or {}).get("available_kb")
+    if available is None or docker.get("root_free_bytes") is None:
+        return terms
+    store = min(available * 1024 * RAY_STORE_SHARE, RAY_STORE_MAX_BYTES)
+    shm_free = (facts.get("shm") or {}).get("free_kb")
+    if shm_free is not None and shm_free * 1024 < store:
+        terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
+    if _ray_tmp_mounted(launch):
+        return terms
+    terms.append(("Ray's spilling to the container's /tmp/ray, up to its object store (30 %% of the memory available, %.1f GiB)"
+                  % (store / GIB), store))
+    size = docker.get("root_size_bytes")
+    if size:
+        terms.append(("the %d %% of the disk Ray keeps free" % round((1 - RAY_DISK_FULL) * 100), size * (1 - RAY_DISK_FULL)))
+    return terms
+
+
+def docker_root_tight(checked):
+    """A warning, never a refusal: less room under Docker's data root than the image's pull with its margin, or than the
+    image and Ray's room in the container's /tmp (data_root_terms)."""
+    docker = checked.get("docker") or {}
+    free, terms = docker.get("root_free_bytes"), data_root_terms(checked)
+    pull = _pull(checked)
+    if free is None or not terms or (pull is not None and free < pull[1]):
+        return ""  # nothing known, or docker_root_short refuses it
+    need = sum(size for _what, size in terms)
+    if pull is not None and pull[1] <= free < pull[1] * PULL_MARGIN:
+        return ("Docker's data root %s has %.1f GiB free for the pull of %s (%.1f GiB on %s): a layer's download is held while "
+                "it is extracted, so the pull may run out of space."
+                % (docker.get("root_dir") or "", free / GIB, pull[0], pull[1] / GIB, pull[2]))
+    ray_terms = terms[1:] if pull is not None else terms
+    if not ray_terms or free >= need:
         return ""
-    return ("Docker's data root %s has %.1f GiB free for the pull of %s (%.1f GiB on %s): a layer's download is held while it is "
-            "extracted, so the pull may run out of space." % ((checked.get("docker") or {}).get("root_dir") or "", pull[3] / GIB,
-                                                              pull[0], pull[1] / GIB, pull[2]))
+    return ("Docker's data root %s has %.1f GiB free, and it also holds the training container's /tmp, where Ray keeps its "
+            "session files and spills objects: %s come to %.1f GiB. Past 95 %% of the disk Ray fails object creation "
+            "(\"/tmp/ray/session_... is over 95%% full ... Object creation will fail if spilling is required\"). Mount a "
+            "folder of a larger disk at the container's /tmp/ray (verl_container_extra_volumes: [\"/data/ray_tmp:/tmp/ray\"]), "
+            "enlarge /dev/shm when Ray's store does not fit there, or free space under the data root." % (
+                docker.get("root_dir") or "", free / GIB, ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms),
+                need / GIB))
 
 
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
@@ -592,6 +653,16 @@ def ckpts_no_space(checked):
 
 def ckpts_resume_broken(checked):
     return _ckpts.resume_broken(_ckpts_read(checked), checked.get("launch") or {}) if _ckpts_read(checked) else ""
+
+
+def ckpts_resume_layout_changed(checked):
+    """On the head: the checkpoint verl would resume from, saved with another TP/PP/VPP/CP/EP, optimizer or model (_resume.py)."""
+    resume = (checked.get("facts") or {}).get("resume") or {}
+    return _resume.layout_changed(resume, checked.get("launch") or {}, _model_read(checked).get("facts"))
+
+
+def ckpts_resume_world_changed(checked):
+    return _resume.world_changed((checked.get("facts") or {}).get("resume") or {}, checked.get("launch") or {})
 
 
 def ckpts_newer_than_tracked(checked):
@@ -733,10 +804,10 @@ PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, c
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             npu_address_not_hccn_conf, npu_tls_mixed,
-            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, datasets_not_verls,
+            ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, ckpts_resume_layout_changed, datasets_not_verls,
             model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short)
-WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, memory_tight, host_memory_tight,
-            docker_root_tight)
+WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, ckpts_resume_world_changed,
+            memory_tight, host_memory_tight, docker_root_tight)
 
 
 def in_use_by_training(checked):

@@ -3,26 +3,49 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Private to the verl.deploy collection: may change without notice.
-"""Whether each worker's container reaches the head's ports, from what roles/ray/files/reach.sh printed.
+"""Whether each node's container reaches the head's Ray port and verl's rank-0 node, from what roles/ray/files/reach.sh
+printed.
 
-Once Ray is up, each worker connects (bounded) from its container to the head's Ray port and to a port the head's
-container listens on for the purpose, picked as verl picks its rendezvous port (any free one: torch.distributed's
-TCPStore on MASTER_ADDR:MASTER_PORT). A Ray that formed proves only Ray's port; a firewall that drops the rest lets
-the training hang at its rendezvous for 30 minutes (verl#2492: "TCP client failed to connect/validate to host
-...:37991 ... The client socket has timed out"). No Ansible imports.
+Once Ray is up, verl's rank-0 node (rank0_node: not always the head) listens on a port picked as verl picks its
+rendezvous port (any free one: torch.distributed's TCPStore on MASTER_ADDR:MASTER_PORT), and every node's container,
+that one's included, connects to it (bounded); the workers also connect to the head's Ray port. A Ray that formed proves
+only Ray's port; a firewall that drops the rest lets the training hang at its rendezvous for 30 minutes (verl#2492:
+"TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out"). No Ansible imports.
 """
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 
 
+def rank0_node(nodes):
+    """(name, address) of the node verl makes rank 0 of its worker groups: the one whose address is MASTER_ADDR.
+
+    verl 0.7.0, verl/single_controller/ray/base.py: sort_placement_group_by_node_ip (lines 67-84) sorts the placement
+    groups, one per node, by their node's address as Ray knows it (ray.nodes()' NodeManagerAddress, which is the
+    --node-ip-address the deploy gives: verl_node_ip, or the address towards the head) with sorted(key=ip), a sort of
+    strings; RayWorkerGroup._init_with_resource_pool (lines 473-476) asks the first of them for the address and port
+    (get_master_addr_port, lines 87-93: ray.util.get_node_ip_address() there, and a free port it binds). So 10.0.0.10
+    comes before 10.0.0.5, and a head at 10.0.0.5 is not rank 0 beside a worker at 10.0.0.10.
+
+    nodes: [(name, address)], the head first; a node whose address is unknown is left out. With no address known at all,
+    the first node (the head) with no address.
+    """
+    known = [(str(address), index, name) for index, (name, address) in enumerate(nodes) if address]
+    if not known:
+        return (nodes[0][0], "") if nodes else ("", "")
+    address, _index, name = min(known)
+    return name, address
+
+
 def parse(stdout):
-    """{name: (port, result)} of reach.sh connect's NAME=PORT RESULT lines (the scripts' one KEY=VALUE reading)."""
+    """{name: (address, port, result)} of reach.sh connect's NAME=ADDRESS:PORT RESULT lines (the scripts' one KEY=VALUE
+    reading)."""
     found = {}
     for name, value in parse_lines(str(stdout or "")).items():
-        port, _space, result = value.partition(" ")
-        if port.isdigit() and result:
-            found[name] = (int(port), result.strip())
+        target, _space, result = value.partition(" ")
+        address, _colon, port = target.rpartition(":")
+        if address and port.isdigit() and result:
+            found[name] = (address, int(port), result.strip())
     return found
 
 
@@ -33,30 +56,40 @@ def listened(stdout):
     return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "")}
 
 
-def unreached(results, head, ephemeral=""):
-    """One sentence per worker whose container did not reach a port of the head, naming node, port and fix.
+def unreached(results, rank0="", listener=None):
+    """One sentence per node whose container did not reach a port, naming node, address, port and fix.
 
-    results: [{'host': worker, 'stdout': reach.sh connect's output, 'rc': its exit code}]; head: the head's address
-    as the workers connect to it; ephemeral: the head's ephemeral port range (where verl's rendezvous port lies).
+    results: [{'host': node, 'stdout': reach.sh connect's output, 'rc': its exit code}], every node's (rank 0's too);
+    rank0: the name of verl's rank-0 node (rank0_node); listener: its listened() (the port and the ephemeral range
+    where verl's rendezvous port lies), or None when nobody listened.
     """
+    listener = listener or {}
+    ephemeral = listener.get("range") or ""
     problems = []
+    if rank0 and results and listener.get("port") is None:
+        problems.append("%s: the listener for the rendezvous check did not start in its container (verl's rank-0 node, "
+                        "where every node's workers meet). Fix: check the container (docker exec <container> python3 -V) "
+                        "and run deploy.yml again." % rank0)
     for result in results:
         host = result.get("host")
         found = parse(result.get("stdout"))
         if result.get("rc") not in (0, None) or not found:
-            problems.append("%s: the check of the head's ports did not run in its container (rc %s: %s). Fix: check the "
-                            "container (docker exec <container> python3 -V) and run deploy.yml again."
+            problems.append("%s: the check of the head's and rank 0's ports did not run in its container (rc %s: %s). Fix: "
+                            "check the container (docker exec <container> python3 -V) and run deploy.yml again."
                             % (host, result.get("rc"), " ".join(str(result.get("stdout") or result.get("stderr") or "").split())[:200]))
             continue
-        for name, (port, answer) in sorted(found.items()):
+        for name, (address, port, answer) in sorted(found.items()):
             if answer == "ok":
                 continue
-            what = ("Ray's port (verl_ray_port)" if name == "ray" else
-                    "a free port the head listened on, as verl's rendezvous (torch.distributed's TCPStore, MASTER_PORT) "
-                    "picks one%s" % (" from the range %s" % ephemeral if ephemeral else ""))
-            problems.append("%s: from its container, %s:%d did not answer (%s; %s): %s. Fix: allow TCP from %s to %s on "
-                            "Ray's port and the ephemeral ports%s (firewall, security group, or a container network other "
-                            "than the host's), then run deploy.yml again; without it the training would wait 30 minutes "
-                            "at its rendezvous." % (host, head, port, name, what, answer, host, head,
-                                                    " %s" % ephemeral if ephemeral else ""))
+            if name == "ray":
+                what, ports = "the head's Ray port (verl_ray_port)", "Ray's ports"
+            else:
+                what = ("a free port %s listened on as verl's rendezvous (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) "
+                        "picks one%s; %s is verl's rank 0, the first node by address as text"
+                        % (rank0 or address, " from the range %s" % ephemeral if ephemeral else "", rank0 or address))
+                ports = "the ephemeral ports%s" % (" %s" % ephemeral if ephemeral else "")
+            problems.append("%s: from its container, %s:%d did not answer (%s; %s): %s. Fix: allow TCP from %s to %s on %s "
+                            "(firewall, security group, or a container network other than the host's), then run deploy.yml "
+                            "again; without it the training would wait 30 minutes at its rendezvous."
+                            % (host, address, port, name, what, answer, host, address, ports))
     return problems

@@ -15,6 +15,7 @@ import json
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase, log_tail
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
 # in them alone never needs a restart. Per-host facts and values derived from others are left out too.
@@ -247,6 +248,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
     state = training["state"]
     if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
         state = "stalled"
+    # Which phase of verl's loop logged last, and NaN losses or zero rewards in its last steps (the log's tail in the answer).
+    phase = last_phase(log_tail(head_node.get("answer"))) if state != "unknown" else last_phase([])
     no_progress = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
     progress = training_progress(training) if state != "unknown" else no_progress
     alarms = []
@@ -254,8 +257,9 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
         alarms.append(("crashed", "the training CRASHED (exit code %s)" % (training.get("exit_code") or
                                                                            "unknown: the container or node restarted under it")))
     elif state == "stalled":
-        alarms.append(("stalled", "the training is STALLED: no step for %s s (more than verl_status_stall_seconds=%d)" % (
-            training.get("quiet_for"), stall_seconds)))
+        alarms.append(("stalled", "the training is STALLED: no step for %s s (more than verl_status_stall_seconds=%d)%s" % (
+            training.get("quiet_for"), stall_seconds,
+            "; %s. Likely: %s" % (phase["text"], phase["cause"]) if phase["phase"] else "")))
     elif state == "orphaned":
         alarms.append(("orphaned", "the training's Ray cluster was restarted under it"))
     rows, facts = [], {}
@@ -278,11 +282,13 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
     table = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
     failing = [text for kind, text in alarms if kind in (fail_on or ())]
     lines = table + ["training: %s%s" % (state.upper() if state in FAIL_ON else state, "; " + progress["text"] if progress["text"] else "")]
+    if phase["phase"] and state != "stalled":
+        lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
     if unknown:
         failing.append("verl_status_fail_on names %s, which is not one of %s. Fix: give a list of those." % (
             ", ".join(unknown), ", ".join(FAIL_ON)))
         lines.append("ALARM: " + failing[-1])
-    return {"state": state, "progress": progress, "alarms": [alarm[1] for alarm in alarms], "failed": bool(failing),
+    return {"state": state, "progress": progress, "phase": phase, "alarms": [alarm[1] for alarm in alarms], "failed": bool(failing),
             "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "lines": lines}

@@ -91,6 +91,15 @@ options:
         whether the deploy user may write there, free space, which storage it is and verl's checkpoints in it. Nothing is created.
     type: str
     default: ''
+  resume_from:
+    description:
+      - The checkpoint verl would resume from, to read into RV(resume) - V(auto) for the C(global_step_<N>) folder that
+        C(latest_checkpointed_iteration.txt) of O(ckpts_dir) names (C(verl_resume_mode=auto)), or that folder itself
+        (C(verl_resume_from_path) with C(verl_resume_mode=resume_path)); empty reads nothing. Only its small layout files
+        are read (C(actor/transformer_config.json), C(actor/huggingface/config.json), the listing and C(common.pt) of
+        C(actor/dist_ckpt)).
+    type: str
+    default: ''
   parquet_paths:
     description:
       - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
@@ -217,6 +226,10 @@ docker:
       description: The free space under RV(docker.root_dir) on this host; V(null) when the engine is not on this host (C(tcp://)).
       returned: when RV(docker.can_talk_to_docker)
       type: int
+    root_size_bytes:
+      description: The size of the file system under RV(docker.root_dir) (Ray counts a disk over 95 % full as full); V(null) as for RV(docker.root_free_bytes).
+      returned: when RV(docker.can_talk_to_docker)
+      type: int
     images:
       description: The images (C(Id), C(RepoTags), C(RepoDigests), C(Size)).
       returned: always
@@ -297,6 +310,15 @@ ckpts:
   returned: always
   type: dict
   sample: {path: /mnt/project/ckpts, read: true, exists: true, writable: true, free_bytes: 1099511627776, steps: [2, 4]}
+resume:
+  description:
+    - O(resume_from) as read - C(folder), C(step), C(read) (whether the folder exists), C(layout) (the parallel sizes its
+      C(transformer_config.json) records, or none), C(model) (its saved Hugging Face config's facts, or none), C(ranks)
+      (how many ranks wrote its distributed checkpoint) and C(sharding) (the distributed optimizer's sharding type, empty
+      when it was saved without one, none when unknown).
+  returned: always
+  type: dict
+  sample: {folder: /mnt/project/ckpts/global_step_4, step: 4, read: true, layout: {tensor_model_parallel_size: 2}, ranks: 16}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
@@ -357,6 +379,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
+from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
     NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
@@ -523,9 +546,19 @@ def read_docker(module):
         'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
         # The engine's data root is a path of this host only when the engine runs here (its unix socket).
         'root_free_bytes': free_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
+        'root_size_bytes': size_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
         'containers': nf.summarize_containers(listed, inspected),
         'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
     }
+
+
+def size_bytes(path):
+    """The size of the file system under path (statvfs f_blocks), None when it cannot be read."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return None
+    return stat.f_blocks * stat.f_frsize
 
 
 def free_bytes(path):
@@ -602,6 +635,7 @@ def main():
             hccn=dict(type='bool', default=False),
             ckpts_dir=dict(type='str', default=''),
             parquet_paths=dict(type='list', elements='str', default=[]),
+            resume_from=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
@@ -626,6 +660,7 @@ def main():
         },
         network=network,
         ckpts=read_ckpts_dir(params['ckpts_dir']),
+        resume=read_resume(params['ckpts_dir'], params['resume_from']),
         parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         memory=nf.meminfo(_read('/proc/meminfo')),

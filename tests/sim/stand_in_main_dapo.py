@@ -274,20 +274,77 @@ def _validate_config(config):
     verl_checks.raise_first(verl_checks.refusals(config, ENTRY_POINT, os.environ.get("SIM_VERL_SOURCE_DIR", "/verl")))
 
 
-def _save_checkpoint(local_dir, step):
-    """A save in verl v0.7.0's layout and order, with token contents (the weights are not real): the actor's optimizer
-    shards and then Megatron's actor/dist_ckpt/metadata.json (dist_checkpointing's metadata_finalize_fn, rank 0, after
-    the shards), the Hugging Face actor/huggingface/config.json (mbridge, use_mbridge=True, the default), data.pt (the
-    dataloader, ray_trainer.py _save_checkpoint), and the tracker file last. A save stopped part-way leaves what verl
-    would leave: the files before the stop."""
+def _save_layout(resolved):
+    """What verl 0.7.0's Megatron checkpoint manager records of the actor's layout, from the config it runs with: the
+    TransformerConfig's parallel sizes (mbridge fills them from megatron.core.parallel_state, which verl initialises
+    from actor_rollout_ref.actor.megatron), the number of saving ranks, the distributed optimizer's sharding type and
+    the model's Hugging Face config (hf_config.save_pretrained: the model folder's config.json)."""
+    actor = resolved["actor_rollout_ref"]["actor"]
+    megatron = actor.get("megatron") or {}
+    trainer = resolved["trainer"]
+    try:
+        with open(os.path.join(str(resolved["actor_rollout_ref"]["model"]["path"]), "config.json")) as handle:
+            hf_config = handle.read()
+        model = json.loads(hf_config)
+    except (OSError, ValueError):  # verl would have failed at the model's load: a token config, as before
+        hf_config, model = '{"architectures": ["Qwen3ForCausalLM"]}\n', {}
+    tp = int(megatron.get("tensor_model_parallel_size") or 1)
+    transformer = {
+        "tensor_model_parallel_size": tp,
+        "pipeline_model_parallel_size": int(megatron.get("pipeline_model_parallel_size") or 1),
+        "virtual_pipeline_model_parallel_size": megatron.get("virtual_pipeline_model_parallel_size"),
+        "context_parallel_size": int(megatron.get("context_parallel_size") or 1),
+        "expert_model_parallel_size": int(megatron.get("expert_model_parallel_size") or 1),
+        "expert_tensor_parallel_size": megatron.get("expert_tensor_parallel_size") or tp,
+        "sequence_parallel": tp > 1,
+        "num_layers": model.get("num_hidden_layers"), "hidden_size": model.get("hidden_size"),
+        "num_attention_heads": model.get("num_attention_heads"), "params_dtype": "torch.bfloat16",
+    }
+    distributed = str(megatron.get("use_distributed_optimizer", True)).lower() not in ("false", "0")
+    contents = (actor.get("checkpoint") or {}).get("save_contents") or ["model", "optimizer", "extra"]
+    return {"ranks": int(trainer["nnodes"]) * int(trainer["n_gpus_per_node"]), "transformer": transformer, "hf_config": hf_config,
+            "sharding": "fully_sharded_model_space" if distributed else "", "extra": "extra" in contents}
+
+
+def _common_state(sharding):
+    """actor/dist_ckpt/common.pt as torch.save writes it: a zip archive holding a pickle (protocol 2) of the state every
+    rank shares; the distributed optimizer's part names its sharding type (token values otherwise)."""
+    import io
+    import pickle
+    import zipfile
+
+    optimizer = {"optimizer": {"param_groups": [{"lr": 1e-6, "weight_decay": 0.01, "params": [0, 1]}]}}
+    if sharding:
+        optimizer["param_state_sharding_type"] = sharding
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("common/data.pkl", pickle.dumps({"optimizer": optimizer, "lr_scheduler": {"num_steps": 0}}, protocol=2))
+        archive.writestr("common/version", "3\n")
+    return buffer.getvalue()
+
+
+def _save_checkpoint(local_dir, step, resolved):
+    """A save in verl v0.7.0's layout and order (megatron_checkpoint_manager.py save_checkpoint), the files that record
+    the layout written from the config it runs with, the weights' and optimizer's contents tokens: Megatron's
+    actor/dist_ckpt (a __<rank>_<i>.distcp per saving rank, two threads each; common.pt; then metadata.json, from rank 0
+    after the shards, dist_checkpointing's metadata_finalize_fn), the Hugging Face actor/huggingface/config.json (the
+    model's, rank 0), actor/transformer_config.json (rank 0, with "extra" in save_contents), data.pt (the dataloader,
+    ray_trainer.py _save_checkpoint), and the tracker file last. A save stopped part-way leaves what verl would leave:
+    the files before the stop."""
+    layout = _save_layout(resolved)
     folder = os.path.join(local_dir, "global_step_%d" % step)
-    for name, text in (("actor/dist_ckpt/__0_0.distcp", "stand-in optimizer shard\n"), ("actor/dist_ckpt/common.pt", "stand-in\n"),
-                       ("actor/dist_ckpt/metadata.json", '{"sharded_backend": "torch_dist", "sharded_backend_version": 1}\n'),
-                       ("actor/huggingface/config.json", '{"architectures": ["Qwen3ForCausalLM"]}\n'),
-                       ("data.pt", "stand-in dataloader state\n")):
+    files = [("actor/dist_ckpt/__%d_%d.distcp" % (rank, thread), b"stand-in optimizer shard\n")
+             for rank in range(layout["ranks"]) for thread in range(2)]
+    files += [("actor/dist_ckpt/common.pt", _common_state(layout["sharding"])),
+              ("actor/dist_ckpt/metadata.json", b'{"sharded_backend": "torch_dist", "sharded_backend_version": 1}\n'),
+              ("actor/huggingface/config.json", layout["hf_config"].encode())]
+    if layout["extra"]:
+        files.append(("actor/transformer_config.json", json.dumps(layout["transformer"], indent=2).encode()))
+    files.append(("data.pt", b"stand-in dataloader state\n"))
+    for name, data in files:
         os.makedirs(os.path.dirname(os.path.join(folder, name)), exist_ok=True)
-        with open(os.path.join(folder, name), "w") as handle:
-            handle.write(text)
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(data)
     temporary = os.path.join(local_dir, TRACKER + ".tmp")
     with open(temporary, "w") as handle:
         handle.write("%d\n" % step)
@@ -374,7 +431,7 @@ def run(config):
         if board is not None:
             board.log(dict(metrics), step=step)
         if save_freq > 0 and step % save_freq == 0:
-            _save_checkpoint(local_dir, step)
+            _save_checkpoint(local_dir, step, resolved)
         if tracker is not None:
             tracker.log({"training/global_step": step}, step=step)
     signum = _STOP[0] if _STOP else None

@@ -1,15 +1,16 @@
 # shellcheck shell=bash
 # Run by the Ray stage in the training containers (docker exec), once Ray is up and before the training starts:
-#   bash -c "$(cat reach.sh)" reach listen SECONDS COUNT       (on the head)
-#   bash -c "$(cat reach.sh)" reach connect HOST SECONDS NAME=PORT ...   (on each worker)
-# Workers that joined Ray can still be unable to reach the head's other ports: verl's worker groups rendezvous
-# (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port the rank-0 worker picks among the free ones,
-# and a firewall or security group that opens only Ray's port lets Ray form and the training hang for 30 minutes
+#   bash -c "$(cat reach.sh)" reach listen SECONDS COUNT                   (on verl's rank-0 node)
+#   bash -c "$(cat reach.sh)" reach connect SECONDS NAME=ADDRESS:PORT ...  (on every node)
+# Nodes that joined Ray can still be unable to reach each other's other ports: verl's worker groups rendezvous
+# (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port its rank-0 node picks among the free ones (the first
+# node by address as text, not always the head), and a firewall or security group that opens only Ray's port lets Ray
+# form and the training hang for 30 minutes
 # ("TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out").
-# listen: on the head, a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range),
-#   kept in the background for SECONDS or COUNT connections; prints port=N and range=LOW-HIGH
+# listen: a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range), kept in the
+#   background for SECONDS or COUNT connections; prints port=N and range=LOW-HIGH
 #   (/proc/sys/net/ipv4/ip_local_port_range), then returns.
-# connect: from a worker, one bounded TCP connect to HOST per NAME=PORT; prints NAME=PORT ok, or NAME=PORT and why not.
+# connect: one bounded TCP connect per NAME=ADDRESS:PORT; prints NAME=ADDRESS:PORT ok, or NAME=ADDRESS:PORT and why not.
 # Exit code 0 for both modes whatever the result (the deploy judges the lines); 2 for a wrong call.
 set -o pipefail
 exec timeout -k 5 120 python3 - "$@" <<'PYTHON'
@@ -55,9 +56,10 @@ def listen(seconds, count):
     os._exit(0)
 
 
-def connect(host, seconds, targets):
+def connect(seconds, targets):
     for target in targets:
-        name, _, port = target.partition("=")
+        name, _, address = target.partition("=")
+        host, _, port = address.rpartition(":")
         try:
             with socket.create_connection((host, int(port)), timeout=seconds):
                 result = "ok"
@@ -65,14 +67,14 @@ def connect(host, seconds, targets):
             result = "timed out after %g s (no answer: packets dropped on the way)" % seconds
         except OSError as exc:  # refused, no route, unknown host
             result = "failed: %s" % (exc.strerror or exc)
-        print("%s=%s %s" % (name, port, result))
+        print("%s=%s %s" % (name, address, result))
 
 
 if len(sys.argv) == 4 and sys.argv[1] == "listen":
     listen(float(sys.argv[2]), int(sys.argv[3]))
-elif len(sys.argv) >= 5 and sys.argv[1] == "connect":
-    connect(sys.argv[2], float(sys.argv[3]), sys.argv[4:])
+elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target for target in sys.argv[3:]):
+    connect(float(sys.argv[2]), sys.argv[3:])
 else:
-    print("usage: reach listen SECONDS COUNT | reach connect HOST SECONDS NAME=PORT ...")
+    print("usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ...")
     sys.exit(2)
 PYTHON

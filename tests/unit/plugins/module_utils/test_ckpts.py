@@ -239,7 +239,9 @@ def test_the_simulated_trainers_save_is_what_the_rule_calls_complete(tmp_path):
         import stand_in_main_dapo
     finally:
         sys.path.pop(0)
-    stand_in_main_dapo._save_checkpoint(str(tmp_path), 2)
+    from tests.unit.plugins.module_utils.test_resume import stand_in_config
+
+    stand_in_main_dapo._save_checkpoint(str(tmp_path), 2, stand_in_config(tmp_path))
     read = ck.read_ckpts_dir(str(tmp_path), mountinfo=MOUNTINFO, boot_id="")
     assert ck.tracked_step(read["tracker"]) == 2 and ck.resume_broken(read, launch(tmp_path)) == ""
     (tmp_path / "global_step_2" / "actor" / "dist_ckpt" / "metadata.json").unlink()

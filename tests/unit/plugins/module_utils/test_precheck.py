@@ -502,6 +502,46 @@ def test_docker_space_short_of_the_image_a_node_must_pull_is_refused():
     assert pc.docker_root_short(_pull_case(10, here=[{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": 1}])) == ""
 
 
+def _ray_case(free_gib, available_gib=1000, shm_free_gib=500, size_gib=None, elsewhere=None, volumes=()):
+    """A node whose container's /tmp (Ray's session files and spilling) is on Docker's data root."""
+    case = _pull_case(free_gib, elsewhere=elsewhere)
+    case["docker"]["root_size_bytes"] = int(size_gib * pc.GIB) if size_gib else None
+    case["facts"] = dict(case["facts"], memory={"available_kb": int(available_gib * 2 ** 20)},
+                         shm={"size_kb": int(shm_free_gib * 2 ** 20), "free_kb": int(shm_free_gib * 2 ** 20)})
+    case["launch"] = dict(case["launch"], container={"volumes": list(volumes)})
+    return case
+
+
+@pytest.mark.parametrize("case, warned, words", [
+    # 1000 GiB available: Ray's store is capped at 200 GB (186.3 GiB), and it may spill that much into /tmp.
+    (_ray_case(100), True, "Ray's spilling to the container's /tmp/ray, up to its object store (30 % of the memory available, 186.3 GiB)"),
+    (_ray_case(300), False, ""),
+    # The 5 % of the disk Ray keeps free ("is over 95% full ... Object creation will fail if spilling is required").
+    (_ray_case(200, size_gib=1000), True, "the 5 % of the disk Ray keeps free 50.0 GiB"),
+    # /dev/shm smaller than the store: the store itself is in /tmp as well.
+    (_ray_case(50, available_gib=100, shm_free_gib=10), True, "Ray's object store in the container's /tmp (/dev/shm has 10.0 GiB free) 30.0 GiB"),
+    # The image to pull comes first; with it, Ray's room.
+    (_ray_case(25, available_gib=40, elsewhere=18.5), True, "the image %s to pull (18.5 GiB on head) 18.5 GiB" % IMAGE),
+    # The container's /tmp/ray mounted elsewhere: Ray's session and spilling are not on the data root.
+    (_ray_case(100, volumes=["/data/ray:/tmp/ray:rw"]), False, ""),
+    (_ray_case(100, volumes=["/data/ray_tmp:/tmp/ray"]), False, ""),
+])
+def test_ray_s_room_in_the_container_s_tmp_is_a_warning_never_a_refusal(case, warned, words):
+    text = pc.docker_root_tight(case)
+    assert bool(text) is warned and words in text, text
+    assert pc.docker_root_short(case) == "", "Ray's room never refuses a setup"
+    if warned:
+        assert "verl_container_extra_volumes: [\"/data/ray_tmp:/tmp/ray\"]" in text and "over 95% full" in text, text
+        # The fixes it names: /tmp/ray mounted on a larger disk (and /dev/shm large enough for the store), or space freed.
+        fixed = dict(case, launch=dict(case["launch"], container={"volumes": ["/data/ray_tmp:/tmp/ray"]}),
+                     facts=dict(case["facts"], shm={"size_kb": 2 ** 40, "free_kb": 2 ** 40}))
+        assert "Ray" not in pc.docker_root_tight(fixed)
+        freed = dict(case, docker=dict(case["docker"], root_free_bytes=10 ** 15, root_size_bytes=10 ** 15))
+        assert pc.docker_root_tight(freed) == ""
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs
+    assert _inputs.path_problem("/tmp/ray", "mount") is None, "the fix is a mount the settings check accepts"
+
+
 @pytest.mark.parametrize("free_gib, elsewhere, problem, warning", [
     (10, 18.5, True, False), (20, 18.5, False, True), (23.2, 18.5, False, False),
     (1, None, False, False),  # no node has it: its size is not known, nothing is said

@@ -132,6 +132,22 @@ def test_the_checkpoint_folder_and_the_data_sets_are_read_in_the_same_call(capsy
     assert 'No such file' in result['parquet'][str(tmp_path / 'none.parquet')]['error']
 
 
+def test_the_checkpoint_to_resume_from_is_read_in_the_same_call(capsys, tmp_path):
+    """resume_from=auto: the folder the tracker names, its layout files (tests/unit/plugins/module_utils/test_resume.py
+    lays them out as verl saves them)."""
+    from tests.unit.plugins.module_utils.test_resume import save
+
+    save(tmp_path / 'ckpts', step=4, tp=2, ranks=8)
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False,
+                                 'ckpts_dir': str(tmp_path / 'ckpts'), 'resume_from': 'auto'})
+    resume = result['resume']
+    assert resume['read'] and resume['step'] == 4 and resume['folder'] == str(tmp_path / 'ckpts' / 'global_step_4')
+    assert resume['layout']['tensor_model_parallel_size'] == 2 and resume['ranks'] == 8
+    assert resume['sharding'] == 'fully_sharded_model_space' and resume['model']['architecture'] == 'Qwen3ForCausalLM'
+    assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False,
+                               'ckpts_dir': str(tmp_path / 'ckpts')})['resume'] == {'folder': '', 'step': None, 'read': False}
+
+
 def test_a_listening_port_is_named_with_its_holder_and_an_engine_without_info_still_answers(capsys, tmp_path, engine):
     """The port this test listens on is held by this process (its fd links to the socket's inode); an engine that does not
     answer /info (its data root unknown) is still read."""
