@@ -11,8 +11,8 @@ description:
   - One filter for the comparison's decisions, each in C(plugins/module_utils/_compare.py); O(what) picks one.
   - C(plan) (O(_input) the C(hostvars)) - the masks to compare and, for each, what the settings check
     (the one deploy.yml and check.yml run, with the comparison's own settings applied) refuses; a problem every mask has
-    is the settings' own and stops the comparison; the state's fingerprint.
-  - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics.
+    is the settings' own and stops the comparison; the state's fingerprint. C(plan_lines) the plan in words.
+  - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics; C(record_line) it in words.
   - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
   - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results) - resume.
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
@@ -29,7 +29,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [plan, measure, report, state, save_state, deploy_argv, cli_problems, last_words]
+    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, last_words]
 """
 
 EXAMPLES = r"""
@@ -69,7 +69,8 @@ def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measur
     addresses = head_addresses(hostvars[head], head)
     by_mask = {}
     for mask, _origin in wanted:
-        problems = check_inventory({h: dict(g, mask=mask) for h, g in hosts.items()}, spec, rules, addresses)
+        masked = {h: dict(g, mask=mask, settings=dict(g["settings"], verl_feature_mask=mask)) for h, g in hosts.items()}
+        problems = check_inventory(masked, spec, rules, addresses)
         by_mask[mask] = [p["text"] for p in secrets.redact(problems, tuple(sorted(forms, key=len, reverse=True)))]
     common, own = compare.split_refusals(by_mask) if len(by_mask) > 1 else ([], by_mask)
     rows = compare.plan(wanted, own, set(measured or ()))
@@ -90,11 +91,6 @@ def _cli_problems(_ignored):
     return compare.cli_problems(dict(context.CLIARGS))
 
 
-def _state(text, fingerprint):
-    results, note = compare.load_state(text, fingerprint)
-    return {"results": results, "note": note}
-
-
 def _report(results, rows, title, baseline=None, extra=None):
     result = compare.report(plain(rows), plain(results), baseline)
     return dict(result, markdown=compare.markdown(result, title), json=compare.to_json(result, title, plain(extra or {})),
@@ -103,10 +99,12 @@ def _report(results, rows, title, baseline=None, extra=None):
 
 STEPS = {
     "plan": _plan,
+    "plan_lines": lambda rows, results: compare.plan_lines(plain(rows), plain(results)),
     "measure": lambda text, mask, warmup, wanted, outcome, message="": compare.measure(mask, text, warmup, wanted, outcome, message),
+    "record_line": compare.record_line,
     "report": _report,
-    "state": _state,
-    "save_state": lambda results, fingerprint: compare.save_state(plain(results), fingerprint),
+    "state": compare.load_state,
+    "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
     "deploy_argv": _deploy_argv,
     "cli_problems": _cli_problems,
     "last_words": compare.last_words,

@@ -125,6 +125,17 @@ def plan(masks, own_problems, measured):
     return rows
 
 
+def plan_lines(rows, results):
+    """The plan in words, a line per mask."""
+    said = {"run": "to train", "measured": "measured already (resumed: not trained again)"}
+    lines = []
+    for row in rows:
+        action = "measured" if row["mask"] in results and row["action"] != "refused" else row["action"]
+        what = "refused by the settings, not trained: " + "; ".join(row["reasons"]) if action == "refused" else said[action]
+        lines.append("%s (%s): %s" % (row["mask"], row["features"], what))
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # What a log says
 
@@ -210,29 +221,44 @@ def measure(mask, log_text, warmup, wanted, outcome, message=""):
     return record
 
 
+def record_line(record):
+    """One mask's outcome in words."""
+    head = "%s (%s): " % (record["mask"], record["features"])
+    if record["status"] == "measured":
+        found = record["metrics"]
+        return head + "measured, median step time %s s, throughput %s tokens/s/NPU, peak HBM reserved %s GiB" % (
+            _fmt(_value(record, STEP_TIME)), _fmt(_value(record, THROUGHPUT), 1), _fmt((found.get(PEAK) or {}).get("value")))
+    fail = record.get("failure") or {}
+    return head + "failed in %s: %s" % (fail.get("phase"), fail.get("line") or "no error line")
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The state (resume)
 
 
 def load_state(text, fingerprint):
-    """(results {mask: record}, note): what an earlier run of the same comparison measured; a state of other
+    """What an earlier run of the same comparison left: {"results": {mask: record}, "user_training": whether the
+    user's own training ran before it ("running", "not running"; None when not known), "note"}. A state of other
     settings (another fingerprint) or one that cannot be read starts over, saying why."""
+    empty = {"results": {}, "user_training": None, "note": ""}
     if not (text or "").strip():
-        return {}, ""
+        return empty
     try:
         state = json.loads(text)
         results = state["results"]
         assert isinstance(results, dict) and state.get("version") == STATE_VERSION
     except (ValueError, KeyError, TypeError, AssertionError):
-        return {}, "The state file cannot be read; the comparison starts over."
+        return dict(empty, note="The state file cannot be read; the comparison starts over.")
     if state.get("fingerprint") != fingerprint:
-        return {}, "The state file holds a comparison of other settings; this one starts over."
-    return {mask: record for mask, record in results.items() if isinstance(record, dict)}, ""
+        return dict(empty, note="The state file holds a comparison of other settings; this one starts over.")
+    return {"results": {mask: record for mask, record in results.items() if isinstance(record, dict)},
+            "user_training": state.get("user_training"), "note": ""}
 
 
-def save_state(results, fingerprint):
-    """The state file's text: every mask measured (or failed) so far."""
-    return json.dumps({"version": STATE_VERSION, "fingerprint": fingerprint, "results": results}, indent=1, sort_keys=True) + "\n"
+def save_state(results, fingerprint, user_training=None):
+    """The state file's text: every mask measured (or failed) so far, and whether the user's training ran before."""
+    return json.dumps({"version": STATE_VERSION, "fingerprint": fingerprint, "results": results, "user_training": user_training},
+                      indent=1, sort_keys=True) + "\n"
 
 
 def fingerprint(settings):
@@ -294,7 +320,8 @@ def _note(row):
         return "refused: " + "; ".join(row["reasons"])
     if row["status"] == "failed":
         fail = row["failure"] or {}
-        return "failed in %s: %s" % (fail.get("phase"), fail.get("line") or "no error line")
+        said = "failed in %s: %s" % (fail.get("phase"), fail.get("line") or "no error line")
+        return said + (" (its output: deploy-m%s.log)" % row["mask"] if fail.get("phase") == "deploy" else "")
     if row["status"] == "not run":
         return "not run yet (run again to resume)"
     return "%s of %s steps; step time %s-%s s" % (row["steps"], row["wanted"], *(_fmt(v) for v in row["spread"]))
@@ -397,14 +424,25 @@ def deploy_argv(cliargs, python, playbook, inventories, extra_files):
     return argv + [str(playbook)]
 
 
-def last_words(output, limit=400):
-    """The line that says why a deploy stopped: the last "msg" of a failed task in its output, else its last line."""
-    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
-    for line in reversed(lines):
-        found = re.search(r'"msg":\s*"(.*)"', line)
-        if found and ("fatal" in line or "FAILED" in line):
-            return found.group(1)[:limit]
-    for line in reversed(lines):
-        if line.startswith(("fatal:", "failed:")) or "FAILED!" in line:
-            return line[:limit]
-    return (lines[-1] if lines else "no output")[:limit]
+def last_words(output, limit=600):
+    """The words that say why a deploy stopped: Ansible's last error ("[ERROR]: Task failed: ..." from 2.19, else the
+    msg of the last failed task); when it says its problems were "named above", the first of them, from the message
+    printed before it."""
+    lines = (output or "").splitlines()
+    words, at = "", len(lines)
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index].strip()
+        found = re.match(r"\[ERROR\]: (?:Task failed: )?(?:Action failed: )?(.*)", line) or re.search(r'"msg":\s*"(.*?)"', line)
+        if found:
+            words, at = found.group(1), index
+            break
+        if line.startswith("fatal:") or "FAILED!" in line:
+            follow = [re.match(r"msg: ['\"]?(.*?)['\"]?$", l.strip()) for l in lines[index + 1:index + 12]]
+            words, at = next((f.group(1) for f in follow if f), line), index
+            break
+    if not words:
+        return next((line.strip() for line in reversed(lines) if line.strip()), "no output")[:limit]
+    if "named above" in words:
+        listed = [line.strip() for line in lines[max(0, at - 60):at] if line.strip().startswith("- ")]
+        words += " " + " ".join(listed[:2])
+    return words[:limit]

@@ -154,11 +154,12 @@ def test_the_report_files_name_the_winner():
 
 def test_resume_keeps_what_was_measured_of_the_same_settings():
     results = _results()
-    text = compare.save_state(results, "fp")
-    assert compare.load_state(text, "fp") == (json.loads(text)["results"], "")
-    assert compare.load_state(text, "other") == ({}, "The state file holds a comparison of other settings; this one starts over.")
-    assert compare.load_state("{not json", "fp")[1].startswith("The state file cannot be read")
-    assert compare.load_state("", "fp") == ({}, "")
+    text = compare.save_state(results, "fp", "running")
+    assert compare.load_state(text, "fp") == {"results": json.loads(text)["results"], "user_training": "running", "note": ""}
+    assert compare.load_state(text, "other") == {
+        "results": {}, "user_training": None, "note": "The state file holds a comparison of other settings; this one starts over."}
+    assert compare.load_state("{not json", "fp")["note"].startswith("The state file cannot be read")
+    assert compare.load_state("", "fp") == {"results": {}, "user_training": None, "note": ""}
 
 
 def test_the_fingerprint_leaves_out_the_mask_and_the_comparisons_own_settings():
@@ -185,8 +186,29 @@ def test_passwords_asked_on_a_terminal_cannot_be_given_to_the_deploys():
     assert "--ask-pass, --ask-become-pass" in compare.cli_problems(dict(CLI, ask_pass=True, become_ask_pass=True))[0]
 
 
+# ansible-core 2.19's output of a failed deploy (the pre-check's refusal, its problems printed in the task before).
+REFUSED = """TASK [verl.deploy.precheck : Name every problem of this host, with its fix] ****
+ok: [node1] =>
+    msg: |-
+        node1: 2 problem(s):
+        - npu-smi failed: npu-smi not found. Fix: set verl_npu_smi_path.
+        - verl_model_path=/models/Qwen3-8B is not an existing directory on this host. Fix: give the path.
+
+TASK [verl.deploy.precheck : Check the NPUs] ***
+[ERROR]: Task failed: Action failed: node1: 2 problem(s), each named above with its fix.
+Origin: /c/roles/precheck/tasks/checks.yml:45:3
+
+fatal: [node1]: FAILED! =>
+    changed: false
+    msg: 'node1: 2 problem(s), each named above with its fix.'
+"""
+
+
 @pytest.mark.parametrize("output, words", [
-    ('TASK [x]\nfatal: [node1]: FAILED! => {"changed": false, "msg": "1 setting(s) need fixing"}\nPLAY RECAP', "1 setting(s) need fixing"),
+    (REFUSED, "node1: 2 problem(s), each named above with its fix. - npu-smi failed: npu-smi not found. Fix: set "
+              "verl_npu_smi_path. - verl_model_path=/models/Qwen3-8B is not an existing directory on this host. Fix: give the path."),
+    ('TASK [x]\nfatal: [node1]: FAILED! => {"changed": false, "msg": "Ray did not form"}\nPLAY RECAP', "Ray did not form"),
+    ("fatal: [node1]: FAILED! =>\n    changed: false\n    msg: 'the image pull timed out'\n", "the image pull timed out"),
     ("a\nERROR! the playbook: x could not be found\n", "ERROR! the playbook: x could not be found"),
     ("", "no output"),
 ])
