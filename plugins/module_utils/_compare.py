@@ -210,6 +210,10 @@ def measure(mask, log_text, warmup, wanted, outcome, message=""):
         record["status"] = "measured"
         return record
     record["status"] = "failed"
+    if outcome == "deploy-failed" and re.match(r"The settings of \S+ need fixing", message or ""):
+        # The settings check on the nodes (deploy.yml's stage 2, with what they showed: the model's layers) refused it.
+        record.update(status="refused", reasons=[message.strip()[:600]])
+        return record
     if outcome == "deploy-failed":
         record["failure"] = {"phase": "deploy", "line": (message or "the deploy failed").strip()[:400], "oom": False}
     else:
@@ -228,6 +232,8 @@ def record_line(record):
         found = record["metrics"]
         return head + "measured, median step time %s s, throughput %s tokens/s/NPU, peak HBM reserved %s GiB" % (
             _fmt(_value(record, STEP_TIME)), _fmt(_value(record, THROUGHPUT), 1), _fmt((found.get(PEAK) or {}).get("value")))
+    if record["status"] == "refused":
+        return head + "refused by the settings check on the nodes, not trained: " + "; ".join(record.get("reasons") or [])
     fail = record.get("failure") or {}
     return head + "failed in %s: %s" % (fail.get("phase"), fail.get("line") or "no error line")
 
@@ -287,7 +293,8 @@ def report(rows, results, baseline=None):
     for row in rows:
         record = results.get(row["mask"]) or {}
         status = "refused" if row["action"] == "refused" else record.get("status", "not run")
-        table.append({"mask": row["mask"], "features": row["features"], "status": status, "reasons": row["reasons"],
+        table.append({"mask": row["mask"], "features": row["features"], "status": status,
+                      "reasons": row["reasons"] or record.get("reasons") or [],
                       "step_time": _value(record, STEP_TIME), "throughput": _value(record, THROUGHPUT),
                       "peak_hbm": _value(record, PEAK), "allocated": _value(record, "perf/max_memory_allocated_gb"),
                       "gen": _value(record, "timing_s/gen"), "update_actor": _value(record, "timing_s/update_actor"),
@@ -443,6 +450,15 @@ def last_words(output, limit=600):
     if not words:
         return next((line.strip() for line in reversed(lines) if line.strip()), "no output")[:limit]
     if "named above" in words:
-        listed = [line.strip() for line in lines[max(0, at - 60):at] if line.strip().startswith("- ")]
-        words += " " + " ".join(listed[:2])
+        block = []
+        for line in reversed(lines[max(0, at - 80):at]):
+            text = line.strip()
+            if text.startswith("msg:"):
+                break
+            if text.startswith(("TASK [", "ok:", "fatal:", "[ERROR]", "Origin:")):
+                block = []
+                continue
+            if text:
+                block.insert(0, text)
+        words += " " + " ".join(block[:3])
     return words[:limit]

@@ -115,6 +115,31 @@ def test_a_deploy_that_stopped_is_recorded_with_its_last_words():
     assert record["failure"] == {"phase": "deploy", "line": "Ray did not form", "oom": False}
 
 
+# deploy.yml's settings check on a node (validate.yml), which knows the model's layers: VPP with PP 4 and 36 layers.
+NODE_REFUSAL = """TASK [verl.deploy.verl : Name every setting of this host that needs fixing, with its fix] ***
+ok: [node1] =>
+    msg: |-
+        1 setting(s) need fixing:
+        - VPP (bit 6) splits the model's 36 layers into verl_train_pp x 2 = 8 chunks, which does not divide evenly. Fix: use verl_train_pp=2 or 3.
+
+TASK [verl.deploy.verl : Stop when a setting of this host needs fixing] ***
+[ERROR]: Task failed: Action failed: The settings of node1 need fixing: each is named above with its fix.
+"""
+
+
+def test_a_mask_the_settings_check_on_the_nodes_refuses_is_listed_as_refused():
+    words = compare.last_words(NODE_REFUSAL)
+    assert words == ("The settings of node1 need fixing: each is named above with its fix. 1 setting(s) need fixing: - VPP (bit 6) "
+                     "splits the model's 36 layers into verl_train_pp x 2 = 8 chunks, which does not divide evenly. Fix: use "
+                     "verl_train_pp=2 or 3.")
+    record = compare.measure("1101101", "", 1, 3, "deploy-failed", words)
+    assert record["status"] == "refused" and "VPP (bit 6)" in record["reasons"][0]
+    assert compare.record_line(record).startswith("1101101 (RmvPad+DynBSZ+PfxCache+Recompute+VPP): refused by the settings check")
+    rows = compare.plan([("1101101", "given")], {}, set())
+    row = compare.report(rows, {"1101101": record})["rows"][0]
+    assert row["status"] == "refused" and "VPP (bit 6)" in row["reasons"][0]
+
+
 def _results():
     fast = LOG.replace("timing_s/step:2", "timing_s/step:1")  # 10.0, 12.0, 14.0 -> median 12 (vs 22)
     return {"0000000": compare.measure("0000000", LOG, 1, 4, "finished"),
@@ -205,8 +230,8 @@ fatal: [node1]: FAILED! =>
 
 
 @pytest.mark.parametrize("output, words", [
-    (REFUSED, "node1: 2 problem(s), each named above with its fix. - npu-smi failed: npu-smi not found. Fix: set "
-              "verl_npu_smi_path. - verl_model_path=/models/Qwen3-8B is not an existing directory on this host. Fix: give the path."),
+    (REFUSED, "node1: 2 problem(s), each named above with its fix. node1: 2 problem(s): - npu-smi failed: npu-smi not found. "
+              "Fix: set verl_npu_smi_path. - verl_model_path=/models/Qwen3-8B is not an existing directory on this host. Fix: give the path."),
     ('TASK [x]\nfatal: [node1]: FAILED! => {"changed": false, "msg": "Ray did not form"}\nPLAY RECAP', "Ray did not form"),
     ("fatal: [node1]: FAILED! =>\n    changed: false\n    msg: 'the image pull timed out'\n", "the image pull timed out"),
     ("a\nERROR! the playbook: x could not be found\n", "ERROR! the playbook: x could not be found"),
