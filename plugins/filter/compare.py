@@ -16,7 +16,8 @@ description:
   - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
   - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results) - resume.
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
-    options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given.
+    options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
+    this run was started in (a deploy runs there, with this run's configuration file).
   - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped.
 author:
   - verl-deploy maintainers (!UNKNOWN)
@@ -29,7 +30,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, last_words]
+    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words]
 """
 
 EXAMPLES = r"""
@@ -85,6 +86,12 @@ def _deploy_argv(playbook, python, inventories=(), extra_files=()):
     return compare.deploy_argv(dict(context.CLIARGS), python, playbook, inventories, extra_files)
 
 
+def _cwd(_ignored):
+    import os  # the controller's working folder, where the comparison was started (a relative path of it means the same)
+
+    return os.getcwd()
+
+
 def _cli_problems(_ignored):
     from ansible import context
 
@@ -107,6 +114,7 @@ STEPS = {
     "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
     "deploy_argv": _deploy_argv,
     "cli_problems": _cli_problems,
+    "cwd": _cwd,
     "last_words": compare.last_words,
 }
 
