@@ -46,7 +46,12 @@ What it does, in the real trainer's order:
 6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the verl version, the entry
    point and config it ran as, the key of every override it was given (Hydra's task overrides, `+`/`++` kept),
    the advantage estimator, the step it resumed from, each worker's node, pid and device), then runs a step every
-   SIM_TRAINER_STEP_SECONDS (default 2), each a call on every worker, and prints one `step:N - ...` line per step. Like verl's fit loop it returns after
+   SIM_TRAINER_STEP_SECONDS (default 2), each a call on every worker, and prints one `step:N - ...` line per step with
+   verl's keys (timing_s/step, timing_s/gen, timing_s/update_actor, perf/throughput, perf/max_memory_*_gb) whose values
+   follow the feature mask through a MODEL of what each feature does (FEATURE_EFFECTS, with its sources: recompute and
+   offload trade step time for NPU memory, remove padding and dynamic batch size cut padded tokens); the model's figures,
+   not the wall time, which stays SIM_TRAINER_STEP_SECONDS. A modelled peak above SIM_TRAINER_HBM_GB fails the actor
+   update with torch_npu's out-of-memory error (exit 1). Like verl's fit loop it returns after
    trainer.total_training_steps (printing "Final validation metrics"), releases Ray, writes
    stand_in_stopped.json and exits 0 (with no total it runs until stopped: verl would count the
    steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
@@ -113,19 +118,97 @@ def _sleep(seconds):
     return True
 
 
-def _metrics(step, total):
-    # The numbers are made up but move like a real run.
+# How the feature mask moves verl's per-step metrics here: a MODEL, not a measurement. Baseline figures (all bits off)
+# and one factor per feature on, applied to the phase the feature acts on, each with the public source of its direction
+# (the sizes are round guesses; the comparison's tests prove the pipeline, not these numbers):
+# - Remove Padding packs sequences, so the padded tokens of the actor update and the log-prob passes are not computed
+#   (verl docs/perf/perf_tuning.rst, "Enable remove padding (sequence packing)"): those phases x 0.75.
+# - Dynamic Batch Size fills micro batches by token count, "higher throughput" and less memory (same guide, "Tuning for
+#   Dynamic Batch Size"): update and log-prob x 0.85, activation memory x 0.95.
+# - Offload keeps parameters, gradients and optimizer state in host memory and copies them to the NPU when needed (verl
+#   engine/megatron.yaml param_offload, grad_offload, optimizer_offload): update x 1.25, NPU memory x 0.65.
+# - Prefix Cache reuses the KV cache of a prompt shared by its n responses (vLLM's automatic prefix caching): rollout
+#   x 0.9, reserved memory + 1 GiB of cache.
+# - Recompute (full, block) recomputes the activations in backward instead of keeping them (Megatron-LM's activation
+#   recomputation; Korthikanti et al. 2022 give about a third more compute): update x 1.33, NPU memory x 0.8.
+# - Swap Optimizer moves optimizer state to host memory between steps (MindSpeed's swap-optimizer): update x 1.1,
+#   NPU memory x 0.85.
+# - VPP interleaves virtual pipeline stages to cut the pipeline bubble at the cost of more communication (Megatron-LM's
+#   interleaved schedule, Narayanan et al. 2021): update x 0.92, NPU memory x 1.03.
+# Step 1 is slower (graph compilation and caches warm up: x 1.5), later steps vary by +-2 %. A modelled peak above
+# SIM_TRAINER_HBM_GB (default 60.97, what torch_npu reports as an Atlas A2 64 GB NPU's total capacity) ends the training
+# in the actor update with torch_npu's out-of-memory error, as a real one does.
+BASE = {"gen": 30.0, "update_actor": 20.0, "log_prob": 8.0, "other": 4.0, "allocated_gb": 48.0}
+TOKENS_PER_STEP = 1.6e6
+HBM_GB = float(os.environ.get("SIM_TRAINER_HBM_GB", "60.97"))
+FEATURE_EFFECTS = {
+    # feature: {phase or memory: factor}
+    "remove_padding": {"update_actor": 0.75, "log_prob": 0.75},
+    "dynamic_bsz": {"update_actor": 0.85, "log_prob": 0.85, "allocated_gb": 0.95},
+    "offload": {"update_actor": 1.25, "allocated_gb": 0.65},
+    "prefix_cache": {"gen": 0.9},
+    "recompute": {"update_actor": 1.33, "allocated_gb": 0.8},
+    "swap_optimizer": {"update_actor": 1.1, "allocated_gb": 0.85},
+    "vpp": {"update_actor": 0.92, "allocated_gb": 1.03},
+}
+
+
+def _features(resolved):
+    """The mask's features as the composed config has them (the keys run_training.sh sets for each bit)."""
+    actor = (resolved.get("actor_rollout_ref") or {}).get("actor") or {}
+    megatron = actor.get("megatron") or {}
+    override = megatron.get("override_transformer_config") or {}
+    rollout = (resolved.get("actor_rollout_ref") or {}).get("rollout") or {}
+    return {"remove_padding": bool(megatron.get("use_remove_padding")), "dynamic_bsz": bool(actor.get("use_dynamic_bsz")),
+            "offload": bool(megatron.get("param_offload")), "prefix_cache": bool(rollout.get("enable_prefix_caching")),
+            "recompute": override.get("recompute_granularity") == "full", "swap_optimizer": bool(override.get("swap_optimizer")),
+            "vpp": (megatron.get("virtual_pipeline_model_parallel_size") or 1) > 1}
+
+
+def _modelled(features, step):
+    """The model above for one step: {"gen", "update_actor", "step", "allocated_gb", "reserved_gb"}."""
+    figures = dict(BASE)
+    for feature, on in (features or {}).items():
+        for key, factor in FEATURE_EFFECTS.get(feature, {}).items() if on else ():
+            figures[key] *= factor
+    pace = 1.5 if step == 1 else 1.0 + 0.02 * ((step % 3) - 1)
+    gen, update = figures["gen"] * pace, figures["update_actor"] * pace
+    reserved = figures["allocated_gb"] * 1.08 + (1.0 if (features or {}).get("prefix_cache") else 0.0)
+    return {"gen": gen, "update_actor": update, "step": gen + update + (figures["log_prob"] + figures["other"]) * pace,
+            "allocated_gb": figures["allocated_gb"], "reserved_gb": reserved}
+
+
+def _metrics(step, total, features=None, npus=1):
+    """One step's metrics under verl's keys: timing_s/* (verl/trainer/ppo/metric_utils.py compute_timing_metrics),
+    perf/throughput (compute_throughout_metrics: tokens / (step time x NPUs)), perf/max_memory_* (the Megatron
+    actor's update_actor), with the figures of the feature model above. The others are made up but move like a run."""
     progress = step / float(max(total, 1))
+    model = _modelled(features, step)
     return [
         ("actor/entropy", 0.62 - 0.1 * progress),
         ("actor/pg_loss", -0.012 + 0.004 * progress),
         ("actor/grad_norm", 0.31 - 0.05 * progress),
         ("critic/score/mean", -0.55 + 0.4 * progress),
         ("response_length/mean", 812.0 + 40 * progress),
-        ("timing_s/step", STEP_SECONDS),
+        ("perf/max_memory_allocated_gb", model["allocated_gb"]),
+        ("perf/max_memory_reserved_gb", model["reserved_gb"]),
+        ("timing_s/gen", model["gen"]),
+        ("timing_s/update_actor", model["update_actor"]),
+        ("timing_s/step", model["step"]),
+        ("perf/total_num_tokens", TOKENS_PER_STEP),
+        ("perf/throughput", TOKENS_PER_STEP / (model["step"] * max(npus, 1))),
         ("training/global_step", step),
         ("training/epoch", 0),
     ]
+
+
+def _out_of_memory(metrics):
+    """torch_npu's error when the modelled peak does not fit (the text of a real one), else None."""
+    reserved = dict(metrics)["perf/max_memory_reserved_gb"]
+    if reserved <= HBM_GB:
+        return None
+    return ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 0; %.2f GiB total capacity; %.2f GiB already "
+            "allocated; %.2f GiB reserved in total by PyTorch)" % (HBM_GB, dict(metrics)["perf/max_memory_allocated_gb"], reserved))
 
 
 def _step_line(step, metrics):
@@ -421,12 +504,19 @@ def run(config):
     say("config composed and checked: %d node(s) x %d NPU, Ray has %s NPU on %d node(s); %s written"
         % (nnodes, per_node, total, started["ray_nodes"], os.path.join(local_dir, STARTED)))
 
+    features = _features(resolved)
     step = resumed_from
     while not _STOP and (steps is None or step < steps):
         if _sleep(STEP_SECONDS) or not _step_all(ray, workers, step + 1):
             break
         step += 1
-        metrics = _metrics(step, steps or 1000)
+        metrics = _metrics(step, steps or 1000, features, wanted)
+        oom = _out_of_memory(metrics)
+        if oom:
+            # How verl's driver reports a worker's error in the actor update (Ray's RayTaskError of the worker group call).
+            print("ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.actor_rollout_update_actor() (pid=%d)" % os.getpid(), flush=True)
+            print(oom, flush=True)
+            raise SystemExit(1)
         print(_step_line(step, metrics), flush=True)
         if board is not None:
             board.log(dict(metrics), step=step)

@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: compare
+short_description: The steps of the mask comparison (playbooks/compare.yml) that decide, on the controller
+version_added: 0.1.0
+description:
+  - One filter for the comparison's decisions, each in C(plugins/module_utils/_compare.py); O(what) picks one.
+  - C(plan) (O(_input) the C(hostvars)) - the masks to compare and, for each, what the settings check
+    (the one deploy.yml and check.yml run, with the comparison's own settings applied) refuses; a problem every mask has
+    is the settings' own and stops the comparison; the state's fingerprint. C(plan_lines) the plan in words.
+  - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics; C(record_line) it in words.
+  - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
+  - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results) - resume.
+  - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
+    options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
+    this run was started in (a deploy runs there, with this run's configuration file).
+  - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped.
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+options:
+  _input:
+    description: What O(what) works on (see the description).
+    type: raw
+    required: true
+  what:
+    description: The step.
+    type: str
+    required: true
+    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words]
+"""
+
+EXAMPLES = r"""
+- name: Plan the comparison
+  ansible.builtin.set_fact:
+    _compare_plan: >-
+      {{ hostvars | verl.deploy.compare('plan', masks=masks, head=groups | verl.deploy.ray_head,
+         workers=groups | verl.deploy.ray_workers, spec=spec, rules=rules, overrides=overrides) }}
+"""
+
+RETURN = r"""
+_value:
+  description: The step's result (see the description).
+  type: raw
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.verl.deploy.plugins.filter.settings_problems import given, head_addresses, plain
+from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
+from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
+
+
+def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measured=()):
+    """{"problems": [arguments or settings that stop it], "rows": the plan, "fingerprint"}."""
+    try:
+        wanted = compare.parse_masks(plain(masks))
+    except compare.CompareError as error:
+        return {"problems": [str(error)], "rows": [], "fingerprint": ""}
+    spec, rules, overrides = plain(spec), plain(rules), plain(overrides or {})
+    nodes = [head] + [w for w in dict.fromkeys(workers or ()) if w != head]
+    forms = set()
+    hosts = {host: given(hostvars, host, spec, forms) for host in nodes}
+    for found in hosts.values():
+        found["settings"].update(overrides)
+    addresses = head_addresses(hostvars[head], head)
+    by_mask = {}
+    for mask, _origin in wanted:
+        masked = {h: dict(g, mask=mask, settings=dict(g["settings"], verl_feature_mask=mask)) for h, g in hosts.items()}
+        problems = check_inventory(masked, spec, rules, addresses)
+        by_mask[mask] = [p["text"] for p in secrets.redact(problems, tuple(sorted(forms, key=len, reverse=True)))]
+    common, own = compare.split_refusals(by_mask) if len(by_mask) > 1 else ([], by_mask)
+    rows = compare.plan(wanted, own, set(measured or ()))
+    if wanted and not rows:
+        common = common or ["the settings refuse every mask"]
+    return {"problems": common, "rows": rows, "fingerprint": compare.fingerprint(hosts[head]["settings"])}
+
+
+def _deploy_argv(playbook, python, inventories=(), extra_files=()):
+    from ansible import context  # the command line of this run, as ansible-playbook parsed it
+
+    return compare.deploy_argv(dict(context.CLIARGS), python, playbook, inventories, extra_files)
+
+
+def _cwd(_ignored):
+    import os  # the controller's working folder, where the comparison was started (a relative path of it means the same)
+
+    return os.getcwd()
+
+
+def _cli_problems(_ignored):
+    from ansible import context
+
+    return compare.cli_problems(dict(context.CLIARGS))
+
+
+def _report(results, rows, title, baseline=None, extra=None):
+    result = compare.report(plain(rows), plain(results), baseline)
+    return dict(result, markdown=compare.markdown(result, title), json=compare.to_json(result, title, plain(extra or {})),
+                html=compare.to_html(result, title))
+
+
+STEPS = {
+    "plan": _plan,
+    "plan_lines": lambda rows, results: compare.plan_lines(plain(rows), plain(results)),
+    "measure": lambda text, mask, warmup, wanted, outcome, message="": compare.measure(mask, text, warmup, wanted, outcome, message),
+    "record_line": compare.record_line,
+    "report": _report,
+    "state": compare.load_state,
+    "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
+    "deploy_argv": _deploy_argv,
+    "cli_problems": _cli_problems,
+    "cwd": _cwd,
+    "last_words": compare.last_words,
+}
+
+
+def compare_step(value, what, *args, **kwargs):
+    if what not in STEPS:
+        raise AnsibleFilterError("verl.deploy.compare: unknown step %r; use one of %s" % (what, ", ".join(STEPS)))
+    return STEPS[what](value, *args, **kwargs)
+
+
+class FilterModule:
+    def filters(self):
+        return {"compare": compare_step}

@@ -1,0 +1,85 @@
+"""playbooks/compare.yml without a cluster: its refusals before any node is contacted, and one comparison on this
+machine as its one node (local connection, no npu-smi), where the mask's deploy is refused by deploy.yml's own
+pre-check: the mask is recorded as failed in the deploy with the deploy's words, a mask the settings refuse is listed
+with the reason, the report files are written, and a run again resumes (nothing is deployed twice).
+
+The comparison on the simulated cluster, with real trainings: extensions/molecule/one_node/tests/test_7_compare.py."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+
+
+def run(tmp_path, *args):
+    hosts = tmp_path / "hosts.yml"
+    hosts.write_text(yaml.safe_dump({"all": {
+        "vars": {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet", "verl_test_file": "/data/test.parquet",
+                 "verl_ckpts_dir": str(tmp_path / "ckpts"), "verl_log_dir": str(tmp_path / "logs"),
+                 "verl_compare_dir": str(tmp_path / "out"), "verl_host_stage_dir": str(tmp_path / "stage")},
+        "children": {"ray_head": {"hosts": {"node1": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/compare.yml", "-i", str(hosts), *args], cwd=REPO, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900, check=False)
+    proc.said = " ".join(proc.stdout.split())
+    return proc
+
+
+def contacted(proc):
+    return [line for line in proc.stdout.rsplit("PLAY RECAP", 1)[-1].splitlines() if line.startswith("node1")]
+
+
+def test_no_masks_is_refused_before_any_node(tmp_path):
+    proc = run(tmp_path)
+    assert proc.returncode == 2, proc.stdout
+    assert "masks is not given: nothing to compare" in proc.said and "-e masks=0000000,1100000,1100100" in proc.said
+    assert not contacted(proc) and not (tmp_path / "out").exists()
+
+
+def test_a_bad_mask_is_named(tmp_path):
+    proc = run(tmp_path, "-e", "masks=0000000,11000x0,each")
+    assert proc.returncode == 2 and "11000x0 is neither a mask nor a shorthand" in proc.said, proc.stdout
+    assert not contacted(proc)
+
+
+def test_a_setting_every_mask_refuses_stops_the_comparison(tmp_path):
+    proc = run(tmp_path, "-e", "masks=0000000,1100000", "-e", "verl_compare_steps=1")
+    assert proc.returncode == 2, proc.stdout
+    assert "The comparison cannot start; no node was contacted and nothing was changed:" in proc.said
+    assert "verl_compare_steps" in proc.said
+    assert not contacted(proc)
+
+
+def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
+    # With one pipeline stage VPP is refused by the settings check (not run); 0000000 goes through deploy.yml, whose
+    # pre-check refuses this machine (no npu-smi).
+    args = ("-e", "masks=0000000,0000001", "-e", "verl_train_pp=1", "-e", "verl_train_tp=8")
+    first = run(tmp_path, *args)
+    assert first.returncode == 0, first.stdout[-6000:]
+    out = tmp_path / "out"
+    assert "0000001 (VPP): refused by the settings, not trained: " in first.said and "verl_train_pp" in first.said
+    assert "0000000 (none): to train" in first.said
+    report = json.loads((out / "compare.json").read_text())
+    rows = {row["mask"]: row for row in report["rows"]}
+    assert rows["0000001"]["status"] == "refused" and rows["0000000"]["status"] == "failed"
+    assert rows["0000000"]["failure"]["phase"] == "deploy" and "npu-smi" in rows["0000000"]["failure"]["line"]
+    assert report["winner"] is None and report["verdict"].startswith("no mask was measured")
+    assert "failed in deploy" in (out / "compare.md").read_text() and "<svg" in (out / "compare.html").read_text()
+    assert "PLAY RECAP" in (out / "deploy-m0000000.log").read_text()  # deploy.yml's own output is kept
+    assert (tmp_path / "logs" / "compare" / "ckpts" / "m0000000").is_dir() and not (tmp_path / "ckpts").exists()
+    assert str(out / "compare.html") in first.stdout.rsplit("TASK [", 1)[-1]  # the paths in the last lines
+    assert list(json.loads((out / "state.json").read_text())["results"]) == ["0000000"]
+    stamp = (out / "deploy-m0000000.log").stat().st_mtime
+
+    again = run(tmp_path, *args)
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert "0000000 (none): measured already (resumed: not trained again)" in again.said
+    assert "Nothing was trained: every mask was measured already or refused." in again.said
+    assert (out / "deploy-m0000000.log").stat().st_mtime == stamp
