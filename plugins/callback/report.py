@@ -9,7 +9,7 @@ type: stdout
 short_description: A short console report of a run, the full default task stream in a log file
 version_added: 0.4.0
 description:
-  - "At the terminal, one line per stage as it ends (C([4/8] The training container on every node: changed on 3 (40 s))),
+  - "At the terminal, one line per stage as it ends, with its time (C([4/8] The training container on every node: changed on 3)),
     the stages keyed on the playbooks' numbered play names; a message shown by a task on one host (a summary, a
     refusal) as one block; a message of many hosts once, with the count of the others; a failed task's message once,
     with the nodes it failed on; the progress of a wait on many nodes as one line (P(verl.deploy.wait_progress#module));

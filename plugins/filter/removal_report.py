@@ -39,7 +39,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The sentence, e.g. C(node1: container verl removed, ...; kept on the host: the folders it mounted (/ckpt, /logs ...)).
+  description: "The sentence, e.g. C(node1: container verl removed, ...; kept on the host: the folders it mounted (/ckpt, /logs ...))."
   type: str
 """
 
