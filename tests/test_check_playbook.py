@@ -87,5 +87,5 @@ def test_at_the_terminal_the_check_is_a_short_report_and_the_log_holds_the_rest(
         "[1-2/3] Every node read, its settings checked with what it showed ...", "[3/3] The verdict"], lines
     assert sum("node2: DID NOT ANSWER" in line for line in lines) == 1, lines
     assert len(lines) <= 25, proc.stdout
-    log = Path(lines[-1].removeprefix("Full log: "))
+    log = Path(lines[-1].split(" Full log: ")[-1])
     assert "PLAY RECAP" in log.read_text() and "fatal: [node2]: UNREACHABLE!" in log.read_text()

@@ -161,7 +161,7 @@ class CallbackModule(DefaultCallback):
             for hosts, text in grouped(messages):
                 if kind == "said":
                     others = len(hosts) - 1
-                    self._say(text + ("\n  (the same on %d more node(s))" % others if others else ""))
+                    self._say(text + (" (the same on %d more node(s))" % others if others else ""))
                 else:
                     word = "FAILED" if kind == "failed" else "UNREACHABLE"
                     self._say("%s on %s: %s" % (word, host_list(hosts), text), color=C.COLOR_ERROR)
@@ -224,9 +224,8 @@ class CallbackModule(DefaultCallback):
             parts.append("FAILED on %s" % host_list(failed))
         if unreachable:
             parts.append("UNREACHABLE: %s" % host_list(unreachable))
-        line = "Result: %s (%s)" % (", ".join(parts), duration(time.monotonic() - self._started))
-        self._say(line, color=C.COLOR_ERROR if failed or unreachable else C.COLOR_OK)
-        self._say("Full log: %s" % self._log_path)
+        line = "Result: %s (%s)." % (", ".join(parts), duration(time.monotonic() - self._started))
+        self._say("%s Full log: %s" % (line, self._log_path), color=C.COLOR_ERROR if failed or unreachable else C.COLOR_OK)
         if self._log_path:
             self._display.display("\n" + _ANSI.sub("", line))
         progress = os.environ.get(ENV_PROGRESS)

@@ -80,8 +80,9 @@ def test_a_deploy_at_the_terminal_is_a_short_report_and_the_log_it_names_holds_t
     stages = [line.split("]")[0] + "]" for line in lines if re.match(r"\[[0-9-]+/8\] ", line)]
     assert stages == ["[%d/8]" % stage for stage in range(9)], proc.stdout
     assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "ansible_collections" not in proc.stdout
-    assert lines[-1].startswith("Full log: %s/deploy-" % tmp_path), lines[-1]
-    log = Path(lines[-1].removeprefix("Full log: ")).read_text()
+    # The hosts: the 3 nodes and the controller (stage 0 and the confirmation run there).
+    assert lines[-1].startswith("Result: 4 host(s), changed on 0 (") and " Full log: %s/deploy-" % tmp_path in lines[-1], lines[-1]
+    log = Path(lines[-1].split(" Full log: ")[-1]).read_text()
     assert "PLAY RECAP" in log and log.count("TASK [") > 50
     for node in nodes():
         assert re.search(r"^%s\s+: ok=\d+\s+changed=0 " % re.escape(node), log, re.M), "a re-run changes nothing on %s" % node

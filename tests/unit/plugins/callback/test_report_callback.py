@@ -144,10 +144,10 @@ def test_one_line_per_stage_the_messages_once_and_the_log_holds_every_host(run):
         "[8/8] Report the joins, then train on the head and verify: ok on 1",
     ]
     # The per-node message once, with the count of the others; the summary as one block, last before the result.
-    assert "node1: verl 0.7.0, torch_npu 2.7.1" in lines and "  (the same on 2 more node(s))" in lines
+    assert "node1: verl 0.7.0, torch_npu 2.7.1 (the same on 2 more node(s))" in lines
     assert lines.index("log: /logs/train.log") == lines.index(stages[-1]) - 1
-    assert lines[-2].startswith("Result: 4 host(s), changed on 3 (")
-    assert lines[-1] == "Full log: " + os.environ["VERL_DEPLOY_REPORT_LOG"]
+    assert lines[-1].startswith("Result: 4 host(s), changed on 3 (")
+    assert lines[-1].endswith(" s). Full log: " + os.environ["VERL_DEPLOY_REPORT_LOG"])
     assert lines[0] == "deploy.yml: the full log is " + os.environ["VERL_DEPLOY_REPORT_LOG"]
     assert len(lines) <= 15
     log = run.log
@@ -174,7 +174,7 @@ def test_a_failure_is_named_once_with_its_nodes(run):
     assert "UNREACHABLE on node4: Failed to connect to the host via ssh: Connection refused" in lines
     assert [line for line in lines if line.startswith("[1/8]")][0].startswith(
         "[1/8] Every node answers and is read: FAILED on node2, node3, UNREACHABLE: node4, ok on 1 (")
-    assert "FAILED on node2, node3" in lines[-2] and "UNREACHABLE: node4" in lines[-2]
+    assert "FAILED on node2, node3" in lines[-1] and "UNREACHABLE: node4" in lines[-1]
     assert run.log.count("FAILED! =>") == 2 and "fatal: [node4]: UNREACHABLE!" in run.log, "every host's failure is in the log"
 
 
@@ -197,7 +197,7 @@ def test_many_nodes_print_no_more_lines_than_three(run):
     lines = run.end()
     assert len(lines) <= 10, lines
     assert "FAILED on node000, node001, node002 and 7 more: the image pull timed out. Fix: raise verl_docker_timeout." in lines
-    assert "  (the same on 127 more node(s))" in lines
+    assert "node000: verl 0.7.0 (the same on 127 more node(s))" in lines
 
 
 def test_a_play_without_a_number_is_the_next_stage(run):
