@@ -27,7 +27,7 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
 
 
 # One job template per playbook, each with its survey.
-TEMPLATES = ("deploy", "check", "render", "status", "stop", "logs")
+TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs")
 # What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
 # var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
 PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
@@ -117,7 +117,7 @@ def test_configure_playbook_creates_every_job_template_with_its_survey():
     assert (source["source"], source["source_path"], source["overwrite"], source["update_on_launch"]) == (
         "scm", "{{ verl_awx_inventory_path }}", True, True)
     templates = awx_task(play, "awx.awx.job_template")
-    assert templates["loop"] == ["deploy", "check", "status", "stop", "render", "logs"]
+    assert templates["loop"] == ["deploy", "check", "status", "stop", "remove", "render", "logs"]
     assert sorted(templates["loop"]) == sorted(TEMPLATES)
     assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
     assert all(play["vars"]["verl_awx_timeouts"][name] > 0 for name in templates["loop"])
@@ -144,6 +144,31 @@ def test_the_workflow_checks_asks_for_approval_deploys_and_shows_the_status():
         assert nodes[identifier]["unified_job_template"]["name"] == "{{ _verl_awx_surveys.%s.name }}" % identifier, name
     assert workflow["extra_vars"] == {"verl_confirm": True} and workflow["ask_variables_on_launch"] is False
     assert workflow["survey_spec"].startswith("{{ _verl_awx_surveys.deploy")
+
+
+def test_the_removal_is_behind_awx_approval_too():
+    """remove.yml's confirmation under AWX: a workflow approval -> verl remove, the removal given verl_confirm=true by the
+    workflow's own extra vars; the remove template asks nothing (AWX refuses a survey without questions)."""
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    workflows = [task["awx.awx.workflow_job_template"] for task in play["tasks"] if "awx.awx.workflow_job_template" in task]
+    removal = next(flow for flow in workflows if flow["name"] == "{{ verl_awx_remove_workflow }}")
+    nodes = {node["identifier"]: node for node in removal["workflow_nodes"]}
+    assert list(nodes) == ["approve", "remove"] and nodes["approve"]["unified_job_template"]["type"] == "workflow_approval"
+    assert nodes["approve"]["related"] == {"success_nodes": [{"identifier": "remove"}]}
+    assert nodes["remove"]["unified_job_template"]["name"] == "{{ _verl_awx_surveys.remove.name }}"
+    assert removal["extra_vars"] == {"verl_confirm": True} and removal["ask_variables_on_launch"] is False
+    assert SURVEYS["remove"]["spec"] == []
+    templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
+    assert templates["survey_enabled"] == "{{ _verl_awx_surveys[item].spec | length > 0 }}"
+
+
+def test_an_awx_remove_without_the_approval_fails_in_seconds_naming_the_workflow(tmp_path):
+    job = run_job(tmp_path, "playbooks/remove.yml", closed_ports_inventory(), awx_variables(), timeout=300)
+    assert job.status == "failed" and job.seconds < 30, job.describe()
+    said = " ".join(job.stdout.split())
+    assert "verl_confirm is not true and this is an AWX job" in said, job.describe()
+    assert 'launch the workflow "verl remove (approve, remove)"' in said, job.describe()
+    assert set(job.stats.get("processed", {})) == {"localhost"}, job.stats
 
 
 def test_a_failing_status_job_on_a_schedule_is_the_alarm():

@@ -27,10 +27,10 @@ def inventory(out):
         "ray_workers": {"hosts": {"node2": {"ansible_host": "127.0.0.1", "ansible_port": 9}}}}}}
 
 
-def run(tmp_path, *args):
+def run(tmp_path, *args, env=None):
     hosts = tmp_path / "hosts.yml"
     hosts.write_text(yaml.safe_dump(inventory(tmp_path / "out")))
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", **(env or {}))
     return subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/check.yml", "-i", str(hosts), *args], cwd=REPO, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False)
 
@@ -69,3 +69,23 @@ def test_an_awx_check_job_needs_no_confirmation_and_returns_the_verdict(tmp_path
     verdict = job.artifact_data["verl_check"]
     assert verdict["ready"] is False and verdict["nodes"]["node2"]["state"] == "did not answer", verdict
     assert verdict == json.loads((tmp_path / "out" / "check.json").read_text())
+    # AWX's own callback (ansible-runner's awx_display over the default one), not ansible.cfg's verl.deploy.report: the
+    # whole stream, and the report is the job's last output before the recap.
+    assert "the full log is" not in job.stdout
+    tail = job.stdout.rsplit("TASK [Report]", 1)[-1].split("PLAY RECAP")[0]
+    assert "verdict: " in tail and "TASK [" in tail and "Stop unless every node is ready" in tail, tail
+
+
+def test_at_the_terminal_the_check_is_a_short_report_and_the_log_holds_the_rest(tmp_path):
+    """ansible.cfg's console report (verl.deploy.report): a line per stage, the verdict once, the log file named."""
+    proc = run(tmp_path, "-e", "mask=0000000", env={"ANSIBLE_STDOUT_CALLBACK": "verl.deploy.report",
+                                                    "VERL_DEPLOY_LOG_DIR": str(tmp_path / "logs")})
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("[")] == [
+        "[0/3] Find the collection, check the inventory and the settings",
+        "[1-2/3] Every node read, its settings checked with what it showed ...", "[3/3] The verdict"], lines
+    assert sum("node2: DID NOT ANSWER" in line for line in lines) == 1, lines
+    assert len(lines) <= 25, proc.stdout
+    log = Path(lines[-1].split(" Full log: ")[-1])
+    assert "PLAY RECAP" in log.read_text() and "fatal: [node2]: UNREACHABLE!" in log.read_text()

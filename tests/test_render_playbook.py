@@ -191,3 +191,39 @@ def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, 
     assert variable in failure, failure[:2000]
     assert value in failure, failure[:2000]
     assert fix in failure, failure[:2000]
+
+
+def report_render(tmp_path, nodes):
+    """render.yml over `nodes` inventory nodes with the console report ansible.cfg sets (verl.deploy.report)."""
+    inventory = tmp_path / ("hosts-%d.yml" % nodes)
+    workers = {"node%03d" % n: {"ansible_host": "10.10.%d.%d" % (n // 200, n % 200 + 2)} for n in range(2, nodes + 1)}
+    inventory.write_text(yaml.safe_dump({"ray_cluster": {
+        "children": {"ray_head": {"hosts": {"node001": {"ansible_host": "10.10.0.1"}}}, "ray_workers": {"hosts": workers}},
+        # A layout whose data-parallel ranks (a node each, TP 8) divide the mini batch at both sizes: 48 x 8 sequences.
+        "vars": {"ansible_connection": "ssh", "ansible_port": 1, "verl_train_tp": 8, "verl_train_pp": 1,
+                 "verl_train_batch_size": 48, "verl_ppo_mini_batch_size": 48}}}))
+    cmd = [ANSIBLE_PLAYBOOK, "playbooks/render.yml", "-i", str(inventory), "-e", "mask=0000000", *PATHS,
+           "-e", "verl_output_dir=%s" % (tmp_path / ("out-%d" % nodes))]
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="verl.deploy.report",
+               VERL_DEPLOY_LOG_DIR=str(tmp_path / ("logs-%d" % nodes)))
+    return subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_every_node(tmp_path):
+    """Issue 31: the console grows by at most a line or two per stage, whatever the cluster's size; the whole task
+    stream (every node's result) is in the log file the report names."""
+    runs = {nodes: report_render(tmp_path, nodes) for nodes in (3, 48)}
+    for nodes, proc in runs.items():
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        lines = proc.stdout.splitlines()
+        assert lines[0].startswith("render.yml: the full log is "), lines
+        log = Path(lines[-1].split(" Full log: ")[-1])
+        assert log.parent == tmp_path / ("logs-%d" % nodes) and log.is_file(), lines
+        text = log.read_text()
+        assert "PLAY RECAP" in text and all("changed: [node%03d" % n in text for n in range(1, nodes + 1))
+        assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
+            "[0/1] Find the collection, check the inventory and the settings: ok on 1",
+            "[1/1] Render the launch scripts of every node: changed on %d" % nodes]
+        assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "/roles/" not in proc.stdout
+    small, large = (len(runs[nodes].stdout.splitlines()) for nodes in (3, 48))
+    assert small <= 15 and large <= small + 2, (runs[3].stdout, runs[48].stdout)

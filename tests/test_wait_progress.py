@@ -98,3 +98,39 @@ def test_check_mode_waits_for_nothing_and_says_so(tmp_path):
     assert rc == 0, text
     assert not [line for _t, line in lines if line.startswith("[localhost] Ray: ")]
     assert "skipping: [localhost]" in text and not (tmp_path / "counter").exists(), "the probe did not run"
+
+
+REPORT_PLAY = """- hosts: all
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Wait for the stand-in on every node
+      verl.deploy.wait_progress:
+        what: Ray
+        argv: [bash, "{probe}", "{counter}-{{{{ inventory_hostname }}}}", "{{{{ 3 if inventory_hostname == 'n1' else 5 }}}}", "99"]
+        timeout: 30
+        interval: 1
+"""
+
+
+def test_under_the_report_callback_many_nodes_poll_as_one_line_and_each_node_is_in_the_log(tmp_path):
+    """verl.deploy.report: the nodes' lines go to the run's log; the terminal shows one line for all of them."""
+    (tmp_path / "probe.sh").write_text(PROBE)
+    play = tmp_path / "play.yml"
+    play.write_text(REPORT_PLAY.format(probe=tmp_path / "probe.sh", counter=tmp_path / "counter"))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="verl.deploy.report",
+               VERL_DEPLOY_LOG_DIR=str(tmp_path / "logs"))
+    argv = [ANSIBLE_PLAYBOOK, "-i", "n1,n2,n3,", str(play), "-e", "ansible_python_interpreter=%s" % sys.executable]
+    proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[n1] Ray:" not in proc.stdout and "[n2] Ray:" not in proc.stdout
+    summaries = [line for line in proc.stdout.splitlines() if line.startswith("Ray: ")]
+    # The first poll's line; the next only after SUMMARY_EVERY seconds (the wait takes about 5).
+    assert len(summaries) == 1, proc.stdout
+    assert summaries[0].startswith("Ray: 0/3 done; waiting for ") and "/30 s)" in summaries[0]
+    log = (tmp_path / "logs").glob("play-*.log")
+    text = next(log).read_text()
+    for host in ("n1", "n2", "n3"):
+        assert "[%s] Ray: 1/" % host in text
+    assert "[n2] Ray: 5/5 nodes" in text
+    assert not list((tmp_path / "logs").glob("*.progress")), "the progress folder is removed at the end"

@@ -4,10 +4,14 @@
 """Controller side of verl.deploy.wait_progress: poll a read-only probe, print its progress each time (docs: plugins/modules/wait_progress.py)."""
 from __future__ import annotations
 
+import json
+import os
 import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
+
+from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary
 
 display = Display()
 
@@ -25,6 +29,44 @@ ARGUMENT_SPEC = {
 def progress_line(host, what, progress, elapsed, timeout):
     """The line shown after each poll, e.g. `[node1] Ray: 3/4 nodes, 24/32 NPU, 40/180 s`."""
     return "[%s] %s: %s, %d/%d s" % (host, what, progress or "no answer yet", elapsed, timeout)
+
+
+# With the verl.deploy.report callback (which sets these for the workers): each node's line goes to the run's log, and at
+# the terminal one line for all nodes at most this often, by the first node still waiting.
+ENV_LOG = "VERL_DEPLOY_REPORT_LOG"
+ENV_PROGRESS = "VERL_DEPLOY_REPORT_PROGRESS"
+SUMMARY_EVERY = 20
+
+
+def show(host, what, line, state, task_id, nodes):
+    """Print this poll's line, or under the report callback log it and print one line for all nodes now and then."""
+    log, folder = os.environ.get(ENV_LOG), os.environ.get(ENV_PROGRESS)
+    if not (log and folder and os.path.isdir(folder)):
+        display.display(line)
+        return
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+    folder = os.path.join(folder, task_id)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, host + ".json"), "w", encoding="utf-8") as handle:
+        json.dump(state, handle)
+    states = {}
+    for name in os.listdir(folder):
+        if name.endswith(".json"):
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    states[name[:-len(".json")]] = json.load(handle)
+            except (OSError, ValueError):
+                continue
+    waiting = sorted(name for name, each in states.items() if not each.get("done"))
+    if state.get("done") or not waiting or host != waiting[0]:
+        return
+    stamp = os.path.join(folder, ".shown")
+    if os.path.exists(stamp) and time.time() - os.path.getmtime(stamp) < SUMMARY_EVERY:
+        return
+    with open(stamp, "w", encoding="utf-8"):
+        pass
+    display.display(progress_summary(what, states, max(nodes, len(states))))
 
 
 def last_line(text):
@@ -66,7 +108,9 @@ class ActionModule(ActionBase):
             elapsed = time.monotonic() - start
             progress = last_line(answer.get("stdout")) or progress
             rc = answer.get("rc")
-            display.display(progress_line(host, args["what"], progress, elapsed, args["timeout"]))
+            show(host, args["what"], progress_line(host, args["what"], progress, elapsed, args["timeout"]),
+                 {"progress": progress, "elapsed": elapsed, "timeout": args["timeout"], "done": rc != args["pending_rc"]},
+                 self._task._uuid, len(task_vars.get("ansible_play_batch") or [host]))
             result.update(changed=False, rc=rc, stdout=answer.get("stdout", ""), stderr=answer.get("stderr", ""), progress=progress,
                           polls=polls, waited=round(elapsed, 1), timed_out=False)
             if rc == 0:

@@ -41,9 +41,16 @@ def nodes():
     return hosts("ray_head") + hosts("ray_workers")
 
 
-def playbook(name, *extra, timeout=1200):
-    """Run playbooks/<name> against the scenario's nodes with its settings; returns the CompletedProcess."""
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+# The default callback's whole task stream, which the verifiers read (ansible.cfg sets the short verl.deploy.report).
+PLAYBOOK_ENV = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_STDOUT_CALLBACK": "default"}
+
+
+def playbook(name, *extra, timeout=1200, env=None):
+    """Run playbooks/<name> against the scenario's nodes with its settings; returns the CompletedProcess.
+
+    env: variables over PLAYBOOK_ENV (e.g. ANSIBLE_STDOUT_CALLBACK=verl.deploy.report to read the report a user sees).
+    """
+    env = dict(os.environ, **PLAYBOOK_ENV, **(env or {}))
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     # Ansible writes task errors to stderr: the messages a user reads are in both streams.
@@ -53,7 +60,7 @@ def playbook(name, *extra, timeout=1200):
 
 def playbook_in_background(name, *extra, out):
     """Start playbooks/<name> like playbook(), its output going to the file `out`; returns the Popen (wait with finish())."""
-    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    env = dict(os.environ, **PLAYBOOK_ENV)
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     handle = open(out, "w", encoding="utf-8")  # pylint: disable=consider-using-with  # closed by finish()
     proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True)
