@@ -1,19 +1,35 @@
 """The Ascend device rules, on nodes that follow them: every node trains on its NPUs 4-7 only (the runtime in
 the container numbers them 0-3, and Ray hands those on to the workers), and a process of another container
 that holds one of them is refused by name, the training left alone. Runs after test_3 (name order), whose
-containers were created with NPUs 0-7."""
+containers were created with NPUs 0-7.
+
+Two setups real clusters have, which must deploy: the checkpoint folder on a JuiceFS-like FUSE file system (on every
+node a FUSE mount, bindfs with JuiceFS's file system type, of the one shared folder: the same storage on every node
+by its source, not by inode), and a privileged exporter container on a worker that opens no NPU (a warning
+naming it, not a refusal). The training saves every 1,000 steps, so it has no checkpoint when test_8 restarts it."""
 import re
 
 from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, started_marker, tail, training_pids
 
 HEAD = hosts("ray_head")[0]
+JUICEFS = "/sim/juicefs"
+CKPTS = JUICEFS + "/qwen3-8b-dapo"
 # 3 nodes x 4 NPUs: TP 4 x PP 3 is one data-parallel rank, a multiple of the NPUs per node.
 SUBSET = ["-e", "verl_npu_devices=4,5,6,7", "-e", "verl_train_tp=4", "-e", "verl_train_pp=3", "-e", "verl_gen_tp=4",
-          "-e", "verl_train_steps=100000"]
-STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+          "-e", "verl_train_steps=100000", "-e", "verl_ckpts_dir=%s" % CKPTS, "-e", "verl_save_freq=1000"]
+STARTED = CKPTS + "/stand_in_started.json"
+
+
+def mount_juicefs_like(node):
+    """/sim/juicefs on `node`: a FUSE mount of the shared /sim/ckpts with JuiceFS's file system type (mountinfo:
+    `fuse.juicefs /sim/ckpts`; bindfs names the source by its folder, where JuiceFS shows `JuiceFS:<volume>`), one
+    storage on every node as a JuiceFS volume is."""
+    on_node(node, "sh", "-c", "mountpoint -q {0} || {{ mkdir -p {0} && bindfs -o subtype=juicefs /sim/ckpts {0}; }}".format(JUICEFS))
 
 
 def test_a_container_created_with_other_npus_is_refused_before_ray():
+    for node in nodes():
+        mount_juicefs_like(node)
     proc = playbook("deploy.yml", *SUBSET)
     assert proc.returncode != 0, tail(proc)
     assert "the container has the NPU devices 0,1,2,3,4,5,6,7 (/dev/davinciN), but this deploy gives it 4,5,6,7" in proc.output, tail(proc)
@@ -24,8 +40,16 @@ def test_a_container_created_with_other_npus_is_refused_before_ray():
 def test_every_node_trains_on_npus_4_to_7():
     for node in nodes():
         on_node(node, "docker", "rm", "-f", "verl")  # as the refusal says: the deploy creates it with these NPUs
-    proc = playbook("deploy.yml", *SUBSET)
+    worker = hosts("ray_workers")[0]
+    image = on_node(worker, "docker", "image", "ls", "--format", "{{.Repository}}:{{.Tag}}", "verl-sim/verl").stdout.split()[0]
+    on_node(worker, "docker", "run", "-d", "--name", "npu-exporter", "--privileged", image, "sleep", "infinity")
+    try:
+        proc = playbook("deploy.yml", *SUBSET)
+    finally:
+        on_node(worker, "docker", "rm", "-f", "npu-exporter", check=False)
     assert proc.returncode == 0, tail(proc)
+    assert "privileged container(s) npu-exporter run here: they see every NPU but none of their processes" in proc.output, tail(proc)
+    assert "JuiceFS (fuse.juicefs /sim/ckpts on %s), one storage on every node" % JUICEFS in proc.output, tail(proc)
     assert ray_view(HEAD) == {"nodes": 3, "npu": 12.0}, tail(proc)
     assert "export ASCEND_RT_VISIBLE_DEVICES=0,1,2,3" in in_verl(HEAD, "cat /verl/start_verl.sh").stdout
     started = started_marker(HEAD, training_pids(HEAD)[0], STARTED)

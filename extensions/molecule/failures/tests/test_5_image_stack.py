@@ -38,4 +38,4 @@ def test_a_verl_newer_than_the_release_table_is_refused_before_ray():
     assert "0.10.0" in proc.output and "verl_allow_untested_version=true" in proc.output, tail(proc)
     assert training_pids(HEAD) == pid
     again = playbook("deploy.yml", *SUBSET)
-    assert again.returncode == 0 and "verl 0.7.0.dev; torch 2.7.1, torch_npu" in again.output, tail(again)
+    assert again.returncode == 0 and "verl 0.8.0; torch 2.7.1, torch_npu" in again.output, tail(again)

@@ -7,11 +7,13 @@ given to the user's deploy and to the comparison alike (the comparison's deploys
 training again, get the same extra vars): with the model's 36 layers, VPP cannot split them over PP 4 x 2, so the
 settings check on the node refuses 1101101. Three steps per mask (the first left out as warm-up) keep it short."""
 import json
+import os
 import time
 
 from sim_scenario import hosts, in_verl, playbook, started_marker, tail, training_pids
 
-LAYOUT = ["-e", "verl_train_tp=4", "-e", "verl_train_pp=4"]
+# The node's container is verl 0.7.1's since test_6 (its image given as a user would, to every deploy here).
+LAYOUT = ["-e", "verl_train_tp=4", "-e", "verl_train_pp=4", "-e", "verl_image=%s" % os.environ["VERL_SIM_EXTRA_LOCAL_IMAGES"]]
 USER_CKPTS = "/sim/ckpts/qwen3-8b-dapo"
 COMPARE_NODE = "/sim/logs/compare"
 MASKS = "0000000,1101100,1101101"

@@ -90,6 +90,7 @@ def test_a_workers_ray_killed_and_another_worker_node_restarted_heal_in_one_run(
 
 
 def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
+    """Refused without verl_restart; with it, refused while the image's recipe does not import; then restarted."""
     pid = training_pids(HEAD)
     script = in_verl(HEAD, "cat /verl/run_training.sh").stdout
     proc = playbook("deploy.yml", "-e", "mask=1000000")
@@ -97,6 +98,19 @@ def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
     assert "mask 0000000 -> 1000000: Remove Padding on" in proc.output, tail(proc)
     assert "-e verl_restart=true" in proc.output, tail(proc)
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
+    assert training_pids(HEAD) == pid and in_verl(HEAD, "cat /verl/run_training.sh").stdout == script
+    # The image's own verl checks the new command before anything stops (Hydra's --cfg job in the head's container): a
+    # recipe checkout that does not import on this verl (as verl's images from 0.7.1 on may hold) stops the restart with
+    # Python's own line, the profile and the fix, and the running training is left alone.
+    in_verl(HEAD, "cp /verl/recipe/dapo/main_dapo.py /tmp/main_dapo.py && "
+                  "echo 'from verl.trainer.main_ppo_v0 import TaskRunner' > /verl/recipe/dapo/main_dapo.py")
+    try:
+        broken = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true")
+    finally:
+        in_verl(HEAD, "cp /tmp/main_dapo.py /verl/recipe/dapo/main_dapo.py")
+    assert broken.returncode != 0, tail(broken)
+    assert "ModuleNotFoundError: No module named 'verl.trainer.main_ppo_v0'" in broken.output, tail(broken)
+    assert "verl profile 0.7.0" in broken.output, tail(broken)
     assert training_pids(HEAD) == pid and in_verl(HEAD, "cat /verl/run_training.sh").stdout == script
     proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true")
     assert_healed(proc)
