@@ -25,7 +25,7 @@ STATE_VERSION = 1
 # What is measured: keys verl 0.7.0 logs on every step (its console logger prints them as
 # "step:N - key:value - ...", verl/utils/logger/aggregate_logger.py:26-32), with where verl computes them.
 # timing_s/*: compute_timing_metrics (verl/trainer/ppo/metric_utils.py:261) of the timers marked in the fit loop
-# ("step" verl/trainer/ppo/ray_trainer.py:1357, "gen" :1359, "update_actor" :1551; the DAPO recipe's loop calls the
+# ("step" verl/trainer/ppo/ray_trainer.py:1357, "gen" :1359, "update_actor" :1551; the recipe's own loop calls the
 # same functions, recipe/dapo/dapo_ray_trainer.py:386-389); perf/throughput: compute_throughout_metrics, tokens per
 # second per NPU (verl/trainer/ppo/metric_utils.py:301); perf/max_memory_*: the Megatron actor's update_actor
 # (verl/workers/megatron_workers.py:743-744), the device's peak since the start, in GiB.
