@@ -236,4 +236,3 @@ class CallbackModule(DefaultCallback):
                 for name in folders:
                     os.rmdir(os.path.join(root, name))
             os.rmdir(progress)
-

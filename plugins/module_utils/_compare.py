@@ -78,7 +78,7 @@ def parse_masks(value, variable="masks"):
         word = str(entry).strip().lower() if isinstance(entry, str) else entry
         if word == EACH:
             found += [(BASELINE, EACH)] + [("0" * bit + "1" + "0" * (features.MASK_LENGTH - bit - 1), EACH)
-                                          for bit in range(features.MASK_LENGTH)]
+                                           for bit in range(features.MASK_LENGTH)]
         elif word == ALLOWED:
             found += [(format(number, "07b"), ALLOWED) for number in range(2 ** features.MASK_LENGTH)]
         else:
@@ -252,8 +252,9 @@ def load_state(text, fingerprint):
     try:
         state = json.loads(text)
         results = state["results"]
-        assert isinstance(results, dict) and state.get("version") == STATE_VERSION
-    except (ValueError, KeyError, TypeError, AssertionError):
+        if not isinstance(results, dict) or state.get("version") != STATE_VERSION:
+            raise ValueError("not this version's state")
+    except (ValueError, KeyError, TypeError):
         return dict(empty, note="The state file cannot be read; the comparison starts over.")
     if state.get("fingerprint") != fingerprint:
         return dict(empty, note="The state file holds a comparison of other settings; this one starts over.")

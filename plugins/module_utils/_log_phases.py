@@ -135,8 +135,10 @@ def last_phase(lines):
     if phase is None:
         text = "no line of the log's tail names a phase"
     else:
-        text = "last phase logged: %s%s" % (phase, " (after step %d)" % step if step is not None and phase != "step" else
-                                            " (step %d)" % step if step is not None else "")
+        where_step = ""
+        if step is not None:
+            where_step = " (after step %d)" % step if phase != "step" else " (step %d)" % step
+        text = "last phase logged: %s%s" % (phase, where_step)
     return {"phase": phase, "line": where[:300], "step": step, "flags": problems, "cause": CAUSES.get(phase, ""),
             "text": text + ("; " + "; ".join(problems) if problems else "")}
 

@@ -50,7 +50,7 @@ def playbook(name, *extra, timeout=1200, env=None):
 
     env: variables over PLAYBOOK_ENV (e.g. ANSIBLE_STDOUT_CALLBACK=verl.deploy.report to read the report a user sees).
     """
-    env = dict(os.environ, **PLAYBOOK_ENV, **(env or {}))
+    env = {**os.environ, **PLAYBOOK_ENV, **(env or {})}
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     # Ansible writes task errors to stderr: the messages a user reads are in both streams.

@@ -5,7 +5,7 @@ containers were created with NPUs 0-7.
 
 A setup real clusters have, which must deploy: the checkpoint folder on a JuiceFS-like FUSE file system (on every
 node a FUSE mount, bindfs with JuiceFS's file system type, of the one shared folder: the same storage on every node
-by its source, not by inode). The training saves every 1,000 steps, so it has no checkpoint when test_8 restarts it.
+by its source, not by inode).
 (A privileged exporter container cannot run here: runc cannot apply every capability on this machine's kernel, not
 even for the nodes, so that case is proven by the pre-check's table tests only.)"""
 import re
@@ -17,7 +17,7 @@ JUICEFS = "/sim/juicefs"
 CKPTS = JUICEFS + "/qwen3-8b-dapo"
 # 3 nodes x 4 NPUs: TP 4 x PP 3 is one data-parallel rank, a multiple of the NPUs per node.
 SUBSET = ["-e", "verl_npu_devices=4,5,6,7", "-e", "verl_train_tp=4", "-e", "verl_train_pp=3", "-e", "verl_gen_tp=4",
-          "-e", "verl_train_steps=100000", "-e", "verl_ckpts_dir=%s" % CKPTS, "-e", "verl_save_freq=1000"]
+          "-e", "verl_train_steps=100000", "-e", "verl_ckpts_dir=%s" % CKPTS]
 STARTED = CKPTS + "/stand_in_started.json"
 
 

@@ -15,9 +15,10 @@ def test_a_checkpoint_saved_with_another_tp_is_refused_before_anything_changes()
     assert step.isdigit(), step
     assert in_verl(head, "test -f %s/global_step_%s/actor/transformer_config.json" % (CKPTS, step), check=False).returncode == 0
     before = training_pids(head)
-    proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_resume_mode=auto", "-e", "verl_train_tp=4")
+    # TP 4 x PP 4 fills the 16 NPUs, as the checkpoint's TP 8 x PP 2 did: the settings check passes, the layout differs.
+    proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_resume_mode=auto", "-e", "verl_train_tp=4", "-e", "verl_train_pp=4")
     assert proc.returncode != 0, tail(proc)
     assert "verl_resume_mode=auto resumes from %s/global_step_%s" % (CKPTS, step) in proc.output, tail(proc)
     assert "TP (tensor_model_parallel_size): 8 in the checkpoint, 4 now (verl_train_tp)" in proc.output, tail(proc)
-    assert "restore the checkpoint's layout (-e verl_train_tp=8)" in proc.output, tail(proc)
+    assert "restore the checkpoint's layout (-e verl_train_tp=8" in proc.output, tail(proc)
     assert training_pids(head) == before, "refused before any change: the running training is left alone"

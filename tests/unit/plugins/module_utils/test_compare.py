@@ -57,12 +57,19 @@ def test_the_plan_refuses_resumes_and_runs():
 
 # verl 0.7.0's console line (verl/utils/logger/aggregate_logger.py: "step:N - key:value - ..."), as Ray prints a
 # TaskRunner's output, with numpy 2's scalars as pprint.pformat shows them.
-LOG = """(TaskRunner pid=4242) Training Progress:   0%|          | 0/3
-(TaskRunner pid=4242) step:1 - timing_s/gen:30.0 - timing_s/update_actor:20.0 - timing_s/step:60.0 - perf/throughput:500.0 - perf/max_memory_allocated_gb:40.0 - perf/max_memory_reserved_gb:44.0
-(TaskRunner pid=4242) step:2 - timing_s/gen:10.0 - timing_s/update_actor:8.0 - timing_s/step:20.0 - perf/throughput:np.float64(1500.0) - perf/max_memory_allocated_gb:41.0 - perf/max_memory_reserved_gb:45.5 - actor/entropy:nan
-step:3 - timing_s/gen:12.0 - timing_s/update_actor:9.0 - timing_s/step:24.0 - perf/throughput:1250.0 - perf/max_memory_allocated_gb:41.0 - perf/max_memory_reserved_gb:45.0
-step:4 - timing_s/gen:11.0 - timing_s/update_actor:8.5 - timing_s/step:22.0 - perf/throughput:1360.0 - perf/max_memory_allocated_gb:41.0 - perf/max_memory_reserved_gb:45.0
-"""
+LOG = (
+    '(TaskRunner pid=4242) Training Progress:   0%|          | 0/3\n'
+    '(TaskRunner pid=4242) step:1 - timing_s/gen:30.0 - timing_s/update_actor:20.0 - '
+    'timing_s/step:60.0 - perf/throughput:500.0 - perf/max_memory_allocated_gb:40.0 - '
+    'perf/max_memory_reserved_gb:44.0\n'
+    '(TaskRunner pid=4242) step:2 - timing_s/gen:10.0 - timing_s/update_actor:8.0 - timing_s/step:20.0 - '
+    'perf/throughput:np.float64(1500.0) - perf/max_memory_allocated_gb:41.0 - '
+    'perf/max_memory_reserved_gb:45.5 - actor/entropy:nan\n'
+    'step:3 - timing_s/gen:12.0 - timing_s/update_actor:9.0 - timing_s/step:24.0 - '
+    'perf/throughput:1250.0 - perf/max_memory_allocated_gb:41.0 - perf/max_memory_reserved_gb:45.0\n'
+    'step:4 - timing_s/gen:11.0 - timing_s/update_actor:8.5 - timing_s/step:22.0 - '
+    'perf/throughput:1360.0 - perf/max_memory_allocated_gb:41.0 - perf/max_memory_reserved_gb:45.0\n'
+)
 
 
 def test_verls_step_lines_are_read():
@@ -86,11 +93,12 @@ def test_a_finished_run_with_every_step_is_measured():
 
 # The real failure's text: verl issue 6768 (an Ascend training failing in the actor update, Ray's RayTaskError of
 # WorkerDict.actor_rollout_update_actor) and vllm-ascend issue 19 (torch_npu's "NPU out of memory" line).
-OOM = LOG.split("step:3")[0] + """(TaskRunner pid=4242) Traceback (most recent call last):
+OOM = LOG.split("step:3", maxsplit=1)[0] + """(TaskRunner pid=4242) Traceback (most recent call last):
   File "verl/trainer/ppo/ray_trainer.py", line 1196, in _update_actor
     actor_output = self.actor_rollout_wg.update_actor(batch)
 ray.exceptions.RayTaskError(RuntimeError): ray::WorkerDict.actor_rollout_update_actor() (pid=4926, ip=172.36.2.24, actor_id=e536066fcce7cd73767503ac02000000)
-RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; 10.24 GiB already allocated; 10.24 GiB current active; 19.52 MiB free; 10.65 GiB reserved in total by PyTorch)
+RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; 10.24 GiB already allocated; \
+10.24 GiB current active; 19.52 MiB free; 10.65 GiB reserved in total by PyTorch)
 """
 
 
@@ -98,10 +106,10 @@ RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB t
     (OOM, "crashed", "update_actor", "RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB"),
     ("ValueError: Total available GPUs 8 is less than total desired GPUs 16\n", "crashed", "before step 1",
      "ValueError: Total available GPUs 8"),
-    (LOG.split("step:3")[0] + "ray::WorkerDict.actor_rollout_generate_sequences() failed\nRuntimeError: EZ9999 op failed\n",
+    (LOG.split("step:3", maxsplit=1)[0] + "ray::WorkerDict.actor_rollout_generate_sequences() failed\nRuntimeError: EZ9999 op failed\n",
      "crashed", "gen", "RuntimeError: EZ9999"),
-    (LOG.split("step:3")[0], "timeout", "timeout (after step 2)", ""),
-    (LOG.split("step:3")[0], "finished", "after step 2", "the training ended after 2 of 4 step(s) without an error line"),
+    (LOG.split("step:3", maxsplit=1)[0], "timeout", "timeout (after step 2)", ""),
+    (LOG.split("step:3", maxsplit=1)[0], "finished", "after step 2", "the training ended after 2 of 4 step(s) without an error line"),
 ])
 def test_a_failed_run_is_recorded_with_its_phase_and_error_line(text, outcome, phase, line):
     record = compare.measure("0000000", text, 1, 4, outcome)
