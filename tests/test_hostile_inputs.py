@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -402,8 +403,6 @@ def test_the_harness_sees_a_payload_run_when_the_checks_are_bypassed(tmp_path, b
 
 def test_every_variable_the_scripts_set_is_reserved():
     """verl_extra_env may not replace what start_verl.sh or run_training.sh set themselves."""
-    import re
-
     from ansible_collections.verl.deploy.plugins.module_utils._launch_config import SCRIPT_VARIABLES
 
     assigned = set()
@@ -449,12 +448,27 @@ def _inventory(head, workers=(), **host_vars):
     }}}
 
 
-@pytest.mark.parametrize("bad_host", ["n1\n" + TOUCH, "..", "../../escape", "w$(%s)" % TOUCH])
-def test_render_playbook_refuses_a_hostile_host_name_and_writes_nothing(tmp_path, bad_host):
+def _refusals(stdout):
+    """The lines of preflight's "need fixing" list (one per refusal, each "- <hosts>: <message>")."""
+    block = stdout[stdout.find("setting(s) need fixing;"):].split("TASK [", 1)[0]
+    return [line.strip() for line in block.splitlines() if line.strip().startswith("- ")]
+
+
+# One render.yml run over an inventory holding every hostile name as a worker: each is refused by name on its own line
+# (the host-name rule is per host), nothing is written, no payload runs.
+HOSTILE_HOST_NAMES = ["n1\n" + TOUCH, "..", "../../escape", "w$(%s)" % TOUCH]
+
+
+def test_render_playbook_refuses_hostile_host_names_and_writes_nothing(tmp_path):
+    from ansible_collections.verl.deploy.plugins.module_utils._inputs import show
+
     out = tmp_path / "out"
-    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1", [bad_host]), dict(PATHS, verl_output_dir=str(out)))
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1", HOSTILE_HOST_NAMES), dict(PATHS, verl_output_dir=str(out)))
     assert proc.returncode != 0
-    assert "inventory host name" in proc.stdout and "is not usable" in proc.stdout
+    refusals = _refusals(proc.stdout)
+    for bad_host in HOSTILE_HOST_NAMES:
+        named = "The inventory host name %s (the host being checked) is not usable" % show(bad_host)
+        assert sum(named in line for line in refusals) == 1, (bad_host, refusals)
     assert not out.exists() and not (tmp_path / "escape").exists() and not (tmp_path / "PWNED").exists()
 
 
@@ -527,32 +541,41 @@ def test_render_playbook_refuses_an_inventory_without_exactly_one_head(tmp_path,
     assert not out.exists()
 
 
-@pytest.mark.parametrize("variable", ["mask", "verl_node_ip"])
-def test_render_playbook_refuses_an_alias_bomb_in_any_passed_variable(tmp_path, variable):
+def test_render_playbook_refuses_an_alias_bomb_in_any_passed_variable(tmp_path):
+    """The mask and a verl_* setting each given a bomb, in one run: both refused on lines of their own (the mask as the
+    setting it stands for, verl_feature_mask), the output short."""
     out = tmp_path / "out"
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n"
     for prev, name in zip("abcdef", "bcdefg"):
         bomb += "%s: &%s [%s]\n" % (name, name, ", ".join(["*" + prev] * 9))
-    bomb += "%s: [%s]\n" % (variable, ", ".join(["*g"] * 9))
+    for variable in ("mask", "verl_node_ip"):
+        bomb += "%s: [%s]\n" % (variable, ", ".join(["*g"] * 9))
     bomb += yaml.safe_dump(dict(PATHS, verl_output_dir=str(out)))
     proc, elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), bomb)
-    assert proc.returncode != 0 and variable in proc.stdout
+    assert proc.returncode != 0
+    refusals = _refusals(proc.stdout)
+    for named in ("verl_feature_mask", "verl_node_ip"):
+        assert ("- head1: %s is nested more than 4 levels deep, too large to be a setting. Fix: give a plain value." % named) in refusals, \
+            (named, refusals)
     assert len(proc.stdout) + len(proc.stderr) < 20000 and elapsed < 30
     assert not out.exists()
 
 
-# Round 3 through render.yml: each refused in stage 0, nothing written, the key nowhere in the output (-vvv).
-@pytest.mark.parametrize(("variable", "extra"), [
-    ("verl_experiment_name", {"verl_swanlab_api_key": SECRET_KEY, "verl_experiment_name": "{{ verl_swanlab_api_key }}"}),
-    ("verl_extra_overrides", {"verl_swanlab_api_key": SECRET_KEY, "verl_extra_overrides": ["trainer.x=${oc.env:SWANLAB_API_KEY}"]}),
-    ("verl_log_dir", {"verl_log_dir": "//etc"}),
-    ("verl_extra_env", {"verl_extra_env": {"PYTHONPATH": "/tmp/evil"}}),
-], ids=["key-by-reference", "override-resolver", "double-slash-etc", "pythonpath"])
-def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path, variable, extra):
+# Round 3 through render.yml, in one run: each refused in stage 0 on a line of its own (the key by reference, a resolver
+# in an override, //etc, PYTHONPATH), nothing written, the key nowhere in the output (-vvv).
+ROUND_3 = {"verl_experiment_name": "{{ verl_swanlab_api_key }}", "verl_extra_overrides": ["trainer.x=${oc.env:SWANLAB_API_KEY}"],
+           "verl_log_dir": "//etc", "verl_extra_env": {"PYTHONPATH": "/tmp/evil"}}
+
+
+def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path):
     out = tmp_path / "out"
-    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out), **extra), verbosity=3)
-    assert proc.returncode != 0 and variable in proc.stdout, proc.stdout[-3000:]
-    assert "no node was contacted" in proc.stdout
+    extra = dict(PATHS, verl_output_dir=str(out), verl_swanlab_api_key=SECRET_KEY, **ROUND_3)
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), extra, verbosity=3)
+    assert proc.returncode != 0, proc.stdout[-3000:]
+    refusals = _refusals(proc.stdout)
+    assert proc.stdout.count("%d setting(s) need fixing; no node was contacted" % len(ROUND_3)) == 1, proc.stdout[-3000:]
+    for variable in ROUND_3:
+        assert [line for line in refusals if re.match(r"- head1: %s\b" % variable, line)], (variable, refusals)
     assert SECRET_KEY not in proc.stdout + proc.stderr
     assert not out.exists() and not (tmp_path / "PWNED").exists()
 
@@ -570,12 +593,18 @@ def test_variables_a_user_can_set_do_not_reach_the_scripts():
         assert TOUCH not in render(config, name, **hostile)
 
 
-@pytest.mark.parametrize("name", ["_verl_launch", "_training_module", "_training_log_prefix", "__verl_detected", "_precheck_x",
-                                  "__training_files"])
-def test_render_playbook_refuses_extra_vars_named_like_internals(tmp_path, name):
+INTERNAL_NAMES = ["_verl_launch", "_training_module", "_training_log_prefix", "__verl_detected", "_precheck_x", "__training_files"]
+
+
+def test_render_playbook_refuses_extra_vars_named_like_internals(tmp_path):
+    """All of them given in one run: each refused on a line of its own (the rule is per name), nothing written."""
     out = tmp_path / "out"
-    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out), **{name: "x"}))
-    assert proc.returncode != 0 and name in proc.stdout and "named like the collection's internal variables" in proc.stdout
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out),
+                                                                                  **{name: "x" for name in INTERNAL_NAMES}))
+    assert proc.returncode != 0 and "%d variable(s) must go" % len(INTERNAL_NAMES) in proc.stdout, proc.stdout[-3000:]
+    for name in INTERNAL_NAMES:
+        assert sum(line.startswith(name + " (given in the inventory or with -e") and "named like the collection's internal variables" in line
+                   for line in proc.stdout.splitlines()) == 1, name
     assert not out.exists()
 
 
@@ -609,8 +638,6 @@ def test_booleans_are_read_by_one_function(value, expected):
 
 
 def test_no_task_reads_a_setting_with_jinjas_own_bool():
-    import re
-
     tasks = [*REPO.glob("roles/*/tasks/*.yml"), *REPO.glob("playbooks/*.yml")]
     found = [str(p.relative_to(REPO)) for p in tasks if re.search(r"\bverl_[a-z_]+\s*\|\s*bool\b", p.read_text())]
     assert not found, found
@@ -635,8 +662,6 @@ def test_render_playbook_refuses_an_inventory_source_it_cannot_parse(tmp_path):
 @pytest.mark.parametrize("bad", [bad for bad in LEGACY_ADDRESSES if bad not in ("999.1.1.1", "1.2.3.4.5")])
 @pytest.mark.parametrize("where", ["verl_master_addr", "verl_node_ip", "ansible_host", "head node_ip"])
 def test_a_legacy_address_refusal_names_the_dotted_decimal_fix_which_passes(bad, where):
-    import re
-
     def given(value):
         if where in ("verl_master_addr", "verl_node_ip"):
             return {where: value}

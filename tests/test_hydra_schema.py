@@ -4,7 +4,8 @@ For every mask, every algorithm, SwanLab off and on: render run_training.sh, EXE
 stand-in python3, take the argument list it recorded and compose it with Hydra against the config
 tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/helpers/hydra_schema.py): DAPO's against
 `dapo_megatron_trainer`, GRPO's against `ppo_megatron_trainer`, the config each entry point is
-started with. Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
+started with. That sweep is check_rendered_command_composes() below, run by tests/test_masks.py on the
+very command it executes for its exact argument list (one render and run per case for both proofs). Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
 interpolations) and the composed config must hold what the mask and the algorithm ask for. Negative
 tests prove the validator bites, and that the DAPO-only overrides GRPO leaves out would not compose.
 
@@ -64,11 +65,10 @@ def bits(mask):
     return {bit: char == "1" for bit, char in enumerate(mask)}
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
-@pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
-@pytest.mark.parametrize("mask", all_masks())
-def test_rendered_command_composes(tmp_path, mask, swanlab, algorithm):
-    config, argv = rendered_command(tmp_path, mask, swanlab, verl_algorithm=algorithm)
+def check_rendered_command_composes(config, argv, mask, swanlab, algorithm):
+    """The composition proof of one mask, algorithm and SwanLab choice, given the launch configuration and the argv its
+    run_training.sh recorded. tests/test_masks.py calls it for all 128 masks x every algorithm x SwanLab off and on, on
+    the command it has just executed and compared line by line: each case is rendered and executed once for both proofs."""
     assert SECRET_KEY not in "\0".join(argv)
     node = compose(overrides_from_argv(argv, algorithm), config_name=ENTRY_POINTS[algorithm][1], node=True)
     cfg = OmegaConf.to_container(node)
@@ -380,6 +380,8 @@ def _key(line):
 # GRPO's and GSPO's (whose own lines differ from DAPO's in the algorithm part only) these, which put each feature line
 # on and off and bit 5 with and without bit 2 (CI time: a full sweep costs about 25 s of CPU per profile and algorithm).
 SAMPLE_MASKS = ("0000000", "1111111", "1010010", "0101101", "0010010")
+# 0.7.0's executed argv by (algorithm, mask): the same for every profile's sweep, so rendered and run once per process.
+_ARGV_0_7_0 = {}
 
 
 @pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
@@ -412,7 +414,9 @@ def test_every_mask_composes_against_each_profiles_own_verl(tmp_path, profile, a
     reward = [line % base[profile] for line in NEW_REWARD] if algorithm in ("dapo", "gspo") else []
     for mask in all_masks() if algorithm == "dapo" else SAMPLE_MASKS:
         on = bits(mask)
-        old, new = argv_of("0.7.0", mask), argv_of(profile, mask)
+        if (algorithm, mask) not in _ARGV_0_7_0:
+            _ARGV_0_7_0[algorithm, mask] = argv_of("0.7.0", mask)
+        old, new = _ARGV_0_7_0[algorithm, mask], argv_of(profile, mask)
         overrides = overrides_from_argv(new, algorithm, profile)
         expected = [line for line in overrides_from_argv(old, algorithm) if _key(line) not in DROPPED[profile]]
         assert [line for line in overrides if line not in reward + ADDED[profile]] == expected, mask

@@ -1,15 +1,21 @@
 """The 128-mask proof (defect 1 of the original design: docs/design.md).
 
-For every mask, both algorithms (DAPO, GRPO), SwanLab off and on: render run_training.sh, EXECUTE it
+For every mask, every algorithm (DAPO, GRPO, GSPO), SwanLab off and on: render run_training.sh, EXECUTE it
 with a stand-in python3 first on PATH, and compare the exact argument list with one written here
 independently of the feature table, straight from the original design's tables (docs/features.md)
-and, per algorithm, from verl v0.7.0's own recipes (docs/features.md, "DAPO or GRPO").
+and, per algorithm, from verl v0.7.0's own recipes (docs/features.md, "DAPO or GRPO"). The same
+recorded command is then composed against verl 0.7.0's own Hydra schema and checked for what the mask
+asks (tests/test_hydra_schema.py's check_rendered_command_composes): one render and one run per case
+for both proofs. Like test_hydra_schema.py it needs the verl wheel (downloaded once into .cache/) and
+ERRORs without it.
 """
 from __future__ import annotations
 
 import pytest
 
+from helpers.hydra_schema import verl_config_dir
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, all_masks, launch_ok, run_training, stand_in_path, write_scripts
+from test_hydra_schema import check_rendered_command_composes
 
 OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
 
@@ -174,10 +180,16 @@ def stand_in(tmp_path_factory):
     return stand_in_path(tmp_path_factory.mktemp("bin"))
 
 
+@pytest.fixture(scope="module")
+def schema_dir():
+    """verl 0.7.0's config tree; raises (test error, not skip) when the wheel cannot be had."""
+    return verl_config_dir()
+
+
 @pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
 @pytest.mark.parametrize("swanlab", [False, True], ids=["swanlab-off", "swanlab-on"])
 @pytest.mark.parametrize("mask", all_masks())
-def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path, stand_in):
+def test_mask_executes_to_exact_override_list_that_composes(mask, swanlab, algorithm, tmp_path, stand_in, schema_dir):
     extra = dict(SWANLAB_ON) if swanlab else {}
     workdir, logs = tmp_path / "verl", tmp_path / "logs"
     workdir.mkdir()
@@ -211,6 +223,8 @@ def test_mask_executes_to_exact_override_list(mask, swanlab, algorithm, tmp_path
     assert "#" not in "".join(overrides)
     text = (folder / "run_training.sh").read_text() + (folder / "start_verl.sh").read_text()
     assert SECRET_KEY not in text
+    # The same command against verl 0.7.0's own schema and config checks.
+    check_rendered_command_composes(config, argv, mask, swanlab, algorithm)
 
 
 @pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible.parsing.dataloader import DataLoader
 
 from helpers.launch_helpers import REPO, SECRET_KEY, launch_ok, render
 
@@ -176,14 +177,67 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("args, variable, value, fix", BAD_INPUTS, ids=[" ".join(b[0]) for b in BAD_INPUTS])
-def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, tmp_path):
-    out = tmp_path / "out"
+def _without_model_path(args):
+    """PATHS, less verl_model_path when the case gives its own."""
     base = list(PATHS)
     if any(a.startswith("verl_model_path=") for a in args):
         base = [a for a in base if a != "verl_model_path=/models/Qwen3-8B"]
         base = [a for i, a in enumerate(base) if not (a == "-e" and (i + 1 >= len(base) or base[i + 1] == "-e"))]
-    proc = playbook(*base, *args, "-e", "verl_output_dir=%s" % out)
+    return base
+
+
+def _extra_vars(args):
+    """The extra vars of `-e ...` arguments, parsed by Ansible's own code as ansible-playbook does (key=value by
+    parse_kv, YAML/JSON by the DataLoader, merged in order)."""
+    from ansible.parsing.splitter import parse_kv
+    from ansible.utils.vars import combine_vars
+
+    values = {}
+    for flag, arg in zip(args[::2], args[1::2]):
+        assert flag == "-e", args
+        values = combine_vars(values, DataLoader().load(arg) if arg[:1] in "[{" else parse_kv(arg))
+    return values
+
+
+# Every bad input is checked in process by the check render.yml's first play runs (settings_problems over the hosts'
+# variables, here the local inventory's localhost with the -e values as Ansible parses them) and its refusal read as the
+# play prints it; these go through render.yml itself as well (-e key=value, -e JSON, two -e that break a rule together):
+# the play stops before anything is written and prints the same refusal.
+THROUGH_THE_PLAYBOOK = ("-e mask=012", '-e {"mask": 10000}', "-e verl_train_tp=2 -e verl_train_pp=1")
+
+
+def _ids(cases):
+    return [" ".join(case[0]) for case in cases]
+
+
+@pytest.mark.parametrize("args, variable, value, fix", BAD_INPUTS, ids=_ids(BAD_INPUTS))
+def test_bad_input_is_refused_with_its_fix(args, variable, value, fix):
+    from ansible_collections.verl.deploy.plugins.filter.settings_problems import settings_problems
+
+    from helpers.launch_helpers import RULES, SPEC
+
+    inventory = yaml.safe_load((REPO / "inventories/local/hosts.yml").read_text())
+    host = inventory["ray_cluster"]["children"]["ray_head"]["hosts"]["localhost"]
+    extra = _extra_vars(_without_model_path(args) + list(args))
+    problems = settings_problems({"localhost": dict(host, **extra)}, head="localhost", spec=SPEC, rules=RULES)
+    failure = "\n".join(problem["text"] for problem in problems)  # as preflight's "need fixing" task lists them
+    assert problems, extra
+    assert variable in failure, failure[:2000]
+    assert value in failure, failure[:2000]
+    assert fix in failure, failure[:2000]
+
+
+PLAYBOOK_CASES = [case for case in BAD_INPUTS if " ".join(case[0]) in THROUGH_THE_PLAYBOOK]
+
+
+def test_the_playbook_cases_are_bad_inputs():
+    assert len(PLAYBOOK_CASES) == len(THROUGH_THE_PLAYBOOK)
+
+
+@pytest.mark.parametrize("args, variable, value, fix", PLAYBOOK_CASES, ids=_ids(PLAYBOOK_CASES))
+def test_bad_input_fails_before_anything_is_written(args, variable, value, fix, tmp_path):
+    out = tmp_path / "out"
+    proc = playbook(*_without_model_path(args), *args, "-e", "verl_output_dir=%s" % out)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, output[-2000:]
     assert not out.exists(), "something was written despite the bad input"

@@ -9,7 +9,7 @@ the stand-in python3, composed with Hydra against verl's schema) goes through ve
 assert, unmodified from the pinned wheel). The deploy must refuse at least everything verl refuses; where
 it refuses more, each rule is explained below: verl only enforces it later, at run time, or the project
 keeps it on purpose. Every one of the 128 masks x every algorithm is checked the same way by
-tests/test_hydra_schema.py (test_rendered_command_composes).
+tests/test_masks.py (with tests/test_hydra_schema.py's check_rendered_command_composes).
 """
 from __future__ import annotations
 
