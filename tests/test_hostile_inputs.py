@@ -599,8 +599,8 @@ INTERNAL_NAMES = ["_verl_launch", "_training_module", "_training_log_prefix", "_
 def test_render_playbook_refuses_extra_vars_named_like_internals(tmp_path):
     """All of them given in one run: each refused on a line of its own (the rule is per name), nothing written."""
     out = tmp_path / "out"
-    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), dict(PATHS, verl_output_dir=str(out),
-                                                                                  **{name: "x" for name in INTERNAL_NAMES}))
+    given = dict(PATHS, verl_output_dir=str(out), **{name: "x" for name in INTERNAL_NAMES})
+    proc, _elapsed = _playbook(tmp_path, "render.yml", _inventory("head1"), given)
     assert proc.returncode != 0 and "%d variable(s) must go" % len(INTERNAL_NAMES) in proc.stdout, proc.stdout[-3000:]
     for name in INTERNAL_NAMES:
         assert sum(line.startswith(name + " (given in the inventory or with -e") and "named like the collection's internal variables" in line

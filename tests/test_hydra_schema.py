@@ -5,7 +5,8 @@ stand-in python3, take the argument list it recorded and compose it with Hydra a
 tree of the verl 0.7.0 wheel plus the DAPO overlay (tests/helpers/hydra_schema.py): DAPO's against
 `dapo_megatron_trainer`, GRPO's against `ppo_megatron_trainer`, the config each entry point is
 started with. That sweep is check_rendered_command_composes() below, run by tests/test_masks.py on the
-very command it executes for its exact argument list (one render and run per case for both proofs). Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
+very command it executes for its exact argument list (one render and run per case for both proofs).
+Every override must be accepted (right key, right `+`/`++`, valid grammar, resolvable
 interpolations) and the composed config must hold what the mask and the algorithm ask for. Negative
 tests prove the validator bites, and that the DAPO-only overrides GRPO leaves out would not compose.
 

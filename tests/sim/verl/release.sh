@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # The verl image of another release than the default: the default's image with that release's checkout layout
 # (/verl: config tree, config checks, markers, version string, recipe/) in place of the default's, in one layer.
 # Run in the default verl image with the context (/ctx) mounted.
