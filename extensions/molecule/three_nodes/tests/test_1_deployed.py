@@ -1,9 +1,8 @@
 """After converge (the deploy) and Molecule's idempotence run: what runs where."""
 import json
 import re
-from pathlib import Path
 
-from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, training_pids
+from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, ray_view, training_pids
 
 testinfra_hosts = hosts("ray_head") + hosts("ray_workers")
 
@@ -66,24 +65,3 @@ def test_the_scripts_differ_between_nodes_only_where_they_must():
     assert len({"\n".join(line for line in text.splitlines() if not per_node.search(line)) for text in scripts.values()}) == 1
     # run_training.sh: only its header (which names the host) differs.
     assert len({in_verl(node, "cat /verl/run_training.sh").stdout.split("\n", 3)[3] for node in nodes()}) == 1
-
-
-def test_a_deploy_at_the_terminal_is_a_short_report_and_the_log_it_names_holds_the_whole_stream(tmp_path):
-    """ansible.cfg's console (verl.deploy.report) on a re-run of the deploy: at most 40 lines for the 3 nodes, each stage
-    numbered once, and the log file the report names holds the default callback's stream (every task, every node)."""
-    head = hosts("ray_head")[0]
-    before = training_pids(head)
-    proc = playbook("deploy.yml", env={"ANSIBLE_STDOUT_CALLBACK": "verl.deploy.report", "VERL_DEPLOY_LOG_DIR": str(tmp_path)})
-    lines = proc.stdout.splitlines()
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert len(lines) <= 40, proc.stdout
-    stages = [line.split("]")[0] + "]" for line in lines if re.match(r"\[[0-9-]+/8\] ", line)]
-    assert stages == ["[%d/8]" % stage for stage in range(9)], proc.stdout
-    assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "ansible_collections" not in proc.stdout
-    # The hosts: the 3 nodes and the controller (stage 0 and the confirmation run there).
-    assert lines[-1].startswith("Result: 4 host(s), changed on 0 (") and " Full log: %s/deploy-" % tmp_path in lines[-1], lines[-1]
-    log = Path(lines[-1].split(" Full log: ")[-1]).read_text()
-    assert "PLAY RECAP" in log and log.count("TASK [") > 50
-    for node in nodes():
-        assert re.search(r"^%s\s+: ok=\d+\s+changed=0 " % re.escape(node), log, re.M), "a re-run changes nothing on %s" % node
-    assert training_pids(head) == before, "the re-run left the training alone"
