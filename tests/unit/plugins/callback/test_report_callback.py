@@ -53,6 +53,16 @@ class Playbook:
 NODES = ["node%d" % n for n in range(1, 4)]
 
 
+def callback_result(host, task, data):
+    """The result a callback receives, built as the running ansible-core builds it: from 2.21 around a
+    UnifiedTaskResult, before that around the result dict and the task's fields."""
+    try:
+        from ansible._internal._task import UnifiedTaskResult  # pylint: disable=import-outside-toplevel
+    except ImportError:
+        return CallbackTaskResult(host, task, data, {})
+    return CallbackTaskResult(host, task, UnifiedTaskResult.from_action_result_dict(data))
+
+
 @pytest.fixture(name="run")
 def fixture_run(tmp_path, monkeypatch):
     """A report callback writing its log under tmp_path, and helpers that send it events."""
@@ -84,7 +94,7 @@ def fixture_run(tmp_path, monkeypatch):
         def result(self, task, host, outcome, **data):
             if task.action == "debug":  # as the debug action returns it: shown at any verbosity
                 data["_ansible_verbose_always"] = True
-            result = CallbackTaskResult(Host(host), task, dict(data, changed=outcome == "changed"), {})
+            result = callback_result(Host(host), task, dict(data, changed=outcome == "changed"))
             stats.increment({"unreachable": "dark", "failed": "failures"}.get(outcome, outcome), host)
             {"ok": plugin.v2_runner_on_ok, "changed": plugin.v2_runner_on_ok, "skipped": plugin.v2_runner_on_skipped,
              "failed": plugin.v2_runner_on_failed, "unreachable": plugin.v2_runner_on_unreachable}[outcome](result)
