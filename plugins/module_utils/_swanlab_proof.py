@@ -135,8 +135,8 @@ def fix_for(kind, launch, sdk):
 
 def _where(launch):
     swanlab = launch.get("swanlab") or {}
-    return "workspace %s, project %s on %s" % (swanlab.get("workspace") or "(the key's user)", launch.get("project_name") or "?",
-                                              swanlab.get("host") or "?")
+    return "workspace %s, project %s on %s" % (
+        swanlab.get("workspace") or "?", launch.get("project_name") or "?", swanlab.get("host") or "?")
 
 
 def verdict(output, launch, rc=0, stderr=""):
