@@ -5,6 +5,7 @@ deploy does: Ray reports 3 nodes and 24 NPU, and one training runs on the head. 
 other in file order (pytest runs them so), sharing this scenario's cluster.
 """
 import json
+import re
 import time
 
 from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, playbook, playbook_in_background, ray_view, recap, sh, started_marker,
@@ -90,7 +91,8 @@ def test_a_workers_ray_killed_and_another_worker_node_restarted_heal_in_one_run(
 
 
 def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
-    """Refused without verl_restart; with it, refused while the image's recipe does not import; then restarted."""
+    """Refused without verl_restart; with it, refused while the image's recipe does not import, then while a process
+    of the old training holds an NPU; then restarted."""
     pid = training_pids(HEAD)
     script = in_verl(HEAD, "cat /verl/run_training.sh").stdout
     proc = playbook("deploy.yml", "-e", "mask=1000000")
@@ -112,6 +114,17 @@ def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
     assert "ModuleNotFoundError: No module named 'verl.trainer.main_ppo_v0'" in broken.output, tail(broken)
     assert "verl profile 0.7.0" in broken.output, tail(broken)
     assert training_pids(HEAD) == pid and in_verl(HEAD, "cat /verl/run_training.sh").stdout == script
+    # A process of the old training that outlives it on a worker (as vLLM's engine processes can) keeps an NPU: the
+    # restart stops the training, waits for the NPUs within verl_npu_release_timeout, then stops naming the process;
+    # nothing new starts into the held NPU. The fix it gives: end that process and run the deploy again.
+    worker = WORKERS[0]
+    on_node(worker, "docker", "exec", "-d", "verl", "sh", "-c", "exec sleep 3600 3<>/dev/davinci2")
+    held = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true", "-e", "verl_npu_release_timeout=15")
+    assert held.returncode != 0, tail(held)
+    assert re.search(r"%s: NPUs held by (\d+) \(sleep\) on davinci2, still after 15 s \(verl_npu_release_timeout\)" % worker, held.output), tail(held)
+    assert "docker exec verl kill" in held.output and training_pids(HEAD) == [], tail(held)
+    leftover = re.search(r"held by (\d+) \(sleep\)", held.output).group(1)
+    on_node(worker, "docker", "exec", "verl", "kill", leftover)
     proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true")
     assert_healed(proc)
     assert training_pids(HEAD) != pid
