@@ -139,14 +139,14 @@ def _number(text, default=0):
         return default
 
 
-def _started_save_freq(record, default):
-    """The save_freq the last training ran with (its launch record, launch.json's one JSON line), else default.
+def _started_setting(record, name, default):
+    """The setting `name` the last training ran with (its launch record, launch.json's one JSON line), else default.
 
     A deploy with new settings (verl_restart=true) renders another save_freq than the training it replaces saved with:
-    only the old one says whether that training passed a save step."""
+    only the old one says whether that training passed a save step; and only the old ckpts_dir is where it saved."""
     try:
         started = json.loads(record) if isinstance(record, str) and record.strip() else record
-        return started["settings"]["save_freq"] if "save_freq" in started["settings"] else default
+        return started["settings"][name] if name in started["settings"] else default
     except (ValueError, TypeError, KeyError):
         return default
 
@@ -159,13 +159,17 @@ def fresh_start_refusal(look, launch, node):
     launch: the launch configuration (resume_mode, save_freq, ckpts_dir). With resume_mode auto, a training that reached
     its first save step (by the save_freq it ran with, not this deploy's) or whose start saw checkpoints must find a
     checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).
+    A restart into another verl_ckpts_dir than the one the last training saved in is a new run there, as the user asked
+    (the confirmation shows the change): never refused.
     """
     found = parse_lines(look) if isinstance(look, str) else dict(look or {})
     if launch.get("resume_mode") != "auto" or _number(found.get("checkpoints"), -1) != 0:
         return ""
     last = str(found.get("last_step") or "").split()
     reached = _number(last[-1]) if last else 0
-    save_freq = _number(_started_save_freq(found.get("launch"), launch.get("save_freq")), -1)
+    if str(_started_setting(found.get("launch"), "ckpts_dir", launch.get("ckpts_dir")) or "").rstrip("/") != str(launch.get("ckpts_dir") or "").rstrip("/"):
+        return ""  # a restart into another folder than the last training saved in: a new run there, as asked
+    save_freq = _number(_started_setting(found.get("launch"), "save_freq", launch.get("save_freq")), -1)
     saved = save_freq > 0 and reached >= save_freq
     if not saved and not found.get("ckpts_seen"):
         return ""

@@ -128,6 +128,19 @@ def test_no_refusal_with_checkpoints_a_young_training_or_another_resume_mode():
     assert fresh_start_refusal("", AUTO, "n") == ""  # nothing read (no host answer)
 
 
+def test_a_restart_before_the_first_save_or_into_another_folder_is_not_refused():
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+
+    def look(**settings):
+        return "last_step=1700000000 4\nlaunch=%s\ncheckpoints=0\n" % json.dumps({"settings": settings})
+    # Started with verl_save_freq=1000, 4 steps logged: no checkpoint is expected, whatever this deploy's save_freq.
+    assert fresh_start_refusal(look(save_freq=1000, ckpts_dir="/mnt/ckpts/run"), AUTO, "n") == ""
+    # Past its save step (2) in /mnt/ckpts/old, restarted into /mnt/ckpts/run/: a new run in the new folder.
+    assert fresh_start_refusal(look(save_freq=2, ckpts_dir="/mnt/ckpts/old"), AUTO, "n") == ""
+    # The same folder (written with a trailing slash) with no checkpoint after a save step is refused.
+    assert "has no checkpoint" in fresh_start_refusal(look(save_freq=2, ckpts_dir="/mnt/ckpts/run/"), AUTO, "n")
+
+
 # status.yml's table and verdict (status_report): per-node facts as tasks/status.yml keeps them.
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report  # noqa: E402
 
