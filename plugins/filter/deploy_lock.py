@@ -13,8 +13,8 @@ description:
     wait to C(verl_control.sh).
   - Set it once per run (M(ansible.builtin.set_fact)), for the token holds the time it was made.
   - A deploy started by C(playbooks/compare.yml) finds the comparison's identity in the controller's environment
-    (C(VERL_DEPLOY_OUTER_LOCK)) and takes it as its own, keeping the lock when it ends: the comparison holds the lock
-    from its first mask to its end.
+    (C(VERL_DEPLOY_OUTER_LOCK)) and takes it as its own, keeping the lock when it ends (the comparison holds the lock
+    from its first mask to its end).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
