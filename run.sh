@@ -267,9 +267,7 @@ test)
     # As CI: three workers on two cores. loadgroup keeps each xdist_group on one worker: three_nodes on one,
     # one_node, failures and the sim smoke test on another, ansible-test and ansible-lint then the rest on the
     # third (docs/development.md). The 25 slowest tests are listed at the end: CI's time is spent where it says.
-    # At nice 10: the simulated-cluster tests take their normal priority back (tests/conftest.py), the others fill the
-    # cores they leave idle instead of slowing their chains of steps.
-    nice -n 10 python -m pytest -n "${VERL_DEPLOY_TEST_WORKERS:-3}" --dist loadgroup --durations=25 "$@"
+    python -m pytest -n "${VERL_DEPLOY_TEST_WORKERS:-3}" --dist loadgroup --durations=25 "$@"
     ;;
 newest)
     prereqs python git

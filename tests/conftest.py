@@ -9,8 +9,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 COLLECTIONS = REPO / ".collections"
 _LINK = COLLECTIONS / "ansible_collections" / "verl" / "deploy"
@@ -42,27 +40,3 @@ def pytest_report_collectionfinish(config, items):
         return []
     needing = sum(1 for item in items if item.get_closest_marker("integration"))
     return "verl-deploy: %d selected test(s) need a Docker engine" % needing
-
-
-@pytest.fixture(autouse=True)
-def _simulated_clusters_first(request):
-    """A simulated-cluster test runs at normal CPU priority, the rest at the lower one ./run.sh test starts pytest with.
-
-    The scenarios are long chains of short steps (an Ansible task, a docker exec) that each wait on the one before: on a
-    busy 2-core machine every step waits for a core, and the chain's time doubled beside the tests without Docker. Those
-    tests are CPU work with no chain; at `nice 10` they take the cores the chains leave idle. Raising a priority back
-    needs root (CI's case); otherwise everything keeps the priority pytest was started with.
-    """
-    started_with = os.nice(0)
-    if started_with <= 0 or request.node.get_closest_marker("integration") is None:
-        yield
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, 0)
-    except PermissionError:
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.setpriority(os.PRIO_PROCESS, 0, started_with)

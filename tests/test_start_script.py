@@ -32,6 +32,8 @@ start)
     fi
     # Starting Ray registers this node's NPUs (plus whatever "joins" says the others bring).
     echo "$(( $(cat "$FAKE_RAY/joins" 2>/dev/null || echo 0) + 8 ))" > "$FAKE_RAY/npus"
+    # A loaded node: the raylet joined, then `timeout 60` ended `ray start` (rc 124).
+    [ -f "$FAKE_RAY/start_runs_past_bound" ] && exit 124
     # Record the environment Ray would start with (the SwanLab key must be there, not in argv).
     env > "$FAKE_RAY/start_env"
     ;;
@@ -164,6 +166,15 @@ def test_worker_joins_after_retries(tmp_path, fake):
     # Detected from the route to the head (stand-in `ip`): source 10.10.0.2 on eth7.
     assert starts[-1] == 'ray start --address=10.0.0.1:9182 --node-ip-address=10.10.0.2 --resources={"NPU": 8} --disable-usage-stats'
     assert "TRAINING-STARTED" not in proc.stdout
+
+
+def test_worker_whose_ray_start_ran_past_its_bound_after_joining_is_joined(tmp_path, fake):
+    folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_delay=1)
+    (fake[0] / "start_runs_past_bound").write_text("")
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "Joined the Ray head 10.0.0.1:9182 (attempt 1: `ray start` failed or ran past 60 s" in proc.stdout
+    assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
 
 
 def test_worker_gives_up_after_bounded_retries(tmp_path, fake):

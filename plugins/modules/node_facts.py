@@ -542,32 +542,24 @@ def read_docker(module):
         root = _docker_get(host, '/info', timeout).get('DockerRootDir') or ''
     except (OSError, ValueError, AttributeError, http.client.HTTPException):
         root = ''  # no room judged: the engine answered everything else
+    # The engine's data root is a path of this host only when the engine runs here (its unix socket).
+    free, size = disk_space(root) if root and urlparse(host).scheme == 'unix' else (None, None)
     return {
         'can_talk_to_docker': True, 'server_version': version.get('Version'), 'root_dir': root,
-        # The engine's data root is a path of this host only when the engine runs here (its unix socket).
-        'root_free_bytes': free_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
-        'root_size_bytes': size_bytes(root) if root and urlparse(host).scheme == 'unix' else None,
+        'root_free_bytes': free, 'root_size_bytes': size,
         'containers': nf.summarize_containers(listed, inspected),
         'images': [{key: image.get(key) for key in ('Id', 'RepoTags', 'RepoDigests', 'Size')} for image in images],
     }
 
 
-def size_bytes(path):
-    """The size of the file system under path (statvfs f_blocks), None when it cannot be read."""
+def disk_space(path):
+    """The file system under path: the bytes an unprivileged writer may still use (statvfs f_bavail) and its size
+    (f_blocks); (None, None) when it cannot be read."""
     try:
         stat = os.statvfs(path)
     except OSError:
-        return None
-    return stat.f_blocks * stat.f_frsize
-
-
-def free_bytes(path):
-    """Bytes an unprivileged writer may still use under path (statvfs f_bavail), None when it cannot be read."""
-    try:
-        stat = os.statvfs(path)
-    except OSError:
-        return None
-    return stat.f_bavail * stat.f_frsize
+        return None, None
+    return stat.f_bavail * stat.f_frsize, stat.f_blocks * stat.f_frsize
 
 
 def read_network(module):
