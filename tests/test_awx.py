@@ -15,7 +15,10 @@ import yaml
 from helpers import awx_job
 from helpers.awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
 
-SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+ARGUMENT_SPECS = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]
+SPEC = ARGUMENT_SPECS["main"]["options"]
+# compare.yml's own argument (masks) is declared by the entry point it is planned in; its settings are main's.
+SPECS = {"compare": dict(SPEC, **ARGUMENT_SPECS["compare_plan"]["options"])}
 CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read_text())
 # `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
 ALIASES = {"mask": ("verl_feature_mask", "0000000")}
@@ -27,7 +30,7 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
 
 
 # One job template per playbook, each with its survey.
-TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs")
+TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs", "compare")
 # What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
 # var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
 PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
@@ -56,8 +59,9 @@ def questions():
 @pytest.mark.parametrize("template, question", list(questions()), ids=lambda value: value if isinstance(value, str) else value["variable"])
 def test_survey_question_agrees_with_the_argument_spec(template, question):
     name, alias_default = ALIASES.get(question["variable"], (question["variable"], None))
-    assert name in SPEC, "%s asks for %s, which roles/verl/meta/argument_specs.yml does not declare" % (template, name)
-    option = SPEC[name]
+    spec = SPECS.get(template, SPEC)
+    assert name in spec, "%s asks for %s, which roles/verl/meta/argument_specs.yml does not declare" % (template, name)
+    option = spec[name]
     assert question["type"] in AWX_TYPES[option["type"]], (name, question["type"], option["type"])
     default = option.get("default", alias_default)
     description = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
@@ -86,6 +90,9 @@ def test_the_surveys_ask_only_what_changes_per_run():
     the confirmation (the workflow's approval node is the confirmation)."""
     assert {q["variable"] for q in SURVEYS["deploy"]["spec"]} == PER_RUN
     assert {q["variable"] for q in SURVEYS["check"]["spec"]} == PER_RUN
+    # The comparison: the masks and the steps per mask, and the training's per-run settings as the deploy was given
+    # them (its masks are compared under them; a training it stopped is started again with them), not the one mask.
+    assert {q["variable"] for q in SURVEYS["compare"]["spec"]} == PER_RUN - {"mask"} | {"masks", "verl_compare_steps"}
     for template in TEMPLATES:
         names = [q["variable"] for q in SURVEYS[template]["spec"]]
         assert len(set(names)) == len(names), template
@@ -117,7 +124,7 @@ def test_configure_playbook_creates_every_job_template_with_its_survey():
     assert (source["source"], source["source_path"], source["overwrite"], source["update_on_launch"]) == (
         "scm", "{{ verl_awx_inventory_path }}", True, True)
     templates = awx_task(play, "awx.awx.job_template")
-    assert templates["loop"] == ["deploy", "check", "status", "stop", "remove", "render", "logs"]
+    assert templates["loop"] == ["deploy", "check", "status", "stop", "remove", "render", "logs", "compare"]
     assert sorted(templates["loop"]) == sorted(TEMPLATES)
     assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
     assert all(play["vars"]["verl_awx_timeouts"][name] > 0 for name in templates["loop"])

@@ -83,3 +83,27 @@ def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
     assert "0000000 (none): measured already (resumed: not trained again)" in again.said
     assert "Nothing was trained: every mask was measured already or refused." in again.said
     assert (out / "deploy-m0000000.log").stat().st_mtime == stamp
+
+
+def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made(tmp_path):
+    """compare.yml's play 2 on two nodes (both this machine: one storage, so no refusal; the refusal itself and its fix
+    are table-tested in tests/unit/plugins/module_utils/test_ckpts_storage.py): each node's read of
+    <verl_log_dir>/compare/ckpts goes through the rule, then each mask's folder is made."""
+    logs = tmp_path / "logs"
+    hosts = tmp_path / "hosts.yml"
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    hosts.write_text(yaml.safe_dump({"all": {"vars": {"verl_log_dir": str(logs)}, "children": {
+        "ray_head": {"hosts": {"node1": local}}, "ray_workers": {"hosts": {"node2": local}}}}}))
+    play = tmp_path / "storage.yml"
+    play.write_text(yaml.safe_dump([
+        {"hosts": "localhost", "gather_facts": False, "tasks": [{"ansible.builtin.set_fact": {
+            "_verl_compare": {"node_dir": str(logs / "compare"), "to_run": ["0000000", "1100000"]}}}]},
+        {"hosts": "ray_head:ray_workers", "gather_facts": False, "any_errors_fatal": True, "tasks": [
+            {"ansible.builtin.include_role": {"name": "verl.deploy.verl", "tasks_from": "compare_storage"}}]}]))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, str(play), "-i", str(hosts)], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "Read the comparison's checkpoint folder on this node" in proc.stdout
+    assert "skipping: [node1]" in proc.stdout.split("Stop if the comparison's checkpoint folder is not one storage")[1].split("TASK [")[0]
+    assert (logs / "compare" / "ckpts" / "m1100000").is_dir()

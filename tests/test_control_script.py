@@ -275,6 +275,69 @@ def test_a_failed_step_of_the_holder_releases_its_lock(control):
     assert not (control.state / "deploy.lock").exists()
 
 
+COMPARISON = "the mask comparison (compare.yml) of controller c1 pid 11"
+
+
+def test_a_comparison_holds_the_lock_across_its_deploys_and_releases_it_at_its_end(control):
+    """compare.yml takes the lock once (`lock`) with a lease of its own; the deploys it runs carry its token with
+    VERL_DEPLOY_LOCK_KEEP: their steps, their failures and their unlock keep it. Another deploy meanwhile waits and is
+    refused naming the comparison, also between two masks (no training running) and past the deploy's 120 s lease."""
+    mine = dict(lock_env("cmp-1", COMPARISON), VERL_DEPLOY_LOCK_LEASE="900")
+    deploy = dict(mine, VERL_DEPLOY_LOCK_KEEP="1")
+    lock = control.state / "deploy.lock"
+    taken = control("lock", **mine)
+    assert taken.returncode == 0, taken.stderr
+    assert parse_lines(taken.stdout) == {"changed": "true", "state": "held", "lock": "free"}
+    assert "lease=900" in lock.read_text()
+    assert parse_lines(control("lock", **mine).stdout)["lock"] == "held"
+    # A mask's deploy: its start holds the lock, its failed step and its unlock keep it.
+    assert control("start-training", HOLD="60", **deploy).returncode == 0
+    wait_for(lambda: state(control)["state"] == "running")
+    assert control("start-training", **deploy).returncode == 1 and lock.exists()
+    kept = control("unlock", **deploy)
+    assert parse_lines(kept.stdout) == {"changed": "false", "state": "kept"} and lock.exists()
+    assert "lock: kept for %s, which releases it when it ends" % COMPARISON in kept.stdout
+    assert control("stop-training", **deploy).returncode == 0  # the mask's training ends: between two masks
+    # Another deploy, between the masks and older than a deploy's lease: refused, naming the comparison.
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    other = control("start-training", **lock_env("run-b", "controller c2 pid 22"))
+    assert other.returncode == 4 and COMPARISON + " holds its lock since" in other.stderr, other.stderr
+    assert "taken over 900 s after its last step" in other.stderr
+    assert state(control)["state"] == "stopped", "the refused deploy started nothing"
+    # The comparison's look at its training renews the lock; a look without its token does not.
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    control("training-state")
+    assert time.time() - lock.stat().st_mtime > 500
+    control("training-state", **mine)
+    assert time.time() - lock.stat().st_mtime < 60
+    # Its end releases it (its own unlock has no KEEP); the other deploy then goes through.
+    assert parse_lines(control("unlock", **mine).stdout) == {"changed": "true", "state": "released"}
+    assert control("stop-training", **lock_env("run-b")).returncode == 0
+
+
+def test_a_comparison_that_is_gone_loses_its_lock_after_its_own_lease(control):
+    control.state.mkdir(parents=True, exist_ok=True)
+    lock = control.state / "deploy.lock"
+    lock.write_text("token=cmp-old\nholder=%s\nsince=1700000000\npid=999999\nlease=900\n" % COMPARISON)
+    os.utime(lock, (time.time() - 1000, time.time() - 1000))
+    proc = control("stop-training", **lock_env("run-new"))
+    assert proc.returncode == 0, proc.stderr
+    assert "lock: taken over from %s" % COMPARISON in proc.stdout and "no step for more than 900 s" in proc.stdout
+
+
+def test_the_lock_folder_a_comparison_gives_is_rendered_into_the_script(control, tmp_path):
+    """A comparison's deploys log below <verl_log_dir>/compare; their verl_control.sh keeps the deployment's lock."""
+    shared = tmp_path / "logs-of-the-deployment" / ".verl-deploy"
+    folder = write_scripts(launch_ok(verl_log_dir=str(control.logs / "compare"), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"),
+                           tmp_path / "verl-cmp", _verl_lock={"folder": str(shared)})
+    assert "LOCK=%s/deploy.lock" % shared in (folder / "verl_control.sh").read_text()
+    proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "lock"], env=dict(os.environ, **lock_env("cmp-2", COMPARISON)),
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "token=cmp-2" in (shared / "deploy.lock").read_text()
+    assert "LOCK=\"${STATE_DIR}/deploy.lock\"" in (control.folder / "verl_control.sh").read_text()  # a deploy's own: its log folder
+
+
 def test_an_old_training_that_ends_after_a_new_start_leaves_no_exit_code(control):
     control("start-training", STEPS="1", HOLD="2", EXIT_CODE="5")
     wait_for((control.state / "last_step").exists)

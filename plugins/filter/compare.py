@@ -19,6 +19,8 @@ description:
     options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
     this run was started in (a deploy runs there, with this run's configuration file).
   - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped.
+  - C(ckpts_not_shared) (O(_input) each node's read of the comparison's checkpoint folder, C(node_facts)' C(ckpts), by host)
+    - '' or the refusal of a folder that is not one storage on every node (the rule verl_ckpts_dir has).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -30,7 +32,8 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words]
+    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words,
+              ckpts_not_shared]
 """
 
 EXAMPLES = r"""
@@ -116,6 +119,7 @@ STEPS = {
     "cli_problems": _cli_problems,
     "cwd": _cwd,
     "last_words": compare.last_words,
+    "ckpts_not_shared": lambda reads, folder, log_dir, nnodes: compare.ckpts_not_shared(plain(reads), folder, log_dir, int(nnodes)),
 }
 
 

@@ -12,6 +12,9 @@ description:
     name, the ansible-playbook pid and the AWX job id when there is one), and the C(env) argv prefix that passes both and the
     wait to C(verl_control.sh).
   - Set it once per run (M(ansible.builtin.set_fact)), for the token holds the time it was made.
+  - A deploy started by C(playbooks/compare.yml) finds the comparison's identity in the controller's environment
+    (C(VERL_DEPLOY_OUTER_LOCK)) and takes it as its own, keeping the lock when it ends (the comparison holds the lock
+    from its first mask to its end).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -21,6 +24,18 @@ options:
     required: true
   job_id:
     description: The AWX job id (C(awx_job_id) or C(tower_job_id)), or empty.
+    type: str
+    default: ''
+  kind:
+    description: C(deploy), or C(compare) for the comparison's own identity (named so to a deploy that waits for it).
+    type: str
+    default: deploy
+    choices: [deploy, compare]
+  lease:
+    description: Seconds the lock stays this run's without a step (empty - C(verl_control.sh)'s 120 s).
+    type: int
+  folder:
+    description: The lock's folder on the head, when it must not follow C(verl_log_dir) (the comparison's).
     type: str
     default: ''
 """
@@ -33,11 +48,27 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(token), C(holder) and C(env) (a list of strings).
+  description: C(token), C(holder), C(folder), C(lease), C(outer) (taken from a comparison), C(env) (a list of strings)
+    and C(handed_down) (what a comparison puts in C(VERL_DEPLOY_OUTER_LOCK) for the deploys it runs).
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import deploy_lock
+import os
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
+
+
+def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder=""):
+    try:
+        # Only a deploy looks for a comparison's identity: the comparison's own is always new.
+        outer = _deploy_lock.outer_lock(os.environ.get(_deploy_lock.OUTER_ENV, "")) if kind == "deploy" else None
+    except ValueError as exc:
+        raise AnsibleFilterError("verl.deploy.deploy_lock: %s" % exc) from None
+    if kind not in _deploy_lock.KINDS:
+        raise AnsibleFilterError("verl.deploy.deploy_lock: kind %r; use one of %s" % (kind, ", ".join(_deploy_lock.KINDS)))
+    return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer)
 
 
 class FilterModule:

@@ -332,24 +332,34 @@ def storage_summary(nodes, launch):
 def not_shared(nodes, launch):
     """On a multi-node run, verl_ckpts_dir must be one storage on every node: Megatron's distributed checkpoint is
     written by every rank into the same folder, metadata.json by rank 0 only. nodes: {host: read_ckpts_dir()}."""
-    read = {host: ckpts for host, ckpts in sorted(nodes.items()) if (ckpts or {}).get("read") and ckpts.get("storage")}
-    if (launch.get("nnodes") or 1) < 2 or len(read) < 2:
+    found = storages_apart(nodes, launch.get("nnodes"))
+    if not found:
         return ""
-    groups = {}
-    for host, ckpts in read.items():
-        groups.setdefault(storage_identity(ckpts["storage"]), []).append(host)
-    if len(groups) == 1:
-        return ""
-    shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
-    kinds = {storage_kind(ckpts["storage"])[0] for ckpts in read.values()}
-    local_types = sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"})
-    local = "; a local disk (%s) is one storage only for containers of one host" % ", ".join(local_types) if "local" in kinds else ""
     return ("verl_ckpts_dir=%s is not the same storage on every node (%s). Megatron's distributed checkpoint is written by "
             "the ranks of every node into one folder and read back whole, so on separate disks the first save fails "
             "(\"Parent directory .../global_step_<N> does not exist\") or a resume fails (\"... is not a distributed "
             "checkpoint\")%s. Fix: mount one shared file system (NFS, CephFS, Lustre, GPFS, BeeGFS, GlusterFS, JuiceFS, "
             "obsfs...) at the same path on every node, from the same source, and give a folder on it." % (
-                launch.get("ckpts_dir"), shown, local))
+                launch.get("ckpts_dir"), found["shown"], found["local"]))
+
+
+def storages_apart(nodes, nnodes):
+    """The rule of not_shared(), for any checkpoint folder (verl_ckpts_dir; the comparison's, playbooks/compare.yml):
+    None when the folder is one storage on every node that was read (or the run has one node), else {"groups": [[hosts]
+    on one storage], "shown": the nodes with their storage, "local": why a local disk does not do}."""
+    read = {host: ckpts for host, ckpts in sorted((nodes or {}).items()) if (ckpts or {}).get("read") and ckpts.get("storage")}
+    if (nnodes or 1) < 2 or len(read) < 2:
+        return None
+    groups = {}
+    for host, ckpts in read.items():
+        groups.setdefault(storage_identity(ckpts["storage"]), []).append(host)
+    if len(groups) == 1:
+        return None
+    shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
+    kinds = {storage_kind(ckpts["storage"])[0] for ckpts in read.values()}
+    local_types = sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"})
+    local = "; a local disk (%s) is one storage only for containers of one host" % ", ".join(local_types) if "local" in kinds else ""
+    return {"groups": list(groups.values()), "shown": shown, "local": local}
 
 
 def no_space(ckpts, launch, params):

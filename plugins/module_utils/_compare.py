@@ -15,6 +15,7 @@ import math
 import re
 import statistics
 
+from ansible_collections.verl.deploy.plugins.module_utils import _ckpts as ckpts
 from ansible_collections.verl.deploy.plugins.module_utils import _features as features
 
 BASELINE = "0" * features.MASK_LENGTH
@@ -134,6 +135,22 @@ def plan_lines(rows, results):
         what = "refused by the settings, not trained: " + "; ".join(row["reasons"]) if action == "refused" else said[action]
         lines.append("%s (%s): %s" % (row["mask"], row["features"], what))
     return lines
+
+
+def ckpts_not_shared(reads, folder, log_dir, nnodes):
+    """The comparison's checkpoint folder (<verl_log_dir>/compare/ckpts, a folder per mask below it) must be one storage
+    on every node, as verl_ckpts_dir must (the same rule: _ckpts.storages_apart): each mask's training writes Megatron's
+    distributed checkpoint there from every node. reads: {host: _ckpts.read_ckpts_dir() of the folder}. '' or the
+    refusal, naming the nodes and their storage and the fix, before any node is changed."""
+    found = ckpts.storages_apart(reads, nnodes)
+    if not found:
+        return ""
+    return ("The comparison's checkpoint folder %s (below verl_log_dir=%s) is not the same storage on every node (%s): each "
+            "mask's training writes Megatron's distributed checkpoint there from the ranks of every node, so on separate "
+            "disks it fails%s. Nothing was changed. Fix: give verl_log_dir a folder on one shared file system (NFS, CephFS, "
+            "Lustre, GPFS, BeeGFS, GlusterFS, JuiceFS, obsfs...) mounted at the same path on every node, from the same "
+            "source (e.g. beside verl_ckpts_dir), or mount one there, then run the comparison again." % (
+                folder, log_dir, found["shown"], found["local"]))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 # ("the deploy of controller awx-1 pid 4242 (AWX job 17)").
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -40,15 +41,65 @@ def playbook_pid(pid=None, proc="/proc"):
     return found
 
 
-def deploy_lock(wait, job_id="", host=None, pid=None, started=None):
-    """This deploy's lock identity: {'token', 'holder', 'env'}; env is the argv prefix that gives it to verl_control.sh."""
+# The controller environment variable through which a comparison (playbooks/compare.yml) hands the deploys it runs its
+# own lock identity (outer_lock() reads it): they then take and renew the comparison's lock as theirs, and keep it when
+# they end or fail, so that the lock is held from the comparison's first mask to its end (docs/features.md).
+OUTER_ENV = "VERL_DEPLOY_OUTER_LOCK"
+# How long a lock whose holder made no step stays its holder's (verl_control.sh's LOCK_LEASE, for a deploy).
+LEASE = 120
+KINDS = {"deploy": "the deploy", "compare": "the mask comparison (compare.yml)"}
+
+
+def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None):
+    """This run's lock identity: {'token', 'holder', 'folder', 'env'}; env is the argv prefix that gives it to verl_control.sh.
+
+    kind: "deploy" or "compare" (how the holder is named to a deploy that waits for it). lease: seconds the lock stays
+    this run's without a step (None: verl_control.sh's 120 s); folder: the lock's folder on the head, when it must not
+    follow verl_log_dir (a comparison's deploys log below <verl_log_dir>/compare but share the deployment's lock).
+    outer: the identity a comparison handed down (outer_lock()): this run takes its token, holder, lease and folder, and
+    its steps keep the lock when they end or fail (VERL_DEPLOY_LOCK_KEEP): the comparison releases it."""
+    if outer:
+        env = ["env", "VERL_DEPLOY_LOCK_TOKEN=" + outer["token"], "VERL_DEPLOY_LOCK_HOLDER=" + outer["holder"],
+               "VERL_DEPLOY_LOCK_WAIT=%d" % int(wait), "VERL_DEPLOY_LOCK_KEEP=1"]
+        if outer.get("lease"):
+            env.append("VERL_DEPLOY_LOCK_LEASE=%d" % int(outer["lease"]))
+        lock = {"token": outer["token"], "holder": outer["holder"], "folder": outer.get("folder") or "",
+                "lease": outer.get("lease"), "outer": True, "env": env}
+        return dict(lock, handed_down=handed_down(lock))
     host = host or socket.gethostname()
     pid = pid or playbook_pid()
     started = int(started if started is not None else time.time())
-    holder = "the deploy of controller %s pid %d" % (host, pid)
+    holder = "%s of controller %s pid %d" % (KINDS[kind], host, pid)
     if str(job_id or "").strip():
         holder += " (AWX job %s)" % str(job_id).strip()
     token = "%s:%d:%d" % (host, pid, started)
-    return {"token": token, "holder": holder,
-            "env": ["env", "VERL_DEPLOY_LOCK_TOKEN=" + token, "VERL_DEPLOY_LOCK_HOLDER=" + holder,
-                    "VERL_DEPLOY_LOCK_WAIT=%d" % int(wait)]}
+    env = ["env", "VERL_DEPLOY_LOCK_TOKEN=" + token, "VERL_DEPLOY_LOCK_HOLDER=" + holder, "VERL_DEPLOY_LOCK_WAIT=%d" % int(wait)]
+    if lease:
+        env.append("VERL_DEPLOY_LOCK_LEASE=%d" % int(lease))
+    lock = {"token": token, "holder": holder, "folder": folder or "", "lease": int(lease) if lease else None, "outer": False,
+            "env": env}
+    return dict(lock, handed_down=handed_down(lock))
+
+
+def handed_down(lock):
+    """The text of OUTER_ENV that hands `lock` (a comparison's deploy_lock()) to the deploys it runs."""
+    return json.dumps({key: lock[key] for key in ("token", "holder", "lease", "folder")}, sort_keys=True)
+
+
+def outer_lock(text):
+    """The identity in OUTER_ENV's text, or None when there is none. Raises ValueError naming what is wrong: a deploy
+    must not run under a half-given identity (it would take a lock nobody releases)."""
+    if not (text or "").strip():
+        return None
+    try:
+        found = json.loads(text)
+    except ValueError as exc:
+        raise ValueError("%s is not the JSON a comparison sets: %s" % (OUTER_ENV, exc)) from None
+    if not isinstance(found, dict) or not all(isinstance(found.get(key), str) and found[key] for key in ("token", "holder")):
+        raise ValueError("%s must give token and holder (it is set by playbooks/compare.yml for the deploys it runs)" % OUTER_ENV)
+    if "\n" in found["token"] + found["holder"] + str(found.get("folder") or ""):
+        raise ValueError("%s holds a new line: verl_control.sh keeps each field on one line" % OUTER_ENV)
+    lease = found.get("lease")
+    if lease is not None and (isinstance(lease, bool) or not isinstance(lease, int) or lease < 1):
+        raise ValueError("%s: lease must be a positive number of seconds, not %r" % (OUTER_ENV, lease))
+    return {"token": found["token"], "holder": found["holder"], "lease": lease, "folder": found.get("folder") or ""}

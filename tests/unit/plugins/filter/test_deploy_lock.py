@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+from ansible.errors import AnsibleFilterError
+
 from ansible_collections.verl.deploy.plugins.filter.deploy_lock import FilterModule
 
 deploy_lock = FilterModule().filters()["deploy_lock"]
@@ -34,3 +37,16 @@ def test_no_awx_job_id_names_no_job():
 def test_the_token_holds_no_character_the_lock_file_cannot_keep():
     # verl_control.sh writes it with printf into a token= line; a new line would forge another field.
     assert re.fullmatch(r"[A-Za-z0-9._-]+:\d+:\d+", deploy_lock(300)["token"])
+
+
+def test_a_deploy_under_a_comparison_takes_its_identity_from_the_controllers_environment(monkeypatch):
+    outer = deploy_lock(300, kind="compare", lease=1920, folder="/logs/.verl-deploy")
+    monkeypatch.setenv("VERL_DEPLOY_OUTER_LOCK", outer["handed_down"])
+    lock = deploy_lock(60)
+    assert (lock["token"], lock["outer"], lock["folder"]) == (outer["token"], True, "/logs/.verl-deploy")
+    assert "VERL_DEPLOY_LOCK_KEEP=1" in lock["env"]
+    # The comparison's own identity is never taken from the environment.
+    assert deploy_lock(60, kind="compare")["outer"] is False
+    monkeypatch.setenv("VERL_DEPLOY_OUTER_LOCK", "{broken")
+    with pytest.raises(AnsibleFilterError, match="VERL_DEPLOY_OUTER_LOCK is not the JSON"):
+        deploy_lock(60)

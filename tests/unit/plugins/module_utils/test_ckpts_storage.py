@@ -169,3 +169,33 @@ def test_fuse_views_of_local_files_and_fuseblk_are_local():
         assert ck.storage_kind({"fstype": fstype, "source": "x"})[0] == "local"
     assert ck.storage_kind({"fstype": "fuse.somefs", "source": "x"}) == ("fuse", "fuse.somefs", "FUSE (somefs)")
     assert ck.storage_kind({"fstype": "fuse", "source": "sshfs#host:/"})[0] == "fuse"
+
+
+# The comparison's checkpoint folder (playbooks/compare.yml: <verl_log_dir>/compare/ckpts) is judged by the same rule
+# before the comparison changes anything: refused naming the nodes, their storage and the fix; the fix applied passes.
+@pytest.mark.parametrize("worker_kind, head_kind", NOT_SHARED)
+def test_the_comparisons_checkpoint_folder_on_separate_storage_is_refused_and_the_fix_passes(worker_kind, head_kind):
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+
+    nodes = {"head": place(head_kind, 1), "worker1": place(worker_kind, 2), "worker2": place(head_kind, 3)}
+    text = compare.ckpts_not_shared(nodes, "/data/logs/compare/ckpts", "/data/logs", 3)
+    assert text.startswith("The comparison's checkpoint folder /data/logs/compare/ckpts (below verl_log_dir=/data/logs) "
+                           "is not the same storage on every node ("), text
+    assert "worker1: " in text and "Nothing was changed. Fix: give verl_log_dir a folder on one shared file system" in text
+    assert ("a local disk (" in text) == (ck.storage_kind(nodes["worker1"]["storage"])[0] == "local"), text
+    # The fix: one shared storage at verl_log_dir on every node (the head's, when it is shared; else an NFS export).
+    shared = head_kind if ck.storage_kind(nodes["head"]["storage"])[0] != "local" else "nfs4"
+    fixed = {host: place(shared, number) for number, host in enumerate(nodes, start=1)}
+    assert compare.ckpts_not_shared(fixed, "/data/logs/compare/ckpts", "/data/logs", 3) == ""
+
+
+def test_the_comparisons_checkpoint_folder_on_one_node_or_one_host_is_fine():
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+
+    apart = {"head": place("xfs", 1), "worker1": place("xfs", 2)}
+    assert compare.ckpts_not_shared(apart, "/l/compare/ckpts", "/l", 1) == ""             # one node: nothing to share
+    assert compare.ckpts_not_shared({"head": place("xfs", 1)}, "/l/compare/ckpts", "/l", 2) == ""  # one read
+    unread = dict(apart, worker1={"read": False, "path": "/l/compare/ckpts"})
+    assert compare.ckpts_not_shared(unread, "/l/compare/ckpts", "/l", 2) == ""            # what was not read is not judged here
+    one_host = {"head": place("ext4-volume", 1), "worker1": place("ext4-volume", 1)}     # containers of one host's kernel
+    assert compare.ckpts_not_shared(one_host, "/l/compare/ckpts", "/l", 2) == ""

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import deploy_lock, playbook_pid
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import deploy_lock, outer_lock, playbook_pid
 
 
 def test_the_holder_names_the_controller_the_pid_and_the_awx_job():
@@ -28,3 +30,35 @@ def test_the_playbook_pid_is_the_topmost_ansible_playbook(tmp_path):
     assert playbook_pid(30, proc=str(tmp_path)) == 20
     assert playbook_pid(10, proc=str(tmp_path)) == 10  # no playbook above: itself
     assert playbook_pid(proc="/nonexistent") == os.getpid()
+
+
+def test_a_comparison_is_named_as_such_with_its_lease_and_the_deployments_lock_folder():
+    lock = deploy_lock(300, "", host="c1", pid=11, started=5, kind="compare", lease=1920, folder="/logs/.verl-deploy")
+    assert lock["holder"] == "the mask comparison (compare.yml) of controller c1 pid 11"
+    assert lock["env"][-1] == "VERL_DEPLOY_LOCK_LEASE=1920" and "VERL_DEPLOY_LOCK_KEEP=1" not in lock["env"]
+    assert (lock["folder"], lock["outer"]) == ("/logs/.verl-deploy", False)
+
+
+def test_a_deploy_the_comparison_runs_takes_its_identity_and_keeps_the_lock():
+    outer = deploy_lock(300, "9", host="c1", pid=11, started=5, kind="compare", lease=1920, folder="/logs/.verl-deploy")
+    lock = deploy_lock(60, "", host="c1", pid=77, started=6, outer=outer_lock(outer["handed_down"]))
+    assert (lock["token"], lock["holder"], lock["folder"], lock["outer"]) == (
+        "c1:11:5", "the mask comparison (compare.yml) of controller c1 pid 11 (AWX job 9)", "/logs/.verl-deploy", True)
+    assert lock["env"][1:] == ["VERL_DEPLOY_LOCK_TOKEN=c1:11:5", "VERL_DEPLOY_LOCK_HOLDER=" + outer["holder"],
+                               "VERL_DEPLOY_LOCK_WAIT=60", "VERL_DEPLOY_LOCK_KEEP=1", "VERL_DEPLOY_LOCK_LEASE=1920"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("", None), ("  ", None),
+    ('{"token": "t:1:2", "holder": "h", "lease": 60, "folder": "/l"}', {"token": "t:1:2", "holder": "h", "lease": 60, "folder": "/l"}),
+    ('{"token": "t:1:2", "holder": "h"}', {"token": "t:1:2", "holder": "h", "lease": None, "folder": ""}),
+    ("not json", "is not the JSON"), ('{"token": "t"}', "must give token and holder"), ('["t", "h"]', "must give token and holder"),
+    ('{"token": "t\\nforged=1", "holder": "h"}', "holds a new line"), ('{"token": "t", "holder": "h", "lease": 0}', "positive"),
+    ('{"token": "t", "holder": "h", "lease": true}', "positive"),
+])
+def test_the_handed_down_identity_is_read_or_refused(text, expected):
+    if isinstance(expected, str):
+        with pytest.raises(ValueError, match=expected):
+            outer_lock(text)
+    else:
+        assert outer_lock(text) == expected
