@@ -14,12 +14,15 @@ from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, playbo
 HEAD = hosts("ray_head")[0]
 WORKERS = hosts("ray_workers")
 STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+# A new run's checkpoint folder (inside the one the containers mount), saving only at step 1000.
+RUN2 = "/sim/ckpts/qwen3-8b-dapo/run2"
+RUN2_SETTINGS = ("-e", "verl_ckpts_dir=%s" % RUN2, "-e", "verl_save_freq=1000")
 
 
-def started():
+def started(marker=STARTED):
     """What the stand-in trainer that runs now recorded when it started (pid, the step it resumed from...)."""
     pids = training_pids(HEAD)
-    return started_marker(HEAD, pids[0], STARTED) if len(pids) == 1 else json.loads(in_verl(HEAD, "cat %s" % STARTED).stdout)
+    return started_marker(HEAD, pids[0], marker) if len(pids) == 1 else json.loads(in_verl(HEAD, "cat %s" % marker).stdout)
 
 
 def until(check, seconds=90, what="the condition"):
@@ -29,14 +32,14 @@ def until(check, seconds=90, what="the condition"):
         time.sleep(2)
 
 
-def assert_healed(proc):
+def assert_healed(proc, marker=STARTED):
     """As after a first deploy -- with the training's workers holding the NPUs all along, as on real nodes."""
     assert proc.returncode == 0, tail(proc)
     assert ray_view(HEAD) == {"nodes": 3, "npu": 24.0}, tail(proc)
     assert len(training_pids(HEAD)) == 1, tail(proc)
     for worker in WORKERS:
         assert training_pids(worker) == []
-    assert len(started()["workers"]) == 24
+    assert len(started(marker)["workers"]) == 24
 
 
 def test_a_crashed_training_is_reported_then_started_again_and_resumes():
@@ -125,10 +128,29 @@ def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
     assert "docker exec verl kill" in held.output and training_pids(HEAD) == [], tail(held)
     leftover = re.search(r"held by (\d+) \(sleep\)", held.output).group(1)
     on_node(worker, "docker", "exec", "verl", "kill", leftover)
-    proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true")
-    assert_healed(proc)
+    # Run again as the fix says, into a new checkpoint folder: a new run there, though the last training passed its save
+    # step in the old one with none in the new (not lost storage).
+    proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true", *RUN2_SETTINGS)
+    assert_healed(proc, RUN2 + "/stand_in_started.json")
     assert training_pids(HEAD) != pid
     assert "USE_REMOVE_PADDING=True" in in_verl(HEAD, "cat /verl/run_training.sh").stdout
+
+
+def last_step():
+    line = in_verl(HEAD, "bash /verl/verl_control.sh training-state | grep ^last_step=").stdout.split()
+    return int(line[-1]) if len(line) == 2 else 0
+
+
+def test_a_restart_before_the_first_save_is_not_taken_for_lost_storage():
+    """The training the last test started saves at step 1000 only: having logged steps and saved nothing, it is restarted
+    with new settings, not refused as "reached step N, but verl_ckpts_dir has no checkpoint"."""
+    until(lambda: last_step() >= 2, seconds=120, what="two steps logged")
+    assert "global_step_" not in in_verl(HEAD, "ls %s" % RUN2).stdout
+    pid = training_pids(HEAD)
+    proc = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true", *RUN2_SETTINGS, "-e", "verl_train_steps=20000")
+    assert "has no checkpoint" not in proc.output, tail(proc)
+    assert_healed(proc, RUN2 + "/stand_in_started.json")
+    assert training_pids(HEAD) != pid
 
 
 def test_stop_works_with_a_dataset_gone_and_a_worker_container_stopped():
