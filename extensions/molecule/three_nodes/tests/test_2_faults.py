@@ -124,9 +124,10 @@ def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
     on_node(worker, "docker", "exec", "-d", "verl", "sh", "-c", "exec sleep 3600 3<>/dev/davinci2")
     held = playbook("deploy.yml", "-e", "mask=1000000", "-e", "verl_restart=true", "-e", "verl_npu_release_timeout=15")
     assert held.returncode != 0, tail(held)
-    assert re.search(r"%s: NPUs held by (\d+) \(sleep\) on davinci2, still after 15 s \(verl_npu_release_timeout\)" % worker, held.output), tail(held)
+    assert re.search(r"%s: NPUs held by (\d+ \([^)]*\) on davinci\d+; )*\d+ \(sleep\) on davinci2(; [^,]*)?, still after 15 s "
+                     r"\(verl_npu_release_timeout\)" % worker, held.output), tail(held)
     assert "docker exec verl kill" in held.output and training_pids(HEAD) == [], tail(held)
-    leftover = re.search(r"held by (\d+) \(sleep\)", held.output).group(1)
+    leftover = re.search(r"(\d+) \(sleep\) on davinci2", held.output).group(1)
     on_node(worker, "docker", "exec", "verl", "kill", leftover)
     # Run again as the fix says, into a new checkpoint folder: a new run there, though the last training passed its save
     # step in the old one with none in the new (not lost storage).
