@@ -63,11 +63,24 @@ def summary(nodes, model=None):
 def test_an_a3_cluster_is_told_which_image_was_chosen_and_its_16_npus():
     devices = list(range(16))
     lines = summary({host: (config(host, A3, verl_npu_devices=devices, verl_train_tp=8), A3) for host in ("node1", "node2")})
-    assert lines[1] == ("  node1 (head): NPUs 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 (16), Ascend910 (A3: one device per chip) detected: "
-                        "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15")
+    assert lines[1] == ("  node1 (head), node2: NPUs 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 (16), Ascend910 (A3: one device per chip) "
+                        "detected: 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15")
     images = [line for line in lines if line.startswith("Image: ")]
     assert images == ["Image: %s (chosen for Atlas A3 / Ascend910_93 (npu-smi: Ascend910); set verl_image to override)"
                       % DEFAULTS["verl_image_by_chip"]["a3"]]
+
+
+def test_alike_nodes_share_one_line_and_a_node_that_differs_has_its_own():
+    """48 nodes: the NPU lines do not grow with the cluster (the full list is in the run's log file)."""
+    hosts = ["node%d" % number for number in range(1, 49)]
+    nodes = {host: (config(host, A2, verl_train_batch_size=48), A2) for host in hosts[:-1]}
+    nodes[hosts[-1]] = (config(hosts[-1], A2, verl_train_batch_size=48), {})  # its npu-smi not read
+    lines = summary(nodes)
+    npu_lines = [line for line in lines[1:] if line.startswith("  ")]
+    assert npu_lines == [
+        "  node1 (head), node2, node3 and 44 more (47 nodes): NPUs 0,1,2,3,4,5,6,7 (8), 910B3 detected: 0,1,2,3,4,5,6,7",
+        "  node48: NPUs 0,1,2,3,4,5,6,7 (8)",
+    ], npu_lines
 
 
 def test_a_stated_image_is_said_to_be_stated():
