@@ -7,6 +7,7 @@ other in file order (pytest runs them so), sharing this scenario's cluster.
 import json
 import re
 import time
+from pathlib import Path
 
 from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, playbook, playbook_in_background, ray_view, recap, sh, started_marker,
                           tail, training_pids)
@@ -165,11 +166,17 @@ def test_stop_works_with_a_dataset_gone_and_a_worker_container_stopped():
         assert in_verl(node, "pgrep -x raylet", check=False).returncode != 0, "Ray still runs on %s" % node
 
 
-def test_deploy_after_stop_brings_everything_back():
-    proc = playbook("deploy.yml")
+def test_deploy_after_stop_brings_everything_back(tmp_path):
+    """As the operator reads it, with the console report ansible.cfg sets: about 40 lines for 3 nodes, and the whole
+    task stream in the log file the report names."""
+    proc = playbook("deploy.yml", env={"ANSIBLE_STDOUT_CALLBACK": "verl.deploy.report", "VERL_DEPLOY_LOG_DIR": str(tmp_path)})
     assert_healed(proc)
-    counts = recap(proc.stdout)
-    assert counts[WORKERS[1]]["changed"] >= 2, tail(proc)  # its container started, Ray joined
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 42 and "TASK [" not in proc.stdout and "included:" not in proc.stdout, proc.stdout
+    log = Path(lines[-1].split(" Full log: ")[-1])
+    assert log.parent == tmp_path and log.is_file(), lines[-3:]
+    counts = recap(log.read_text(encoding="utf-8"))
+    assert counts[WORKERS[1]]["changed"] >= 2, proc.stdout  # its container started, Ray joined
 
 
 LOCK = "/sim/logs/.verl-deploy/deploy.lock"
