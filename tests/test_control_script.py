@@ -24,8 +24,15 @@ STAND_IN_START = r"""#!/bin/bash
 # training pattern, prints step lines every STEP_SECONDS, and exits with EXIT_CODE (or on SIGTERM).
 case "$1" in
 address) echo "10.0.0.1 10.0.0.2" ;;
-# What `ray start --head` prints on stdout (its banner), starting nothing here.
-ray) printf '%s\n' "Local node IP: 10.0.0.2" "--------------------" "Ray runtime started." "--------------------" ;;
+# What `ray start --head` prints on stdout (its banner), starting nothing here; or, while the file RAY_FAILS counts
+# down, how Ray fails on a loaded node.
+ray)
+    if [ -s "${RAY_FAILS:-}" ] && [ "$(cat "$RAY_FAILS")" -gt 0 ]; then
+        echo $(( $(cat "$RAY_FAILS") - 1 )) >"$RAY_FAILS"
+        echo "Exception: The current node timed out during startup. This could happen because some of the raylet failed to startup or the GCS has become overloaded." >&2
+        exit 1
+    fi
+    printf '%s\n' "Local node IP: 10.0.0.2" "--------------------" "Ray runtime started." "--------------------" ;;
 train)
     program='trap "exit 0" TERM
 for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done
@@ -250,6 +257,19 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     assert said[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and said[0].endswith("; waiting at most 20 s.")
     assert said[1].startswith("lock: taken after waiting ") and said[2:] == ["ray: started"], said
     assert parse_lines(out)["lock"] == "waited"
+
+
+def test_a_head_whose_ray_timed_out_at_startup_is_stopped_and_started_once_more(control, tmp_path):
+    no_ray = no_ray_here(control)
+    fails = tmp_path / "ray-fails"
+    fails.write_text("1")
+    proc = control("ray", RAY_FAILS=str(fails), **no_ray)
+    assert proc.returncode == 0, proc.stderr
+    assert sentences(proc.stdout) == ["ray: the head's Ray did not start at 10.0.0.1:9182 (attempt 1 of 2); stopping this node's stale "
+                                      "Ray first.", "ray: started"], proc.stdout
+    fails.write_text("2")
+    proc = control("ray", RAY_FAILS=str(fails), **no_ray)
+    assert proc.returncode != 0 and proc.stderr.strip().splitlines()[-1].endswith("the GCS has become overloaded."), proc.stderr
 
 
 def test_the_lock_of_a_deploy_that_is_gone_is_taken_over(control):
