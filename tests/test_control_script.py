@@ -29,7 +29,8 @@ address) echo "10.0.0.1 10.0.0.2" ;;
 ray)
     if [ -s "${RAY_FAILS:-}" ] && [ "$(cat "$RAY_FAILS")" -gt 0 ]; then
         echo $(( $(cat "$RAY_FAILS") - 1 )) >"$RAY_FAILS"
-        echo "Exception: The current node timed out during startup. This could happen because some of the raylet failed to startup or the GCS has become overloaded." >&2
+        echo "Exception: The current node timed out during startup. This could happen because some of the raylet" \
+            "failed to startup or the GCS has become overloaded." >&2
         exit 1
     fi
     printf '%s\n' "Local node IP: 10.0.0.2" "--------------------" "Ray runtime started." "--------------------" ;;
