@@ -48,7 +48,7 @@ PLAYBOOK_ENV = {"ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_STD
 def playbook(name, *extra, timeout=1200, env=None):
     """Run playbooks/<name> against the scenario's nodes with its settings (env: more environment); returns the
     CompletedProcess."""
-    env = dict(os.environ, **PLAYBOOK_ENV, **(env or {}))
+    env = {**os.environ, **PLAYBOOK_ENV, **(env or {})}
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     # Ansible writes task errors to stderr: the messages a user reads are in both streams.

@@ -167,12 +167,12 @@ def test_stop_works_with_a_dataset_gone_and_a_worker_container_stopped():
 
 
 def test_deploy_after_stop_brings_everything_back(tmp_path):
-    """As the operator reads it, with the console report ansible.cfg sets: about 40 lines for 3 nodes, and the whole
+    """As the operator reads it, with the console report ansible.cfg sets: about 40 lines for 3 nodes (45 at most), and the whole
     task stream in the log file the report names."""
     proc = playbook("deploy.yml", env={"ANSIBLE_STDOUT_CALLBACK": "verl.deploy.report", "VERL_DEPLOY_LOG_DIR": str(tmp_path)})
     assert_healed(proc)
     lines = proc.stdout.splitlines()
-    assert len(lines) <= 42 and "TASK [" not in proc.stdout and "included:" not in proc.stdout, proc.stdout
+    assert len(lines) <= 45 and "TASK [" not in proc.stdout and "included:" not in proc.stdout, proc.stdout
     log = Path(lines[-1].split(" Full log: ")[-1])
     assert log.parent == tmp_path and log.is_file(), lines[-3:]
     counts = recap(log.read_text(encoding="utf-8"))
