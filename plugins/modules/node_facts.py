@@ -111,7 +111,8 @@ options:
     description:
       - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)) and
         the addresses of C(/etc/hccn.conf) into RV(hccn), where the host has it (on PATH or
-        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds.
+        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds and asked once more when it does not answer;
+        after a call that does not answer twice, the host's other calls are not made.
     type: bool
     default: false
 extends_documentation_fragment:
@@ -430,15 +431,27 @@ HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/b
 HCCN_CONF = '/etc/hccn.conf'
 
 
-def _hccn_run(path, device, option):
-    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s; error is '' when it exited 0."""
+HCCN_TOOL_SECONDS = 10
+
+
+def _hccn_run(path, device, option, hung):
+    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s and asked twice when the first call does not
+    answer (a host under load can stall one call; a tool that hangs hangs twice); error is '' when it exited 0. After a
+    call that hung (`hung` holds it), the host's other calls are not made: the read stays bounded by 20 s, not 32 times that."""
     argv = [path, '-i', str(device), option, '-g']
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
-    except (subprocess.TimeoutExpired, OSError) as exc:
-        return '', '`%s` did not answer within 10 s' % ' '.join(argv) if isinstance(exc, subprocess.TimeoutExpired) else str(exc)
-    error = '' if proc.returncode == 0 else '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
-    return proc.stdout, error
+    if hung:
+        return '', 'not asked: %s' % hung[0]
+    for _attempt in range(2):
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=HCCN_TOOL_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            continue
+        except OSError as exc:
+            return '', str(exc)
+        error = '' if proc.returncode == 0 else '`%s` exited %d: %s' % (' '.join(argv), proc.returncode, (proc.stdout + proc.stderr).strip()[:200])
+        return proc.stdout, error
+    hung.append('`%s` did not answer within %d s, asked twice' % (' '.join(argv), HCCN_TOOL_SECONDS))
+    return '', hung[0]
 
 
 def read_hccn(module, npu):
@@ -448,18 +461,18 @@ def read_hccn(module, npu):
     conf = nf.parse_hccn_conf(_read(HCCN_CONF)) if os.path.isfile(HCCN_CONF) else None
     if not path or npu.get('failed'):
         return {'path': path or '', 'devices': {}, 'conf': conf}
-    devices = {}
+    devices, hung = {}, []
     for device in device_view(npu)['device_ids']:
         entry = {'link': None, 'health': None}
         for option, key, name in (('-link', 'link status', 'link'), ('-net_health', 'net health status', 'health')):
-            out, error = _hccn_run(path, device, option)
+            out, error = _hccn_run(path, device, option, hung)
             entry[name] = nf.parse_hccn_value(out, key)
             if entry[name] is None:
-                entry['error'] = error or '`%s -i %d %s -g` printed no %s' % (path, device, option, key)
+                entry.setdefault('error', error or '`%s -i %d %s -g` printed no %s' % (path, device, option, key))
         # What the pre-check compares, never a refusal of its own when unread: the address HCCL uses, the TLS switch.
-        out, _error = _hccn_run(path, device, '-ip')
+        out, _error = _hccn_run(path, device, '-ip', hung)
         entry.update(nf.parse_hccn_ip(out))
-        out, _error = _hccn_run(path, device, '-tls')
+        out, _error = _hccn_run(path, device, '-tls', hung)
         entry['tls'] = nf.parse_hccn_tls(out)
         devices[str(device)] = entry
     return {'path': path, 'devices': devices, 'conf': conf}

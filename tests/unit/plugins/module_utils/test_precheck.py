@@ -195,6 +195,12 @@ def test_hccls_host_socket_range_taken_is_refused_naming_the_holder_and_a_free_r
     ({"5": {"link": "UP", "health": "Receive timeout"}}, "NPU 5 net health Receive timeout (hccn_tool -i 5 -net_health -g)"),
     ({"2": {"link": None, "health": None, "error": "`hccn_tool -i 2 -link -g` exited 1: device 2 not found"}},
      "NPU 2 link unknown: `hccn_tool -i 2 -link -g` exited 1"),
+    # A call that hung (twice, on a loaded host or a stuck driver) is named once; the NPUs after it were not asked.
+    ({"5": {"link": "UP", "health": None, "error": "`hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice"},
+      "6": {"link": None, "health": None, "error": "not asked: `hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice"},
+      "7": {"link": None, "health": None, "error": "not asked: `hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice"}},
+     "NPU 5 net health unknown: `hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice (hccn_tool -i 5 -net_health -g); "
+     "NPU(s) 6, 7 were not asked after that;"),
 ])
 def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn, words):
     devices = {str(d): {"link": "UP", "health": "Success"} for d in range(8)}

@@ -167,3 +167,27 @@ def test_a_listening_port_is_named_with_its_holder_and_an_engine_without_info_st
     assert port in result['listening_ports']
     assert any(holder.startswith('%d (' % os.getpid()) for holder in result['port_holders'][str(port)]), result['port_holders']
     assert result['docker']['can_talk_to_docker'] and result['docker']['root_dir'] == '' and result['docker']['root_free_bytes'] is None
+
+
+def fake_hccn_tool(tmp_path, stalls):
+    """An hccn_tool that sleeps past the bound on its first `stalls` calls, then answers as the real one does."""
+    script = tmp_path / 'hccn_tool'
+    script.write_text('#!/bin/sh\ncalls=$(cat %(n)s 2>/dev/null || echo 0); echo $((calls + 1)) > %(n)s\n'
+                      '[ "$calls" -lt %(stalls)d ] && exec sleep 30\necho "net health status: Success"\n'
+                      % {'n': shlex.quote(str(tmp_path / 'calls')), 'stalls': stalls})
+    script.chmod(0o755)
+    return str(script)
+
+
+@pytest.mark.parametrize('stalls, answer, error', [
+    (1, 'net health status: Success', ''),  # one stalled call on a loaded host is asked again
+    (2, '', 'did not answer within 1 s, asked twice'),  # a tool that hangs is named
+])
+def test_an_hccn_tool_call_that_stalls_once_is_asked_again(monkeypatch, tmp_path, stalls, answer, error):
+    monkeypatch.setattr(node_facts, 'HCCN_TOOL_SECONDS', 1)
+    tool, hung = fake_hccn_tool(tmp_path, stalls), []
+    out, err = node_facts._hccn_run(tool, 5, '-net_health', hung)
+    assert out.strip() == answer and err.endswith(error) and (tmp_path / 'calls').read_text().strip() == str(min(stalls + 1, 2))
+    # After a call that hung, the host's next calls are not made (the read stays bounded); after one stall they are.
+    out, err = node_facts._hccn_run(tool, 6, '-net_health', hung)
+    assert (out, err) == (('', 'not asked: ' + hung[0]) if stalls == 2 else ('net health status: Success\n', ''))
