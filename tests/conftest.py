@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+_STARTED = time.time()  # this run's start: only the tables this run wrote are shown
 COLLECTIONS = REPO / ".collections"
 _LINK = COLLECTIONS / "ansible_collections" / "verl" / "deploy"
 
@@ -40,3 +42,13 @@ def pytest_report_collectionfinish(config, items):
         return []
     needing = sum(1 for item in items if item.get_closest_marker("integration"))
     return "verl-deploy: %d selected test(s) need a Docker engine" % needing
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The Molecule scenarios' times of this run, written by tests/integration/test_molecule.py: each step and the
+    verifier's slowest tests (where a scenario's time went)."""
+    times = REPO / ".cache" / "scenario-times"
+    tables = [path.read_text(encoding="utf-8") for path in sorted(times.glob("*.txt")) if path.stat().st_mtime >= _STARTED]
+    if tables:
+        terminalreporter.write_sep("=", "the Molecule scenarios' time")
+        terminalreporter.write("".join(tables))

@@ -21,6 +21,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,49 @@ def scenario_nodes_to_itself(scenario):
     with open(lock_path, "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+# Where each scenario's time went (Molecule's steps, the verifier's slowest tests), read by tests/conftest.py's
+# summary at the end of the run: the figures that say which deploy to make cheaper.
+TIMES = REPO / ".cache" / "scenario-times"
+_STEP = re.compile(r"\b(dependency|cleanup|destroy|syntax|create|prepare|converge|idempotence|side_effect|verify)\b.*\bExecuting\b")
+
+
+def run_timed(argv, env, timeout):
+    """(returncode, output, [(step, seconds)]) of a `molecule test`: each step timed from its "Executing" line to the next."""
+    started, lines, steps = time.monotonic(), [], []
+    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                match = _STEP.search(line)
+                if match:
+                    steps.append([match.group(1), time.monotonic()])
+        finally:
+            timer.cancel()
+        returncode = proc.wait()
+    ends = [at for _step, at in steps[1:]] + [time.monotonic()]
+    return returncode, "".join(lines), [(step, end - at) for (step, at), end in zip(steps, ends)] or [("all", time.monotonic() - started)]
+
+
+def times_table(scenario, steps, output):
+    """The scenario's steps with their seconds, then the verifier's slowest tests (pytest's --durations table)."""
+    table = ["%s: %.0f s: %s" % (scenario, sum(seconds for _step, seconds in steps), ", ".join("%s %.0f s" % step for step in steps))]
+    durations = re.search(r"=+ slowest \d+ durations =+\n(.*?)(?:\n\n|\n=|\Z)", output, re.DOTALL)
+    if durations:
+        table += ["    " + line.strip() for line in durations.group(1).splitlines() if line.strip()]
+    return "\n".join(table) + "\n"
+
+
+def test_the_times_table_reads_molecule_steps_and_the_verifiers_durations():
+    output = ("INFO     one_node ➜ create: Executing\n...\n" + "=" * 10 + " slowest 2 durations " + "=" * 10 + "\n"
+              "301.20s call     tests/test_2_restart.py::test_restart\n12.00s call     tests/test_1.py::test_x\n\n1 passed\n")
+    assert _STEP.search(output.splitlines()[0]).group(1) == "create"
+    assert times_table("one_node", [("create", 30.4), ("verify", 400.0)], output) == (
+        "one_node: 430 s: create 30 s, verify 400 s\n"
+        "    301.20s call     tests/test_2_restart.py::test_restart\n    12.00s call     tests/test_1.py::test_x\n")
 
 
 def failure_report(output, limit=12000):
@@ -105,11 +150,12 @@ def test_molecule_scenario(scenario, scenario_env, scenario_nodes_to_itself):
     if os.environ.get("VERL_MOLECULE_KEEP"):
         argv += ["--destroy", "never"]
     try:
-        proc = subprocess.run(argv, cwd=REPO, env=scenario_env, capture_output=True, text=True, timeout=3600, check=False)
+        returncode, output, steps = run_timed(argv, scenario_env, timeout=3600)
     finally:
         simcluster().prune_cgroups()  # what the destroyed nodes' containers left (cgroup v1)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, "molecule test -s %s failed (rc %d).\n%s" % (scenario, proc.returncode, failure_report(output))
+    TIMES.mkdir(parents=True, exist_ok=True)
+    (TIMES / ("%s.txt" % scenario)).write_text(times_table(scenario, steps, output), encoding="utf-8")
+    assert returncode == 0, "molecule test -s %s failed (rc %d).\n%s" % (scenario, returncode, failure_report(output))
     if scenario == "one_node":
         key = yaml.safe_load((SCENARIOS / scenario / "settings.yml").read_text())["verl_swanlab_api_key"]
         assert "ESTABLISH DOCKER CONNECTION" in output, "the one_node deploys must run at -vvv"
