@@ -18,6 +18,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
+from ansible_collections.verl.deploy.plugins.module_utils._algorithms import CHOICES
 from helpers.hydra_schema import (
     ARGV_HEAD,
     DAPO_OVERLAY,
@@ -176,7 +177,7 @@ def check_rendered_command_composes(config, argv, mask, swanlab, algorithm):
     assert trainer["project_name"] == "verl_hlm"
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
+@pytest.mark.parametrize("algorithm", CHOICES)
 @pytest.mark.parametrize("mask,swanlab", [("0000000", False), ("1111111", True), ("1010101", True), ("0101010", False)])
 def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab, algorithm):
     """compose()'s reused defaults tree gives exactly what a fresh hydra.compose() gives."""
@@ -186,7 +187,7 @@ def test_fast_path_is_hydra_compose(tmp_path, mask, swanlab, algorithm):
     assert compose(overrides, config_name) == compose(overrides, config_name, full=True)
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
+@pytest.mark.parametrize("algorithm", CHOICES)
 @pytest.mark.parametrize("mode,path", [("disable", ""), ("resume_path", "/ckpt/global_step_40")])
 def test_resume_settings_compose(tmp_path, algorithm, mode, path):
     argv = rendered_command(tmp_path, verl_algorithm=algorithm, verl_resume_mode=mode, verl_resume_from_path=path)[1]
@@ -385,7 +386,7 @@ SAMPLE_MASKS = ("0000000", "1111111", "1010010", "0101101", "0010010")
 _ARGV_0_7_0 = {}
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo", "gspo"])
+@pytest.mark.parametrize("algorithm", CHOICES)
 @pytest.mark.parametrize("profile", ["0.7.1", "0.8.0", "0.9.1"])
 def test_every_mask_composes_against_each_profiles_own_verl(tmp_path, profile, algorithm):
     """The masks (DAPO: all 128) rendered for the profile and executed (the exact argv): the argv is 0.7.0's for the

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _launch_config
+from ansible_collections.verl.deploy.plugins.module_utils._algorithms import CHOICES
 from helpers.hydra_schema import (ENTRY_POINTS, compose, entry_points, overrides_from_argv, verl_checks_module, verl_config_dir,
                                   verl_refusals, verl_source_dir)
 from helpers.launch_helpers import launch
@@ -33,7 +34,7 @@ EXPLAINED = {
 }
 
 # id -> (settings, nodes, {algorithm: (the deploy's rule ids, a text verl's refusal must hold or None)}).
-ALL = ("dapo", "grpo", "gspo")
+ALL = CHOICES  # the algorithm table's
 CASES = {
     "defaults": ({}, 1, {a: (set(), None) for a in ALL}),
     "all-features": ({"verl_feature_mask": "1111111"}, 1, {a: (set(), None) for a in ALL}),
@@ -146,6 +147,12 @@ REWARD_BITES = {  # the DAPO reward manager's assert, with the arguments each en
              "+reward_model.reward_kwargs.max_resp_len=16"],
     "gspo": ["reward_model.reward_kwargs.overlong_buffer_cfg.len=99999"],
 }
+
+
+def test_every_case_names_every_algorithm_of_the_table():
+    # A new algorithm in the table (_algorithms.py) needs its expected rules and refusals in each case before its proofs run.
+    assert all(set(answers) == set(CHOICES) for _settings, _nodes, answers in CASES.values())
+    assert set(REWARD_BITES) == set(CHOICES)
 
 
 @pytest.mark.parametrize("algorithm", ALL)
