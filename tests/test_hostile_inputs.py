@@ -77,14 +77,14 @@ for name, option in SPEC.items():
     for bad in [rule["max"] + 1, 10 ** 30, SUBST]:
         case(name, **{name: bad})
     case(name, **{name: rule["min"] - 1})
-for name in ("verl_lr", "verl_gpu_memory_utilization"):
+for name in (name for name, option in SPEC.items() if option["type"] == "float"):
     for bad in [float("inf"), float("nan"), "inf", "-inf", "1e400", -1, 2, 0, "0x10", True, SUBST]:
         case(name, **{name: bad})
 for bad in ["1.5", "1e3", True, [4], {"a": 1}, "4;id"]:
     case("verl_train_steps", verl_train_steps=bad)
 
-# Names.
-for name in ("verl_project_name", "verl_experiment_name", "verl_container_name", "verl_swanlab_workspace"):
+# Names: every setting the rules table checks as a name.
+for name in (name for name, rule in RULES["settings"].items() if rule.get("rule") == "name"):
     for bad in [SUBST, "a\nb", "a" * 200, "a b", "-x", QUOTE_BREAK]:
         case(name, **{name: bad})
 
