@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import read_text
 
 # Which storage a mount is, by what its mountinfo line says it is (the kernel's file system type, for FUSE its
@@ -176,19 +177,9 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
 
 # --------------------------------------------------------------------------- the settings that shape the saves
 
-def override(launch, key):
-    """The value a verl_extra_overrides line gives key (the last one wins), or None."""
-    value = None
-    for line in launch.get("extra_overrides") or []:
-        name, sep, text = str(line).lstrip("+").partition("=")
-        if sep and name.strip() == key:
-            value = text.strip()
-    return value
-
-
 def save_contents(launch):
     """What each save holds: verl's default [model, optimizer, extra] unless verl_extra_overrides sets it."""
-    text = override(launch, SAVE_CONTENTS_KEY)
+    text = value_of(launch.get("extra_overrides"), SAVE_CONTENTS_KEY)
     if text is None:
         return ["model", "optimizer", "extra"]
     return [word.strip(" '\"") for word in text.strip("[]").split(",") if word.strip(" '\"")]
@@ -211,7 +202,7 @@ def saves_ahead(launch, from_step=0):
     if freq <= 0 or total <= from_step:
         return 0
     count = sum(1 for step in range(from_step + 1, total + 1) if step % freq == 0 or step == total)
-    keep = tracked_step(override(launch, KEEP_KEY))
+    keep = tracked_step(value_of(launch.get("extra_overrides"), KEEP_KEY))
     return min(count, keep) if keep and keep > 0 else count
 
 

@@ -12,11 +12,10 @@
 # file and line (verl v0.7.0, Megatron-core core_v0.12.1) it comes from.
 from __future__ import annotations
 
-import re
-
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._features import RECOMPUTE_NUM_LAYERS, VPP_SIZE
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import whole_value_of
 
 # verl defaults that run_training.sh does not render (a verl_extra_overrides line may change them): those that differ
 # between releases are the release table's (plugins/module_utils/_versions.py, `defaults`: rollout.max_num_seqs, the
@@ -35,26 +34,15 @@ MAX_TOKEN_LEN_KEYS = (
 )
 STRICTER = ("This rule is stricter than verl on purpose: the original design of this deployment keeps it "
             "(verl itself would run this layout).")
-_INT_OVERRIDE = re.compile(r"(?:\+\+|\+)?([A-Za-z0-9_.]+)=([0-9]+)")
-
-
-def override_value(extra_overrides, key, default=None):
-    """The whole number the last verl_extra_overrides line gives `key` (Hydra keeps the last), else `default`."""
-    value = default
-    for line in extra_overrides or ():
-        match = _INT_OVERRIDE.fullmatch(str(line).strip())
-        if match and match.group(1) == key:
-            value = int(match.group(2))
-    return value
 
 
 def verl_values(extra_overrides, release_defaults=None):
     """The values of the keys in MAX_TOKEN_LEN_KEYS, VERL_DEFAULTS and the release's defaults (release_defaults:
     _versions.defaults(profile); the default profile's when not given) that the training will see."""
     known = dict(VERL_DEFAULTS, **(release_defaults or versions.defaults(versions.DEFAULT_PROFILE)))
-    values = {key: override_value(extra_overrides, key, default) for key, default in known.items()}
+    values = {key: whole_value_of(extra_overrides, key, default) for key, default in known.items()}
     for key, _what, follows in MAX_TOKEN_LEN_KEYS:
-        values[key] = override_value(extra_overrides, key, values.get(key) if follows is None else values[follows])
+        values[key] = whole_value_of(extra_overrides, key, values.get(key) if follows is None else values[follows])
     return values
 
 
@@ -265,7 +253,7 @@ def expert_sizes(c):
     """The expert parallel sizes that fit: dividing the model's experts (num_experts; any size before the model is read)
     with expert TP x EP x PP dividing the NPUs."""
     tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
-    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    etp = whole_value_of(c.get("extra_overrides"), ETP_KEY, None) or tp
     experts = c.get("num_experts") or 0
     return [ep for ep in _divisors(experts or world) if world % (etp * ep * pp) == 0]
 
@@ -280,8 +268,8 @@ def check_experts(c, fail):
     C25: initialize_model_parallel raises "RuntimeError: decoder world_size (W) is not divisible by
     expert_tensor_model_pipeline_parallel size (E)" when expert TP x EP x PP does not divide the NPUs."""
     tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
-    ep = override_value(c.get("extra_overrides"), EP_KEY, 1)
-    etp = override_value(c.get("extra_overrides"), ETP_KEY, None) or tp
+    ep = whole_value_of(c.get("extra_overrides"), EP_KEY, 1)
+    etp = whole_value_of(c.get("extra_overrides"), ETP_KEY, None) or tp
     experts = c.get("num_experts") or 0
     known = model_known(c)
     if ep <= 1:
@@ -336,7 +324,7 @@ def check_token_budgets(c, fail):
     budget = prompt + response
     values = verl_values(c.get("extra_overrides"), c.get("verl_defaults"))
     max_num_seqs = values["actor_rollout_ref.rollout.max_num_seqs"]
-    batched = override_value(c.get("extra_overrides"), "actor_rollout_ref.rollout.max_num_batched_tokens", budget)
+    batched = whole_value_of(c.get("extra_overrides"), "actor_rollout_ref.rollout.max_num_batched_tokens", budget)
     if batched < max_num_seqs:
         # vLLM's SchedulerConfig._verify_args (vllm/config/scheduler.py): "max_num_batched_tokens (X) must be greater than or
         # equal to max_num_seqs (Y)."; verl passes both to the engine (verl/workers/rollout/vllm_rollout/vllm_async_server.py:300-302).

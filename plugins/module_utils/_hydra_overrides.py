@@ -69,6 +69,24 @@ SETTING_KEYS = {
 }
 
 
+def value_of(lines, key):
+    """The text the last verl_extra_overrides line that sets key gives it (`key=`, `+key=`, `++key=`: Hydra keeps the
+    last), or None. The one reader of an extra override's value: the checks that must see what verl will see use it."""
+    value = None
+    for line in lines or ():
+        name, sep, text = str(line).lstrip("+").partition("=")
+        if sep and name.strip() == key:
+            value = text.strip()
+    return value
+
+
+def whole_value_of(lines, key, default=None):
+    """value_of as a whole number, else default (no line, or one whose value is not a whole number: an interpolation,
+    which the settings check refuses anyway)."""
+    text = value_of(lines, key)
+    return int(text) if text is not None and text.isdigit() else default
+
+
 def _feature_keys():
     """The keys the feature mask sets (bits 0-2 always, bits 3-6 when on or off)."""
     keys = {}

@@ -24,7 +24,8 @@ from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _parquet
 from ansible_collections.verl.deploy.plugins.module_utils import _resume
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
-from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, override_value, valid_tp_pp, verl_values
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, valid_tp_pp, verl_values
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of, whole_value_of
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import image_present, npu_containers
 
@@ -681,14 +682,14 @@ def datasets_not_verls(checked):
     read = (checked.get("facts") or {}).get("parquet") or {}
     if not launch.get("is_head"):
         return ""
-    prompt_key = _ckpts.override(launch, "data.prompt_key") or "prompt"
+    prompt_key = value_of(launch.get("extra_overrides"), "data.prompt_key") or "prompt"
     problems = []
     for variable, key, rows in (("verl_train_file", "train_file", launch.get("train_batch_size") or 1), ("verl_test_file", "test_file", 1)):
         path = launch.get(key)
         if path and path in read:
             problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
             # The values of its first rows, where verl's own reward functions score them (no custom one set).
-            if not _ckpts.override(launch, _parquet.CUSTOM_REWARD) and not read[path].get("error"):
+            if not value_of(launch.get("extra_overrides"), _parquet.CUSTOM_REWARD) and not read[path].get("error"):
                 problems += _parquet.values_problems(variable, path, read[path].get("sample") or {})
     return " ".join(problems)
 
@@ -779,12 +780,12 @@ def memory_case(checked):
              "world_size": launch["world_size"], "vpp": enabled.get("vpp", False)}
     megatron = "actor_rollout_ref.actor.megatron."
     return {"facts": facts, "parameters": read["parameters"], "expert_parameters": read.get("expert_parameters") or 0,
-            "ep": override_value(overrides, megatron + "expert_model_parallel_size", 1),
-            "etp": override_value(overrides, megatron + "expert_tensor_parallel_size", None), "hbm_bytes": hbm, "train_tp": launch["train_tp"],
+            "ep": whole_value_of(overrides, megatron + "expert_model_parallel_size", 1),
+            "etp": whole_value_of(overrides, megatron + "expert_tensor_parallel_size", None), "hbm_bytes": hbm, "train_tp": launch["train_tp"],
             "train_pp": launch["train_pp"], "gen_tp": launch["gen_tp"], "world_size": launch["world_size"],
             "algorithm": launch.get("algorithm", _algorithms.DEFAULT), "gpu_memory_utilization": float(launch["gpu_memory_utilization"]),
             "max_prompt_length": launch["max_prompt_length"], "max_response_length": launch["max_response_length"],
-            "max_num_batched_tokens": override_value(overrides, "actor_rollout_ref.rollout.max_num_batched_tokens", budget),
+            "max_num_batched_tokens": whole_value_of(overrides, "actor_rollout_ref.rollout.max_num_batched_tokens", budget),
             "max_num_seqs": verl_values(overrides, _versions.defaults((launch.get("verl_profile") or {}).get("profile")
                                                                       or _versions.DEFAULT_PROFILE))["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],

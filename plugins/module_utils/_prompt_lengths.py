@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from ansible_collections.verl.deploy.plugins.module_utils._ckpts import override
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 
 FILTER_KEY = "data.filter_overlong_prompts"
@@ -39,7 +39,7 @@ FILES = (("verl_train_file", "train_file"), ("verl_test_file", "test_file"))
 
 def filtering(launch):
     """Whether verl drops the over-long prompts (data.filter_overlong_prompts in verl_extra_overrides; verl's default off)."""
-    return str(override(launch, FILTER_KEY) or "false").strip().strip("'\"").lower() == "true"
+    return str(value_of(launch.get("extra_overrides"), FILTER_KEY) or "false").strip().strip("'\"").lower() == "true"
 
 
 def count_inputs(launch):
@@ -139,7 +139,7 @@ def _file(entry, launch, limit):
 
 
 def launch_prompt_key(launch):
-    return override(launch, "data.prompt_key") or "prompt"
+    return value_of(launch.get("extra_overrides"), "data.prompt_key") or "prompt"
 
 
 def verdict(output, launch):

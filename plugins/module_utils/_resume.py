@@ -32,8 +32,9 @@ import re
 import zipfile
 
 from ansible_collections.verl.deploy.plugins.module_utils import _model
-from ansible_collections.verl.deploy.plugins.module_utils._ckpts import TRACKER, override, tracked_step
+from ansible_collections.verl.deploy.plugins.module_utils._ckpts import TRACKER, tracked_step
 from ansible_collections.verl.deploy.plugins.module_utils._features import VPP_SIZE
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of, whole_value_of
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import read_text
 
 TRANSFORMER_CONFIG = "actor/transformer_config.json"
@@ -161,14 +162,8 @@ def distributed_optimizer(launch):
     """Whether the training's optimizer is Megatron's distributed optimizer: actor.megatron.use_distributed_optimizer,
     True unless verl_extra_overrides turns it off (verl 0.7.0 verl/trainer/config/engine/megatron.yaml, read by
     verl/workers/megatron_workers.py for the actor's optimizer)."""
-    value = override(launch, MEGATRON + "use_distributed_optimizer")
+    value = value_of(launch.get("extra_overrides"), MEGATRON + "use_distributed_optimizer")
     return str(value).strip().lower() not in ("false", "0") if value is not None else True
-
-
-def _whole_override(launch, key, default):
-    """The whole number a verl_extra_overrides line gives key (the last one wins), else default."""
-    text = override(launch, key)
-    return int(text) if text is not None and text.strip().isdigit() else default
 
 
 def expected(launch):
@@ -176,7 +171,7 @@ def expected(launch):
     vpp = VPP_SIZE if ((launch.get("features") or {}).get("enabled") or {}).get("vpp") else None
     base = {"tensor_model_parallel_size": launch.get("train_tp"), "pipeline_model_parallel_size": launch.get("train_pp"),
             "virtual_pipeline_model_parallel_size": vpp, "context_parallel_size": 1, "expert_model_parallel_size": 1}
-    return {key: _whole_override(launch, MEGATRON + key, value) for key, value in base.items()}
+    return {key: whole_value_of(launch.get("extra_overrides"), MEGATRON + key, value) for key, value in base.items()}
 
 
 def _same(saved, wanted):

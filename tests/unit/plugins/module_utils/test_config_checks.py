@@ -205,13 +205,16 @@ def test_the_original_designs_rules_say_they_are_stricter_than_verl(changes, rul
     assert all("stricter than verl" not in e["msg"] for e in check_parallelism(cluster(**changes)) if e["rule"] != rule)
 
 
-def test_override_value_takes_the_last_whole_number_of_the_key():
-    from ansible_collections.verl.deploy.plugins.module_utils._config_checks import override_value
+def test_an_extra_overrides_value_is_the_last_line_of_its_key():
+    from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of, whole_value_of
 
     key = "actor_rollout_ref.rollout.max_num_seqs"
-    assert override_value([], key, 1024) == 1024
-    assert override_value([key + "=256", "++" + key + "=128"], key, 1024) == 128
-    assert override_value([key + "=${oc.env:N}", key + "x=5", "trainer.nnodes=2"], key, 1024) == 1024
+    assert whole_value_of([], key, 1024) == 1024
+    assert whole_value_of([key + "=256", "++" + key + "=128"], key, 1024) == 128
+    # The last line of the key is what Hydra keeps: an interpolation there is no whole number (the default stands).
+    assert whole_value_of([key + "=64", key + "=${oc.env:N}", key + "x=5", "trainer.nnodes=2"], key, 1024) == 1024
+    assert value_of(["+trainer.checkpoint.save_contents=['model']", "~" + key + "=1"], "trainer.checkpoint.save_contents") == "['model']"
+    assert value_of(["~" + key], key) is None and value_of(None, key) is None
 
 
 # The model's numbers come from its config.json (tests/sim/model_files.py holds the real ones).
