@@ -102,14 +102,24 @@ def check_parallelism(c):
     def fail(rule, variable, value, msg):
         errors.append({"rule": rule, "variable": variable, "value": value, "msg": msg})
 
-    tp, pp, gen_tp = c["train_tp"], c["train_pp"], c["gen_tp"]
-    npn, nnodes, world = c["npu_per_node"], c["nnodes"], c["world_size"]
-    layers = c["num_layers"]
-    mp = tp * pp
+    _rollout_tp_is_training_tp(c, fail)
+    _tp_and_pp_fit_the_cluster_and_model(c, fail)
+    if not any(error["variable"] == "verl_train_tp" for error in errors):
+        # After a TP refusal its fix (the pairs of valid_tp_pp) fits the layers too, and the expert sizes would change with it.
+        check_experts(c, fail)
+        _layers_split_over_pp(c, fail)
+    _vpp_fits(c, fail)
+    _recompute_fits(c, fail)
+    _batches_split(c, fail)
+    check_token_budgets(c, fail)
+    check_position_budget(c, fail)
+    _overlong_buffer_fits(c, fail)
+    return errors
 
-    known = model_known(c)
-    # One refusal per cause: a TP (or PP) that breaks several rules is refused once, by the first rule below that it
-    # breaks, whose fix (the pairs of valid_tp_pp, the sizes of tp_sizes) satisfies the rules it stands for.
+
+def _rollout_tp_is_training_tp(c, fail):
+    """R1: the rollout tensor parallel size equals the training one."""
+    tp, gen_tp, world, known = c["train_tp"], c["gen_tp"], c["world_size"], model_known(c)
     if gen_tp != tp:
         # Also what verl (C7: the NPUs split into rollout replicas of gen_tp NPUs) or vLLM (its heads) would refuse:
         # setting verl_gen_tp to the training TP fixes those too.
@@ -123,6 +133,16 @@ def check_parallelism(c):
         fail("R1", "verl_gen_tp", gen_tp,
              "verl_gen_tp=%d differs from verl_train_tp=%d: the rollout tensor parallel size must equal the training one. %s "
              "Fix: set verl_gen_tp=%d, or leave verl_gen_tp unset (it follows verl_train_tp)." % (gen_tp, tp, why, tp))
+
+
+def _tp_and_pp_fit_the_cluster_and_model(c, fail):
+    """C2, C14, C23, R2: TP x PP divides the cluster, TP the model's heads and vocabulary, and
+    TP x PP is a multiple of the NPUs per node.
+
+    One refusal per cause: a TP (or PP) that breaks several rules is refused once, by the first rule below that it
+    breaks, whose fix (the pairs of valid_tp_pp, the sizes of tp_sizes) satisfies the rules it stands for."""
+    tp, pp, npn, nnodes, world = c["train_tp"], c["train_pp"], c["npu_per_node"], c["nnodes"], c["world_size"]
+    layers, known, mp = c["num_layers"], model_known(c), tp * pp
     if world % mp:
         fail("C2", "verl_train_tp", tp,
              "The cluster has %d NPUs (%d node(s) x %d), which is not divisible by verl_train_tp x verl_train_pp = %d x %d = %d. "
@@ -162,10 +182,12 @@ def check_parallelism(c):
              "verl_train_tp x verl_train_pp = %d x %d = %d is not a multiple of the NPUs per node (%d, the length of verl_npu_devices). "
              "%s Fix: choose TP and PP whose product is a multiple of %d. %s" % (tp, pp, mp, npn, claim, npn, _suggest(c)))
     # C7 (the NPUs split into rollout replicas of gen_tp NPUs) is R1's or C2's: gen_tp is the training TP, which divides them.
-    cluster_ok = not any(error["variable"] == "verl_train_tp" for error in errors)  # the TP refusal's pairs fit the layers too
-    if cluster_ok:
-        check_experts(c, fail)  # its sizes are for this TP x PP: after a TP refusal they would change with the fix
-    if cluster_ok and known and layers % pp:
+
+
+def _layers_split_over_pp(c, fail):
+    """C11: the model's layers split evenly over PP."""
+    tp, pp, layers = c["train_tp"], c["train_pp"], c["num_layers"]
+    if model_known(c) and layers % pp:
         fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
         fail("C11", "verl_train_pp", pp,
              "The model's %d layers (num_hidden_layers in its config.json) cannot be split evenly over verl_train_pp=%d pipeline "
@@ -173,6 +195,11 @@ def check_parallelism(c):
                  layers, pp, "use a verl_train_pp that divides %d and fits verl_train_tp=%d: %s." % (layers, tp, ", ".join(fits)) if fits
                  else "use a verl_train_pp that divides %d (%s). %s" % (
                      layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16), _suggest(c))))
+
+
+def _vpp_fits(c, fail):
+    """C10, C11: VPP needs PP >= 2 and layers that split into PP x VPP_SIZE chunks."""
+    pp, layers, known = c["train_pp"], c["num_layers"], model_known(c)
     if c["vpp"]:
         if pp < 2:
             fail("C10", "verl_feature_mask", "VPP (bit 6)",
@@ -181,7 +208,12 @@ def check_parallelism(c):
             fail("C11", "verl_train_pp", pp,
                  "With VPP (bit 6) the model's %d layers are split into verl_train_pp x %d = %d chunks, which is not even. "
                  "Fix: use a verl_train_pp with %d %% (PP x %d) == 0, or turn bit 6 off." % (layers, VPP_SIZE, pp * VPP_SIZE, layers, VPP_SIZE))
-    if known and c["recompute"] and pp and layers % pp == 0:
+
+
+def _recompute_fits(c, fail):
+    """C13: each pipeline stage holds the layers Recompute recomputes."""
+    pp, layers = c["train_pp"], c["num_layers"]
+    if model_known(c) and c["recompute"] and pp and layers % pp == 0:
         stages = pp * (VPP_SIZE if c["vpp"] and pp >= 2 else 1)
         per_stage = layers // stages
         if per_stage < RECOMPUTE_NUM_LAYERS:
@@ -190,7 +222,12 @@ def check_parallelism(c):
                  "(verl_train_pp=%d%s). Fix: lower verl_train_pp, or turn bit 4 off." % (
                      RECOMPUTE_NUM_LAYERS, per_stage, layers, pp, ", VPP on" if stages != pp else ""))
 
-    # Batch arithmetic: verl's Megatron worker turns the mini batch into n x mini / DP sequences per rank.
+
+def _batches_split(c, fail):
+    """C4, C6, C19, C12: the batch arithmetic of verl's Megatron worker."""
+    tp, pp, world = c["train_tp"], c["train_pp"], c["world_size"]
+    mp = tp * pp
+    # verl's Megatron worker turns the mini batch into n x mini / DP sequences per rank.
     bsz, mini, n = c["train_batch_size"], c["ppo_mini_batch_size"], c["n_resp_per_prompt"]
     micro = c["ppo_micro_batch_size_per_gpu"]
     if world % mp == 0:
@@ -234,15 +271,14 @@ def check_parallelism(c):
         # C3 (verl's validate_config: train_batch x n a multiple of DP x micro batch) follows from C4, C6 and C19 above
         # (train = k x mini, mini x n = DP x per rank, per rank = j x micro): it is never a cause of its own.
 
-    check_token_budgets(c, fail)
-    check_position_budget(c, fail)
 
+def _overlong_buffer_fits(c, fail):
+    """C18: the overlong buffer is shorter than the maximum response."""
     # Only the algorithms whose reward manager has the overlong penalty read the buffer (the algorithm table).
     if algorithms.applies(c.get("algorithm", algorithms.DEFAULT), "overlong_buffer") and c["max_response_length"] < c["overlong_buffer_len"]:
         fail("C18", "verl_overlong_buffer_len", c["overlong_buffer_len"],
              "The overlong buffer (verl_overlong_buffer_len=%d) is longer than the maximum response (verl_max_response_length=%d). "
              "Fix: set verl_overlong_buffer_len to at most %d." % (c["overlong_buffer_len"], c["max_response_length"], c["max_response_length"]))
-    return errors
 
 
 EP_KEY = "actor_rollout_ref.actor.megatron.expert_model_parallel_size"
