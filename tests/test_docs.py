@@ -181,6 +181,16 @@ def test_the_stage_diagram_has_the_stages_of_deploy_yml():
     assert stages == set(range(9)) and drawn == stages
 
 
+def test_the_layout_names_every_plugin_benchmark_and_playbook():
+    # docs/architecture.md's layout is where a newcomer looks for a file's home: a new one appears there.
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    layout = text[text.index("## The repository's layout"):text.index("## Where your change goes")]
+    files = [path for folder in ("plugins/modules", "plugins/action", "plugins/module_utils", "benchmarks", "playbooks")
+             for path in (REPO / folder).glob("*.py" if folder != "playbooks" else "*.yml") if path.name != "__init__.py"]
+    missing = [str(path.relative_to(REPO)) for path in files if not re.search(r"(?<![\w])%s\b" % re.escape(path.stem), layout)]
+    assert not missing, "not in docs/architecture.md's layout: %s" % missing
+
+
 def test_the_readmes_link_each_other():
     assert "](README.zh-CN.md)" in README.read_text(encoding="utf-8")
     assert "](README.md)" in README_ZH.read_text(encoding="utf-8")
