@@ -58,6 +58,16 @@ def check(env, want, scripts):
                           timeout=60, check=False)
 
 
+LAUNCH = {"container_name": "verl", "chip": {"name": "Ascend910B3"}, "npu_devices_csv": "4,5,6,7", "visible_devices_csv": "0,1,2,3"}
+
+
+def verdict(proc):
+    """What the container stage says of a check that failed: image_stack's probe_failed on the registered result."""
+    found = image_stack({"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}, "dapo", launch=LAUNCH)
+    assert found["problems"] == [] and found["probe_failed"].startswith(proc.stdout.strip().splitlines()[-1]), found
+    return found["probe_failed"]
+
+
 def test_with_cann_sourced_torch_npu_loads_and_sees_the_npus(tmp_path, container):
     proc = check(container, 8, [str(tmp_path / "none/set_env.sh"), *cann_stand_in(tmp_path / "Ascend")])
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -70,6 +80,7 @@ def test_without_any_cann_script_or_environment_it_says_so(tmp_path, container):
     assert proc.returncode == 3
     assert proc.stdout.strip() == ("no CANN environment: none of %s %s exists in the container and neither ASCEND_HOME_PATH nor "
                                    "ASCEND_TOOLKIT_HOME is set" % tuple(missing))
+    assert "(rc 3). Fix: set verl_ascend_env_scripts to the image's CANN set_env.sh scripts (docker exec verl find" in verdict(proc)
 
 
 def test_a_cann_environment_that_does_not_load_torch_npu_is_reported(tmp_path, container):
@@ -77,6 +88,7 @@ def test_a_cann_environment_that_does_not_load_torch_npu_is_reported(tmp_path, c
     proc = check(dict(container, ASCEND_HOME_PATH="/opt/elsewhere"), 8, [str(tmp_path / "none/set_env.sh")])
     assert proc.returncode == 4
     assert proc.stdout.strip().startswith("python3 cannot load the NPU stack: `import torch_npu` failed: ImportError: libhccl.so")
+    assert "(rc 4). Fix: use a verl image built for this host's chip (Ascend910B3; verl_image" in verdict(proc)
 
 
 def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
@@ -84,6 +96,7 @@ def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
     assert proc.returncode == 5
     assert proc.stdout.strip() == ("torch_npu 2.7.1+verl-sim sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set), fewer than the 16 "
                                    "this node trains on")
+    assert "(rc 5). Fix: check verl_npu_devices against npu-smi info and the devices of the container (docker inspect verl)" in verdict(proc)
 
 
 def _four_of_eight(container):
@@ -111,6 +124,7 @@ def test_host_ids_or_an_unsorted_list_are_refused_with_the_runtimes_words(tmp_pa
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("torch_npu 2.7.1+verl-sim refuses ASCEND_RT_VISIBLE_DEVICES=%s (what start_verl.sh exports)" % visible)
     assert "EE1001" in last and reason in last
+    assert "(rc 8). Fix: the container's devices are not those of verl_npu_devices (4,5,6,7, seen in the container as 0,1,2,3)" in verdict(proc)
 
 
 def test_an_npu_smi_that_fails_in_the_container_is_reported_first(tmp_path, container):
@@ -120,6 +134,14 @@ def test_an_npu_smi_that_fails_in_the_container_is_reported_first(tmp_path, cont
     assert proc.returncode == 6, proc.stdout + proc.stderr
     line = proc.stdout.strip().splitlines()[-1]
     assert line.startswith("npu-smi info failed in the container: ") and "-8005" in line, line
+    assert "(rc 6). Fix: check the driver mounts and devices of the container (docker inspect verl); -8005/-8020" in verdict(proc)
+
+
+def test_a_check_that_could_not_run_is_named_with_what_docker_said():
+    found = image_stack({"failed": True, "msg": "Error response from daemon: container abc is not running"}, "dapo", launch=LAUNCH)
+    assert found["probe_failed"] == ("the check did not run: Error response from daemon: container abc is not running. Fix: look at "
+                                     "the container (docker ps -a, docker logs verl), then deploy again.")
+    assert image_stack({"rc": 0, "stdout": "look=\n"}, "dapo")["probe_failed"] == ""  # a check that ran is judged by its stack= line
 
 
 def test_an_image_without_python3_is_reported(tmp_path, container):
@@ -129,6 +151,8 @@ def test_an_image_without_python3_is_reported(tmp_path, container):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     proc = check(dict(container, PATH=str(bin_dir)), 8, cann_stand_in(tmp_path / "Ascend"))
     assert (proc.returncode, proc.stdout.strip()) == (7, "the image has no python3"), proc.stdout + proc.stderr
+    assert verdict(proc) == ("the image has no python3 (rc 7). Fix: use a verl image with the training's python3 (verl_image, or empty "
+                             "for verl's image of the chip).")
 
 
 def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp_path, container):
@@ -169,6 +193,7 @@ def test_a_container_without_this_deploys_npu_devices_is_refused_before_python_r
     have = ",".join(sorted((name[len("davinci"):] for name in os.listdir("/dev") if re.fullmatch(r"davinci\d+", name)), key=int))
     assert proc.stdout.strip().splitlines()[-1] == (
         "the container has the NPU devices %s (/dev/davinciN), but this deploy gives it 4,5,6,7" % (have or "none"))
+    assert "remove it (docker rm) so that the deploy creates it with these NPUs, or give verl_npu_devices the NPUs it has." in verdict(proc)
 
 
 # --------------------------------------------------------------------------- the image's stack

@@ -18,8 +18,10 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The check's standard output.
-    type: str
+    description:
+      - The check's standard output, or its registered result (C(rc), C(stdout), C(stderr)); a result whose exit code is not 0
+        is judged by that code (RV(_value.probe_failed)), before any C(stack=) line.
+    type: raw
     required: true
   algorithm:
     description: The algorithm the deploy renders (C(verl_algorithm), a key of the collection's algorithm table), whose entry point must be in the image.
@@ -41,6 +43,12 @@ options:
     default: ''
   chip:
     description: The host's chip (C(family), C(name)) as the pre-check read it.
+    type: dict
+    default: {}
+  launch:
+    description:
+      - The launch configuration (C(_verl_launch)), for the fix of a check that exited non-zero (its container name, chip, devices).
+      - Read only when the input is the check's registered result.
     type: dict
     default: {}
 """
@@ -67,25 +75,35 @@ _value:
     verl:
       description: The image's verl version, or none when the check printed none (verl does not import, or no stack= line).
       type: str
+    probe_failed:
+      description:
+        - When the input is the check's registered result and it exited non-zero, what it said last, its exit code and the fix
+          (the container does not see its NPUs, or its Python cannot use them); empty otherwise. C(problems) is then empty.
+      type: str
 """
 
 import json
 
-from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack
+from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
 
 
-def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None):
+def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
+    if isinstance(output, dict):  # the check's registered result
+        if output.get("rc") not in (0, None) or output.get("failed"):
+            return {"problems": [], "notes": [], "verl": None,
+                    "probe_failed": probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"), launch or {})}
+        output = output.get("stdout")
     lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
     if not lines:
         return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
-                             "deploy with this collection's own files."], "notes": [], "verl": None}
+                             "deploy with this collection's own files."], "notes": [], "verl": None, "probe_failed": ""}
     try:
         stack = json.loads(lines[-1][len("stack="):])
     except ValueError as exc:
-        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None}
+        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None, "probe_failed": ""}
     problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer), image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
-    return {"problems": problems, "notes": notes, "verl": verl}
+    return {"problems": problems, "notes": notes, "verl": verl, "probe_failed": ""}
 
 
 class FilterModule:

@@ -21,6 +21,7 @@ import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import sentences
 
 # --------------------------------------------------------------------------- the releases (profiles)
 #
@@ -364,6 +365,39 @@ def release_for(version, markers=None):
 def _short(text, limit=300):
     text = " ".join(str(text or "").split()).rstrip(".")
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# The container check's exit codes (roles/container/files/npu_stack_check.sh) and the fix each one names; {container},
+# {chip}, {devices} and {visible} are the deploy's (launch config: container_name, chip.name, npu_devices_csv,
+# visible_devices_csv). Any other non-zero code (the check's own bounded python3 stopped, say) is read as 4's.
+PROBE_FIXES = {
+    6: "check the driver mounts and devices of the container (docker inspect {container}); -8005/-8020 means another "
+       "container or process holds the NPUs.",
+    7: "use a verl image with the training's python3 (verl_image, or empty for verl's image of the chip).",
+    3: "set verl_ascend_env_scripts to the image's CANN set_env.sh scripts (docker exec {container} find /usr/local/Ascend "
+       "-name set_env.sh), or use a verl image with CANN (verl_image; empty chooses verl's image for the chip).",
+    4: "use a verl image built for this host's chip ({chip}; verl_image, or empty for verl's image of the chip) whose CANN the "
+       "host's driver supports (compare npu-smi info with the image's CANN version), and check verl_ascend_env_scripts.",
+    5: "check verl_npu_devices against npu-smi info and the devices of the container (docker inspect {container}); an existing "
+       "container keeps the devices it was created with.",
+    8: "the container's devices are not those of verl_npu_devices ({devices}, seen in the container as {visible}): an existing "
+       "container keeps the devices it was created with (docker inspect {container}); remove it (docker rm) so that the deploy "
+       "creates it with these NPUs, or give verl_npu_devices the NPUs it has.",
+}
+
+
+def probe_failure(rc, stdout, stderr, launch):
+    """The sentence for a container check that exited rc (not 0): what it said last (or its stderr), the code, the fix.
+    rc None: the check did not run (docker exec failed: the container stopped meanwhile, say)."""
+    said = sentences(stdout)
+    what = said[-1] if said else _short(str(stderr or "").strip(), 400)
+    if rc is None:
+        return "the check did not run: %s. Fix: look at the container (docker ps -a, docker logs %s), then deploy again." % (
+            what, launch.get("container_name", ""))
+    fix = PROBE_FIXES.get(rc, PROBE_FIXES[4]).format(
+        container=launch.get("container_name", ""), chip=(launch.get("chip") or {}).get("name") or "see npu-smi info",
+        devices=launch.get("npu_devices_csv", ""), visible=launch.get("visible_devices_csv", ""))
+    return "%s (rc %s). Fix: %s" % (what, rc, fix)
 
 
 def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", chip=None):
