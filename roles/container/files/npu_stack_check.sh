@@ -8,7 +8,8 @@
 # (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
 # the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
 # python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
-# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES. Then it reports
+# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES (each code's fix:
+# PROBE_FIXES in plugins/module_utils/_versions.py, which the image_stack filter reads). Then it reports
 # the image's stack in one stack= line (see the Python below), which the deploy judges; the line after it says what was
 # found. On the head, a prompts= line follows (the count of the prompts longer than max_prompt_length, at the end).
 set -o pipefail
