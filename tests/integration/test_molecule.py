@@ -80,7 +80,7 @@ def run_timed(argv, env, timeout):
             for line in proc.stdout:
                 lines.append(line)
                 match = _STEP.search(line)
-                if match:
+                if match and not (steps and steps[-1][0] == match.group(1)):  # a step may say "Executing" twice
                     steps.append([match.group(1), time.monotonic()])
         finally:
             timer.cancel()
