@@ -418,7 +418,7 @@ def npu_network_down(checked):
         entry = devices.get(str(device))
         if entry is None:
             continue
-        if (entry.get("error") or "").startswith("not asked: "):  # after a call that hung: named once, with that call
+        if entry.get("not_asked"):  # after an NPU whose hccn_tool call hung: that one is named, these are counted
             not_asked.append(device)
         elif entry.get("link") != "UP":
             bad.append("NPU %d link %s (hccn_tool -i %d -link -g)" % (device, entry.get("link") or "unknown: " + (entry.get("error") or ""), device))

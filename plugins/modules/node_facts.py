@@ -182,7 +182,7 @@ hccn:
     - With O(hccn=true), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device (its C(/dev/davinciN)
       number) C(link) (C(UP), C(DOWN)), C(health) (C(Success), or the failure hccn_tool names), C(address) and C(netmask)
       (C(-ip -g)) and C(tls) (V(enabled), V(disabled)); V(null) values when it printed no answer (C(error) says why, for the
-      link and the health).
+      link and the health). C(not_asked) is V(true) for the NPUs after one whose call did not answer twice (they are not asked).
     - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file.
   returned: always
   type: dict
@@ -437,10 +437,10 @@ HCCN_TOOL_SECONDS = 10
 def _hccn_run(path, device, option, hung):
     """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s and asked twice when the first call does not
     answer (a host under load can stall one call; a tool that hangs hangs twice); error is '' when it exited 0. After a
-    call that hung (`hung` holds it), the host's other calls are not made: the read stays bounded by 20 s, not 32 times that."""
+    call that hung (`hung` holds it), no other call is made: the read stays bounded by 20 s, not 32 times that."""
     argv = [path, '-i', str(device), option, '-g']
     if hung:
-        return '', 'not asked: %s' % hung[0]
+        return '', hung[0]
     for _attempt in range(2):
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=HCCN_TOOL_SECONDS, check=False)
@@ -463,6 +463,9 @@ def read_hccn(module, npu):
         return {'path': path or '', 'devices': {}, 'conf': conf}
     devices, hung = {}, []
     for device in device_view(npu)['device_ids']:
+        if hung:  # a call of an NPU before this one hung: this NPU is not asked
+            devices[str(device)] = {'link': None, 'health': None, 'not_asked': True}
+            continue
         entry = {'link': None, 'health': None}
         for option, key, name in (('-link', 'link status', 'link'), ('-net_health', 'net health status', 'health')):
             out, error = _hccn_run(path, device, option, hung)

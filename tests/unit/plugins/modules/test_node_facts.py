@@ -190,4 +190,15 @@ def test_an_hccn_tool_call_that_stalls_once_is_asked_again(monkeypatch, tmp_path
     assert out.strip() == answer and err.endswith(error) and (tmp_path / 'calls').read_text().strip() == str(min(stalls + 1, 2))
     # After a call that hung, the host's next calls are not made (the read stays bounded); after one stall they are.
     out, err = node_facts._hccn_run(tool, 6, '-net_health', hung)
-    assert (out, err) == (('', 'not asked: ' + hung[0]) if stalls == 2 else ('net health status: Success\n', ''))
+    assert (out, err) == (('', hung[0]) if stalls == 2 else ('net health status: Success\n', ''))
+
+
+def test_the_npus_after_one_whose_hccn_tool_hung_are_not_asked(monkeypatch, tmp_path):
+    monkeypatch.setattr(node_facts, 'HCCN_TOOL_SECONDS', 1)
+    monkeypatch.setattr(node_facts, 'device_view', lambda _npu: {'device_ids': [5, 6, 7]})
+    tool = fake_hccn_tool(tmp_path, stalls=99)
+    module = type('Module', (), {'get_bin_path': staticmethod(lambda _name: tool)})()
+    devices = node_facts.read_hccn(module, {})['devices']
+    assert devices['5']['error'].endswith('-i 5 -link -g` did not answer within 1 s, asked twice') and 'not_asked' not in devices['5']
+    assert devices['6'] == devices['7'] == {'link': None, 'health': None, 'not_asked': True}
+    assert (tmp_path / 'calls').read_text().strip() == '2', 'two calls in all: the hung one, asked twice'
