@@ -36,9 +36,12 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+
+def answer(text):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+    return parse_lines(text)
 
 
 class FilterModule:
     def filters(self):
-        return {"answer": parse_lines}
+        return {"answer": answer}

@@ -40,10 +40,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._readiness import check_nodes, check_verdict
-
 
 def _check_verdict(names, hostvars, head=""):
+    from ansible_collections.verl.deploy.plugins.module_utils._readiness import check_nodes, check_verdict
     return check_verdict(check_nodes(names, hostvars), head)
 
 

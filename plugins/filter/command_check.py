@@ -69,10 +69,9 @@ _value:
       type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._versions import command_check as _command_check
-
 
 def command_check(output, profile, module, workdir="", extra_overrides=None, version=None, seconds=60):
+    from ansible_collections.verl.deploy.plugins.module_utils._versions import command_check as _command_check
     return _command_check(output, profile, module, workdir, extra_overrides or (), version or None, seconds)
 
 

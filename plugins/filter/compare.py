@@ -53,13 +53,13 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.verl.deploy.plugins.filter.settings_problems import given, head_addresses, plain
-from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
-from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
-from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
 
 
 def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measured=()):
     """{"problems": [arguments or settings that stop it], "rows": the plan, "fingerprint"}."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+    from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
     try:
         wanted = compare.parse_masks(plain(masks))
     except compare.CompareError as error:
@@ -85,6 +85,7 @@ def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measur
 
 def _deploy_argv(playbook, python, inventories=(), extra_files=()):
     from ansible import context  # the command line of this run, as ansible-playbook parsed it
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
 
     return compare.deploy_argv(dict(context.CLIARGS), python, playbook, inventories, extra_files)
 
@@ -97,36 +98,41 @@ def _cwd(_ignored):
 
 def _cli_problems(_ignored):
     from ansible import context
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
 
     return compare.cli_problems(dict(context.CLIARGS))
 
 
 def _report(results, rows, title, baseline=None, extra=None):
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     result = compare.report(plain(rows), plain(results), baseline)
     return dict(result, markdown=compare.markdown(result, title), json=compare.to_json(result, title, plain(extra or {})),
                 html=compare.to_html(result, title))
 
 
-STEPS = {
-    "plan": _plan,
-    "plan_lines": lambda rows, results: compare.plan_lines(plain(rows), plain(results)),
-    "measure": lambda text, mask, warmup, wanted, outcome, message="": compare.measure(mask, text, warmup, wanted, outcome, message),
-    "record_line": compare.record_line,
-    "report": _report,
-    "state": compare.load_state,
-    "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
-    "deploy_argv": _deploy_argv,
-    "cli_problems": _cli_problems,
-    "cwd": _cwd,
-    "last_words": compare.last_words,
-    "ckpts_not_shared": lambda reads, folder, log_dir, nnodes: compare.ckpts_not_shared(plain(reads), folder, log_dir, int(nnodes)),
-}
+def _steps():
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+    return {
+        "plan": _plan,
+        "plan_lines": lambda rows, results: compare.plan_lines(plain(rows), plain(results)),
+        "measure": lambda text, mask, warmup, wanted, outcome, message="": compare.measure(mask, text, warmup, wanted, outcome, message),
+        "record_line": compare.record_line,
+        "report": _report,
+        "state": compare.load_state,
+        "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
+        "deploy_argv": _deploy_argv,
+        "cli_problems": _cli_problems,
+        "cwd": _cwd,
+        "last_words": compare.last_words,
+        "ckpts_not_shared": lambda reads, folder, log_dir, nnodes: compare.ckpts_not_shared(plain(reads), folder, log_dir, int(nnodes)),
+    }
 
 
 def compare_step(value, what, *args, **kwargs):
-    if what not in STEPS:
-        raise AnsibleFilterError("verl.deploy.compare: unknown step %r; use one of %s" % (what, ", ".join(STEPS)))
-    return STEPS[what](value, *args, **kwargs)
+    steps = _steps()
+    if what not in steps:
+        raise AnsibleFilterError("verl.deploy.compare: unknown step %r; use one of %s" % (what, ", ".join(steps)))
+    return steps[what](value, *args, **kwargs)
 
 
 class FilterModule:

@@ -38,10 +38,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import container_info as _container_info
-
 
 def container_info(containers, name):
+    from ansible_collections.verl.deploy.plugins.module_utils._node_facts import container_info as _container_info
     return _container_info(containers or [], name)
 
 

@@ -57,10 +57,9 @@ import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
-
 
 def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder=""):
+    from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
     try:
         # Only a deploy looks for a comparison's identity: the comparison's own is always new.
         outer = _deploy_lock.outer_lock(os.environ.get(_deploy_lock.OUTER_ENV, "")) if kind == "deploy" else None

@@ -40,9 +40,12 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+
+def fresh_start(look, launch, node):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+    return fresh_start_refusal(look, launch, node)
 
 
 class FilterModule:
     def filters(self):
-        return {"fresh_start": fresh_start_refusal}
+        return {"fresh_start": fresh_start}

@@ -84,10 +84,9 @@ _value:
 
 import json
 
-from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
-
 
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
     if isinstance(output, dict):  # the check's registered result
         if output.get("rc") not in (0, None) or output.get("failed"):
             return {"problems": [], "notes": [], "verl": None,

@@ -42,8 +42,6 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
-
 
 def _names(view):
     """The host's variable names as given, without templating anything (Ansible's view keeps them in _vars)."""
@@ -52,6 +50,7 @@ def _names(view):
 
 
 def internal_variables(hostvars, hosts):
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
     found = {}
     for host in dict.fromkeys(hosts or ()):
         if host not in hostvars:

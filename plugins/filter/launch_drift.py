@@ -37,7 +37,10 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift
+
+def launch_drift(started, now):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift as _launch_drift
+    return _launch_drift(started, now)
 
 
 class FilterModule:

@@ -39,7 +39,10 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record
+
+def launch_record(config, run_training=''):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record as _launch_record
+    return _launch_record(config, run_training)
 
 
 class FilterModule:

@@ -51,10 +51,9 @@ _value:
       type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
-
 
 def npu_devices(info):
+    from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
     return device_view(info if isinstance(info, dict) else {})
 
 

@@ -49,8 +49,6 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
-
 
 def _as_listed(result):
     """A docker_container_info result in the shape of node_facts' docker.containers."""
@@ -63,6 +61,7 @@ def _as_listed(result):
 
 
 def npu_holders(results, devices, exclude="", holders=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._node_facts import holding_containers
     listed = [r if "HostConfig" in (r or {}) else _as_listed(r) for r in results or []]
     return holding_containers([entry for entry in listed if entry], devices, exclude, holders or [])
 

@@ -36,10 +36,9 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._precheck import npu_usage as _npu_usage
-
 
 def npu_usage(npu, own_container_id=""):
+    from ansible_collections.verl.deploy.plugins.module_utils._precheck import npu_usage as _npu_usage
     return _npu_usage(npu if isinstance(npu, dict) else {}, own_container_id or "")
 
 

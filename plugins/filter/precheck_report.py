@@ -55,10 +55,9 @@ _value:
       type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._precheck import report
-
 
 def precheck_report(checked):
+    from ansible_collections.verl.deploy.plugins.module_utils._precheck import report
     return report(checked if isinstance(checked, dict) else {})
 
 

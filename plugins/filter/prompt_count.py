@@ -44,10 +44,9 @@ _value:
       type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._prompt_lengths import count_inputs
-
 
 def prompt_count(launch):
+    from ansible_collections.verl.deploy.plugins.module_utils._prompt_lengths import count_inputs
     return count_inputs(launch if isinstance(launch, dict) else {})
 
 

@@ -56,10 +56,9 @@ _value:
       type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._prompt_lengths import verdict
-
 
 def prompt_lengths(output, launch):
+    from ansible_collections.verl.deploy.plugins.module_utils._prompt_lengths import verdict
     return verdict(output, launch if isinstance(launch, dict) else {})
 
 

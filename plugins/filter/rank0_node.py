@@ -42,10 +42,9 @@ _value:
       type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._reach import rank0_node as _rank0_node
-
 
 def rank0_node(nodes):
+    from ansible_collections.verl.deploy.plugins.module_utils._reach import rank0_node as _rank0_node
     pairs = [(node.get("inventory_hostname"), (node.get("_precheck_node") or {}).get("node_ip")) for node in nodes or []]
     name, address = _rank0_node(pairs)
     return {"name": name, "address": address}

@@ -33,7 +33,10 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_head
+
+def ray_head(groups):
+    from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_head as _ray_head
+    return _ray_head(groups)
 
 
 class FilterModule:

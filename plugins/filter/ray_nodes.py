@@ -34,7 +34,10 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_nodes
+
+def ray_nodes(groups):
+    from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_nodes as _ray_nodes
+    return _ray_nodes(groups)
 
 
 class FilterModule:

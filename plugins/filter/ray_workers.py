@@ -34,7 +34,10 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_workers
+
+def ray_workers(groups):
+    from ansible_collections.verl.deploy.plugins.module_utils._ray_nodes import ray_workers as _ray_workers
+    return _ray_workers(groups)
 
 
 class FilterModule:

@@ -38,10 +38,9 @@ _value:
       type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._reach import listened
-
 
 def reach_listened(output):
+    from ansible_collections.verl.deploy.plugins.module_utils._reach import listened
     return listened(output)
 
 

@@ -43,11 +43,10 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._reach import listened as _listened
-from ansible_collections.verl.deploy.plugins.module_utils._reach import unreached
-
 
 def reach_problems(results, rank0, listened=""):
+    from ansible_collections.verl.deploy.plugins.module_utils._reach import listened as _listened
+    from ansible_collections.verl.deploy.plugins.module_utils._reach import unreached
     return unreached(results or [], rank0, _listened(listened))
 
 

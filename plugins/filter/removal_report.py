@@ -43,7 +43,10 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._removal import removal_report
+
+def removal_report(info, host, container, stage_dir=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._removal import removal_report as _removal_report
+    return _removal_report(info, host, container, stage_dir)
 
 
 class FilterModule:

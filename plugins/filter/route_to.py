@@ -40,10 +40,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import route_to as _route_to
-
 
 def route_to(network, target):
+    from ansible_collections.verl.deploy.plugins.module_utils._node_facts import route_to as _route_to
     measured = (network or {}).get("head_route") or {}
     target = str(target or "").strip()
     if measured.get("ok") is not None and target in (measured.get("target"), measured.get("address")):

@@ -35,9 +35,12 @@ _value:
   elements: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import sentences
+
+def said(text):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import sentences
+    return sentences(text)
 
 
 class FilterModule:
     def filters(self):
-        return {"said": sentences}
+        return {"said": said}

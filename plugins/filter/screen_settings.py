@@ -40,9 +40,12 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._inputs import screen
+
+def screen_settings(settings):
+    from ansible_collections.verl.deploy.plugins.module_utils._inputs import screen
+    return screen(settings)
 
 
 class FilterModule:
     def filters(self):
-        return {"screen_settings": screen}
+        return {"screen_settings": screen_settings}

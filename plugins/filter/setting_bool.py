@@ -34,10 +34,9 @@ _value:
   type: bool
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
-
 
 def setting_bool(value):
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
     return bool(inputs.to_bool("value", value, inputs.Errors()))
 
 

@@ -63,9 +63,6 @@ _value:
 
 from collections.abc import Mapping
 
-from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
-from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
-from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
 
 KEY = "verl_swanlab_api_key"
 
@@ -80,6 +77,7 @@ def _raw(view):
 def _value(view, raw, name):
     """(value, usable): a too large value described, not expanded; one that cannot be templated yet (it
     refers to facts, which no host has given) is not usable here."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
     why = inputs.oversized(raw[name])
     if why:
         return {inputs.OVERSIZED: why}, True
@@ -95,6 +93,8 @@ def given(hostvars, host, spec, forms_seen=None):
     whether a key is set, the mask; deferred when something cannot be known before the pre-check. A setting
     that holds the key (by value, after templating) is left out and becomes a problem that does not show it;
     the key's forms are added to `forms_seen` (to redact every message)."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
+    from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
     view = hostvars[host]
     raw = _raw(view)
     result = {"settings": {}, "unknown": [], "api_key_set": False, "mask": None, "deferred": False, "problems": []}
@@ -157,6 +157,8 @@ def plain(value):
 
 
 def settings_problems(hostvars, head, spec, rules, workers=()):
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
+    from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
     spec, rules = plain(spec), plain(rules)
     nodes = [head] + [w for w in dict.fromkeys(workers or ()) if w != head]
     forms = set()

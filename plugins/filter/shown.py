@@ -32,10 +32,9 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
-
 
 def shown(value):
+    from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
     return inputs.plain_or_shown(value)
 
 

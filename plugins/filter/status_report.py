@@ -53,10 +53,9 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report
 
-
-def _status_report(names, hostvars, head, stall_seconds, fail_on=FAIL_ON):
+def _status_report(names, hostvars, head, stall_seconds, fail_on=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report
     nodes = []
     for name in names:
         try:
@@ -64,7 +63,7 @@ def _status_report(names, hostvars, head, stall_seconds, fail_on=FAIL_ON):
         except Exception:  # pylint: disable=broad-exception-caught  # an undefined hostvar reads as absent
             node = None
         nodes.append(dict(node, name=name, answered=True) if isinstance(node, dict) else {"name": name, "answered": False})
-    return status_report(nodes, head, int(stall_seconds), list(fail_on))
+    return status_report(nodes, head, int(stall_seconds), list(FAIL_ON if fail_on is None else fail_on))
 
 
 class FilterModule:

@@ -66,10 +66,9 @@ _value:
       type: bool
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._swanlab_proof import verdict
-
 
 def swanlab_proof(output, launch, rc=0, stderr=""):
+    from ansible_collections.verl.deploy.plugins.module_utils._swanlab_proof import verdict
     return verdict(output, launch if isinstance(launch, dict) else {}, rc, stderr)
 
 

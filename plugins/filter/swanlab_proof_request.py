@@ -40,10 +40,9 @@ _value:
   type: str
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._swanlab_proof import request
-
 
 def swanlab_proof_request(launch, key_changed=False):
+    from ansible_collections.verl.deploy.plugins.module_utils._swanlab_proof import request
     return request(launch if isinstance(launch, dict) else {}, bool(key_changed))
 
 

@@ -32,9 +32,12 @@ _value:
   type: dict
 """
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_training_state
+
+def training_state(text):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_training_state
+    return parse_training_state(text)
 
 
 class FilterModule:
     def filters(self):
-        return {"training_state": parse_training_state}
+        return {"training_state": training_state}

@@ -9,8 +9,10 @@ from ansible_collections.verl.deploy.plugins.module_utils import _ray_nodes
 GROUPS = {"all": ["h", "w1", "w2"], "ungrouped": [], "ray_head": ["h"], "ray_workers": ["w1", "w2"]}
 
 
-def test_it_is_the_one_definition():
-    assert FilterModule().filters() == {"ray_nodes": _ray_nodes.ray_nodes}
+def test_it_is_the_one_definition(monkeypatch):
+    """The filter hands its call to _ray_nodes.ray_nodes and decides nothing itself."""
+    monkeypatch.setattr(_ray_nodes, "ray_nodes", lambda groups: ("decided by _ray_nodes", groups))
+    assert FilterModule().filters()["ray_nodes"](GROUPS) == ("decided by _ray_nodes", GROUPS)
 
 
 def test_as_a_play_calls_it(render):
