@@ -37,6 +37,7 @@ def test_rendered_scripts_pass_bash_n_and_shellcheck(shape, tmp_path):
 
 def test_project_shell_scripts_pass_shellcheck():
     repo = Path(__file__).resolve().parent.parent
-    scripts = [repo / "run.sh", *sorted((repo / "tests").glob("*.sh")), *sorted((repo / ".ci").glob("run"))]
+    scripts = [repo / "run.sh", *sorted((repo / "tests").glob("*.sh")), *sorted((repo / "tests" / "sim" / "node").glob("*.sh")),
+               *sorted((repo / ".ci").glob("run"))]
     lint = subprocess.run([SHELLCHECK, "--severity=style", *map(str, scripts)], capture_output=True, text=True, check=False)
     assert lint.returncode == 0, lint.stdout

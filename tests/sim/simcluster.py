@@ -75,6 +75,7 @@ STAND_IN = HERE / "stand_in_main_dapo.py"
 TORCH_NPU = HERE / "stand_in_torch_npu.py"
 NPU_SMI = HERE / "node" / "npu_smi.py"
 HCCN_TOOL = HERE / "node" / "hccn_tool.py"
+SIM_RUNC = HERE / "node" / "sim_runc.sh"
 ENTRYPOINT = HERE / "node" / "sim_node_entrypoint.sh"
 
 # The verl releases the verl image can be built for (--verl): the config tree, config checks, version string and marker
@@ -339,7 +340,7 @@ class Recipes:
     def node_files():
         """{context path: bytes} of the node image."""
         files = {"npu-smi": b"#!/usr/bin/python3\n" + NPU_SMI.read_bytes(), "sim-node-entrypoint": ENTRYPOINT.read_bytes(),
-                 "hccn_tool": b"#!/usr/bin/python3\n" + HCCN_TOOL.read_bytes()}
+                 "hccn_tool": b"#!/usr/bin/python3\n" + HCCN_TOOL.read_bytes(), "sim-runc": SIM_RUNC.read_bytes()}
         for path in sorted(FIXTURES.glob("*.txt")):
             files["fixtures/" + path.name] = path.read_bytes()
         return files

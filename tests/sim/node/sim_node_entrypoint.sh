@@ -76,8 +76,10 @@ say "$(hostname): ${count} NPU device(s) ($(echo "${ids}" | tr '\n' ' ')), npu-s
 
 # --- The node's own Docker engine. A restarted node keeps its file system: drop stale pid files.
 rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
+# Its runtime is runc through sim-runc, which lets privileged containers run on machines that cannot grant every capability.
 exec dockerd \
     --storage-driver=overlay2 \
+    --add-runtime=sim-runc=/usr/local/bin/sim-runc --default-runtime=sim-runc \
     --bip="${SIM_DOCKER_BIP:-10.96.0.1/24}" \
     --insecure-registry=registry:5000 \
     "$@"

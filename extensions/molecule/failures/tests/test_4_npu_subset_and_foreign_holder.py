@@ -6,8 +6,9 @@ containers were created with NPUs 0-7.
 A setup real clusters have, which must deploy: the checkpoint folder on a JuiceFS-like FUSE file system (on every
 node a FUSE mount, bindfs with JuiceFS's file system type, of the one shared folder: the same storage on every node
 by its source, not by inode).
-(A privileged exporter container cannot run here: runc cannot apply every capability on this machine's kernel, not
-even for the nodes, so that case is proven by the pre-check's table tests only.)"""
+A privileged exporter container on a node (as npu-exporter runs on real clusters), which sees every NPU and opens
+none, is named in a warning and holds nothing. (The nodes' engine runs it through tests/sim/node/sim_runc.sh: this
+machine cannot grant CAP_SYS_RESOURCE, so runc refuses every privileged container here without it.)"""
 import re
 
 from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook, ray_view, sh, started_marker, tail, training_pids
@@ -77,3 +78,19 @@ def test_a_process_of_another_container_on_one_of_them_is_refused_by_name():
             "container intruder %s)" % (holder, intruder[:12])) in proc.output, tail(proc)
     assert re.search(r"%s: \d+ problem\(s\):" % re.escape(worker), proc.output), tail(proc)
     assert training_pids(HEAD) == pid, "the refusal must leave the training alone"
+
+
+def test_a_privileged_exporter_that_opens_no_npu_is_named_and_the_deploy_goes_on():
+    worker = hosts("ray_workers")[-1]
+    pid = training_pids(HEAD)
+    image = on_node(worker, "docker", "inspect", "-f", "{{.Config.Image}}", "verl").stdout.strip()
+    on_node(worker, "docker", "run", "-d", "--name", "npu-exporter", "--privileged", image, "sleep", "900")
+    try:
+        assert on_node(worker, "docker", "inspect", "-f", "{{.HostConfig.Privileged}}", "npu-exporter").stdout.strip() == "true"
+        proc = playbook("deploy.yml", *SUBSET)
+    finally:
+        on_node(worker, "docker", "rm", "-f", "npu-exporter", check=False)
+    assert proc.returncode == 0, tail(proc)
+    assert ("privileged container(s) npu-exporter run here: they see every NPU but none of their processes has a /dev/davinci "
+            "device open, so they hold none") in proc.output, tail(proc)
+    assert training_pids(HEAD) == pid, "an unchanged re-run leaves the training alone"
