@@ -1,7 +1,8 @@
 """Another verl release from the same inventory, and a training that reaches its last step: the node's container is
-removed and the deploy creates it from verl 0.7.1's image (the scenario trained on 0.9.1's), which trains a short run
-with the keys 0.7.1 reads; it ends, as verl does (exit code 0), status reports it finished, and an unchanged re-run
-leaves it alone and changes nothing.
+removed and the deploy creates it from verl 0.7.1's image (the scenario trained on 0.9.1's), privileged as verl's own
+container template runs it (`verl_container_privileged=true`: no device list, every NPU seen), which trains a short run
+with the keys 0.7.1 reads on all 16 NPUs; it ends, as verl does (exit code 0), status reports it finished, and an
+unchanged re-run leaves it alone and changes nothing.
 
 Runs last (pytest takes the files in name order): it replaces the running training with a short one."""
 import json
@@ -13,7 +14,8 @@ from sim_scenario import hosts, in_verl, npu_processes, on_node, playbook, recap
 from test_1_deployed import STARTED
 
 IMAGE_0_7_1 = os.environ["VERL_SIM_EXTRA_LOCAL_IMAGES"]  # loaded by the prepare step beside the scenario's image
-SHORT = ["-e", "verl_train_steps=6", "-e", "verl_resume_mode=disable", "-e", "verl_image=%s" % IMAGE_0_7_1]
+SHORT = ["-e", "verl_train_steps=6", "-e", "verl_resume_mode=disable", "-e", "verl_image=%s" % IMAGE_0_7_1,
+         "-e", "verl_container_privileged=true"]
 CKPTS = "/sim/ckpts/qwen3-8b-dapo"
 
 
@@ -24,6 +26,8 @@ def test_a_finished_training_is_reported_and_left_alone():
     proc = playbook("deploy.yml", *SHORT)
     assert proc.returncode == 0, tail(proc)
     assert "Image's verl: 0.7.1" in proc.output, tail(proc)
+    privileged = on_node(head, "docker", "inspect", "-f", "{{.HostConfig.Privileged}} {{len .HostConfig.Devices}}", "verl").stdout.split()
+    assert privileged == ["true", "0"], privileged
     deadline = time.monotonic() + 180
     while training_pids(head):
         assert time.monotonic() < deadline, "the 6-step training did not end by itself"
@@ -33,6 +37,7 @@ def test_a_finished_training_is_reported_and_left_alone():
     started = json.loads(in_verl(head, "cat %s" % STARTED).stdout)
     assert started["pid"] == stopped["pid"] and started["verl_version"] == "0.7.1", started
     assert started["entry_point"] == "verl.trainer.main_ppo", started
+    assert sorted(worker["device"] for worker in started["workers"]) == list(range(16)), started["workers"]
     # 0.7.1 reads remove padding from the Megatron keys and the model's, and has no bridge switch.
     assert "actor_rollout_ref.actor.megatron.use_remove_padding=True" in started["argv"], started["argv"]
     assert not [arg for arg in started["argv"] if "vanilla_mbridge" in arg], started["argv"]
