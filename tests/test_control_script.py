@@ -213,7 +213,7 @@ def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(contr
     started = time.monotonic()
     second = control("stop-training", **lock_env("run-b", "controller c2 pid 22"))
     assert second.returncode == 4, second.stderr
-    assert time.monotonic() - started >= 2
+    assert time.monotonic() - started >= 1  # it waited: bash's SECONDS, which bounds the wait, counts whole seconds (2 s is 1 to 2)
     assert "controller c1 pid 11 (AWX job 7) holds its lock since" in second.stderr, second.stderr
     assert "waited 2 s (verl_deploy_lock_timeout) and changed nothing" in second.stderr
     assert state(control)["state"] == "running", "the refused deploy stopped nothing"

@@ -111,7 +111,7 @@ options:
     description:
       - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)) and
         the addresses of C(/etc/hccn.conf) into RV(hccn), where the host has it (on PATH or
-        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 10 seconds and asked once more when it does not answer;
+        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 30 seconds and asked once more when it does not answer;
         after a call that does not answer twice, the host's other calls are not made.
     type: bool
     default: false
@@ -431,13 +431,13 @@ HCCN_TOOL_FALLBACKS = ('/usr/local/Ascend/driver/tools/hccn_tool', '/usr/local/b
 HCCN_CONF = '/etc/hccn.conf'
 
 
-HCCN_TOOL_SECONDS = 10
+HCCN_TOOL_SECONDS = 30
 
 
 def _hccn_run(path, device, option, hung):
-    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 10 s and asked twice when the first call does not
+    """(stdout, error) of `hccn_tool -i <device> <option> -g`, bounded by 30 s and asked twice when the first call does not
     answer (a host under load can stall one call; a tool that hangs hangs twice); error is '' when it exited 0. After a
-    call that hung (`hung` holds it), no other call is made: the read stays bounded by 20 s, not 32 times that."""
+    call that hung (`hung` holds it), no other call is made: the read stays bounded by 60 s, not 32 times that."""
     argv = [path, '-i', str(device), option, '-g']
     if hung:
         return '', hung[0]

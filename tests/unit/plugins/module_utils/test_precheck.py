@@ -196,9 +196,9 @@ def test_hccls_host_socket_range_taken_is_refused_naming_the_holder_and_a_free_r
     ({"2": {"link": None, "health": None, "error": "`hccn_tool -i 2 -link -g` exited 1: device 2 not found"}},
      "NPU 2 link unknown: `hccn_tool -i 2 -link -g` exited 1"),
     # A call that hung (twice, on a loaded host or a stuck driver) is named once; the NPUs after it were not asked.
-    ({"5": {"link": "UP", "health": None, "error": "`hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice"},
+    ({"5": {"link": "UP", "health": None, "error": "`hccn_tool -i 5 -net_health -g` did not answer within 30 s, asked twice"},
       "6": {"link": None, "health": None, "not_asked": True}, "7": {"link": None, "health": None, "not_asked": True}},
-     "NPU 5 net health unknown: `hccn_tool -i 5 -net_health -g` did not answer within 10 s, asked twice (hccn_tool -i 5 -net_health -g); "
+     "NPU 5 net health unknown: `hccn_tool -i 5 -net_health -g` did not answer within 30 s, asked twice (hccn_tool -i 5 -net_health -g); "
      "NPU(s) 6, 7 were not asked after that;"),
 ])
 def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn, words):
@@ -208,6 +208,16 @@ def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn,
     text = pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=2)))
     assert words in text and "Fix: check the NPU ports' cables" in text, text
     assert pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=1))) == "", "one node: HCCL stays inside it"
+
+
+def test_a_hung_call_on_an_npu_the_deploy_does_not_use_is_named_with_the_npus_not_asked_after_it():
+    hung = "`hccn_tool -i 2 -link -g` did not answer within 30 s, asked twice"
+    devices = {str(d): {"link": "UP", "health": "Success"} for d in range(2)}
+    devices.update({"2": {"link": None, "health": None, "error": hung}})
+    devices.update({str(d): {"link": None, "health": None, "not_asked": True} for d in range(3, 8)})
+    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}, "hccn": {"devices": devices}}
+    text = pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=2, npu_devices=[4, 5, 6, 7])))
+    assert "NPU 2 (not one of this deploy's): %s; NPU(s) 4, 5, 6, 7 were not asked after that;" % hung in text, text
 
 
 # --------------------------------------------------------------------------- host paths, resolved on the host
