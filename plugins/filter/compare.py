@@ -14,7 +14,8 @@ description:
     is the settings' own and stops the comparison; the state's fingerprint. C(plan_lines) the plan in words.
   - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics; C(record_line) it in words.
   - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
-  - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results) - resume.
+  - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results; then the fingerprint, whether the
+    user's training ran, and the comparison's lock identity) - resume.
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
     options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
     this run was started in (a deploy runs there, with this run's configuration file).
@@ -119,7 +120,8 @@ def _steps():
         "record_line": compare.record_line,
         "report": _report,
         "state": compare.load_state,
-        "save_state": lambda results, fingerprint, user_training=None: compare.save_state(plain(results), fingerprint, user_training),
+        "save_state": lambda results, fingerprint, user_training=None, lock=None: compare.save_state(
+            plain(results), fingerprint, user_training, plain(lock)),
         "deploy_argv": _deploy_argv,
         "cli_problems": _cli_problems,
         "cwd": _cwd,

@@ -38,6 +38,12 @@ options:
     description: The lock's folder on the head, when it must not follow C(verl_log_dir) (the comparison's).
     type: str
     default: ''
+  resume:
+    description:
+      - The lock identity an earlier run of the same comparison kept in its state file (its C(token), C(holder), C(host)
+        and C(pid)). When that run was on this controller and its ansible-playbook no longer runs (it was interrupted),
+        this run takes its token and holder, so that it takes that lock back at once instead of waiting for its lease.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -48,8 +54,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(token), C(holder), C(folder), C(lease), C(outer) (taken from a comparison), C(env) (a list of strings)
-    and C(handed_down) (what a comparison puts in C(VERL_DEPLOY_OUTER_LOCK) for the deploys it runs).
+  description: C(token), C(holder), C(folder), C(lease), C(outer) (taken from a comparison), C(env) (a list of strings),
+    C(handed_down) (what a comparison puts in C(VERL_DEPLOY_OUTER_LOCK) for the deploys it runs), C(host) and C(pid) (this
+    run's) and, for a comparison, C(taken_back) (the identity of an interrupted run of it was taken, O(resume)).
   type: dict
 """
 
@@ -58,7 +65,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 
-def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder=""):
+def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder="", resume=None):
     from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
     try:
         # Only a deploy looks for a comparison's identity: the comparison's own is always new.
@@ -67,7 +74,8 @@ def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder=""):
         raise AnsibleFilterError("verl.deploy.deploy_lock: %s" % exc) from None
     if kind not in _deploy_lock.KINDS:
         raise AnsibleFilterError("verl.deploy.deploy_lock: kind %r; use one of %s" % (kind, ", ".join(_deploy_lock.KINDS)))
-    return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer)
+    taken_back = _deploy_lock.taken_back_from(resume) if kind == "compare" else None
+    return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer, taken_back=taken_back)
 
 
 class FilterModule:

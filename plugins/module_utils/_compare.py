@@ -261,9 +261,11 @@ def record_line(record):
 
 def load_state(text, fingerprint):
     """What an earlier run of the same comparison left: {"results": {mask: record}, "user_training": whether the
-    user's own training ran before it ("running", "not running"; None when not known), "note"}. A state of other
-    settings (another fingerprint) or one that cannot be read starts over, saying why."""
-    empty = {"results": {}, "user_training": None, "note": ""}
+    user's own training ran before it ("running", "not running"; None when not known), "lock": the cluster's lock identity
+    that run held (token, holder, host, pid; None when not kept), "note"}. A state of other settings (another fingerprint)
+    or one that cannot be read starts over, saying why; the lock is read from it all the same (it is the cluster's, not the
+    settings'), so that a run of other settings after an interrupted one also takes that lock back."""
+    empty = {"results": {}, "user_training": None, "lock": None, "note": ""}
     if not (text or "").strip():
         return empty
     try:
@@ -273,16 +275,19 @@ def load_state(text, fingerprint):
             raise ValueError("not this version's state")
     except (ValueError, KeyError, TypeError):
         return dict(empty, note="The state file cannot be read; the comparison starts over.")
+    lock = state.get("lock") if isinstance(state.get("lock"), dict) else None
     if state.get("fingerprint") != fingerprint:
-        return dict(empty, note="The state file holds a comparison of other settings; this one starts over.")
+        return dict(empty, lock=lock, note="The state file holds a comparison of other settings; this one starts over.")
     return {"results": {mask: record for mask, record in results.items() if isinstance(record, dict)},
-            "user_training": state.get("user_training"), "note": ""}
+            "user_training": state.get("user_training"), "lock": lock, "note": ""}
 
 
-def save_state(results, fingerprint, user_training=None):
-    """The state file's text: every mask measured (or failed) so far, and whether the user's training ran before."""
-    return json.dumps({"version": STATE_VERSION, "fingerprint": fingerprint, "results": results, "user_training": user_training},
-                      indent=1, sort_keys=True) + "\n"
+def save_state(results, fingerprint, user_training=None, lock=None):
+    """The state file's text: every mask measured (or failed) so far, whether the user's training ran before, and the
+    cluster's lock identity this run holds (`lock`, deploy_lock()'s: its token, holder, host and pid are kept)."""
+    kept = {key: (lock or {}).get(key) for key in ("token", "holder", "host", "pid")} if lock else None
+    return json.dumps({"version": STATE_VERSION, "fingerprint": fingerprint, "results": results, "user_training": user_training,
+                       "lock": kept}, indent=1, sort_keys=True) + "\n"
 
 
 def fingerprint(settings):

@@ -50,35 +50,59 @@ LEASE = 120
 KINDS = {"deploy": "the deploy", "compare": "the mask comparison (compare.yml)"}
 
 
-def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None):
-    """This run's lock identity: {'token', 'holder', 'folder', 'env'}; env is the argv prefix that gives it to verl_control.sh.
+def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None, taken_back=None):
+    """This run's lock identity: {'token', 'holder', 'folder', 'env', 'host', 'pid'}; env is the argv prefix that gives it to
+    verl_control.sh; host and pid are this run's (the comparison keeps them in its state: taken_back_from()).
 
     kind: "deploy" or "compare" (how the holder is named to a deploy that waits for it). lease: seconds the lock stays
     this run's without a step (None: verl_control.sh's 120 s); folder: the lock's folder on the head, when it must not
     follow verl_log_dir (a comparison's deploys log below <verl_log_dir>/compare but share the deployment's lock).
     outer: the identity a comparison handed down (outer_lock()): this run takes its token, holder, lease and folder, and
-    its steps keep the lock when they end or fail (VERL_DEPLOY_LOCK_KEEP): the comparison releases it."""
+    its steps keep the lock when they end or fail (VERL_DEPLOY_LOCK_KEEP): the comparison releases it.
+    taken_back: the token and holder of a comparison that died (taken_back_from()): this run resumes it and takes its lock
+    back as its own at once, instead of waiting for its lease."""
+    host = host or socket.gethostname()
+    pid = pid or playbook_pid()
     if outer:
         env = ["env", "VERL_DEPLOY_LOCK_TOKEN=" + outer["token"], "VERL_DEPLOY_LOCK_HOLDER=" + outer["holder"],
                "VERL_DEPLOY_LOCK_WAIT=%d" % int(wait), "VERL_DEPLOY_LOCK_KEEP=1"]
         if outer.get("lease"):
             env.append("VERL_DEPLOY_LOCK_LEASE=%d" % int(outer["lease"]))
         lock = {"token": outer["token"], "holder": outer["holder"], "folder": outer.get("folder") or "",
-                "lease": outer.get("lease"), "outer": True, "env": env}
+                "lease": outer.get("lease"), "outer": True, "env": env, "host": host, "pid": pid}
         return dict(lock, handed_down=handed_down(lock))
-    host = host or socket.gethostname()
-    pid = pid or playbook_pid()
     started = int(started if started is not None else time.time())
     holder = "%s of controller %s pid %d" % (KINDS[kind], host, pid)
     if str(job_id or "").strip():
         holder += " (AWX job %s)" % str(job_id).strip()
     token = "%s:%d:%d" % (host, pid, started)
+    if taken_back:
+        token, holder = taken_back["token"], taken_back["holder"]
     env = ["env", "VERL_DEPLOY_LOCK_TOKEN=" + token, "VERL_DEPLOY_LOCK_HOLDER=" + holder, "VERL_DEPLOY_LOCK_WAIT=%d" % int(wait)]
     if lease:
         env.append("VERL_DEPLOY_LOCK_LEASE=%d" % int(lease))
     lock = {"token": token, "holder": holder, "folder": folder or "", "lease": int(lease) if lease else None, "outer": False,
-            "env": env}
+            "env": env, "host": host, "pid": pid, "taken_back": bool(taken_back)}
     return dict(lock, handed_down=handed_down(lock))
+
+
+def _runs_ansible_playbook(pid):
+    return "ansible-playbook" in _parent_and_command(pid)[1]
+
+
+def taken_back_from(saved, host=None, alive=None):
+    """{'token', 'holder'} of the lock a comparison kept in its state file (`saved`: the token, holder, host and pid of the
+    run that wrote it), when the run now resuming it may take it back: written on this controller by an ansible-playbook
+    that no longer runs (interrupted: Ctrl-C, a lost terminal). Else None: nothing saved, another controller's (its
+    process cannot be seen from here), or the run still going (then its lock is refused to this one, as to any deploy).
+    Without it, a comparison run again after an interruption would wait for its own dead lock's lease (about 30 min)."""
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(key), str) and saved[key] for key in ("token", "holder")):
+        return None
+    if saved.get("host") != (host or socket.gethostname()) or not isinstance(saved.get("pid"), int):
+        return None
+    if (alive or _runs_ansible_playbook)(saved["pid"]):
+        return None
+    return {"token": saved["token"], "holder": saved["holder"]}
 
 
 def handed_down(lock):

@@ -56,12 +56,13 @@ def playbook(name, *extra, timeout=1200, env=None):
     return proc
 
 
-def playbook_in_background(name, *extra, out):
-    """Start playbooks/<name> like playbook(), its output going to the file `out`; returns the Popen (wait with finish())."""
+def playbook_in_background(name, *extra, out, session=False):
+    """Start playbooks/<name> like playbook(), its output going to the file `out`; returns the Popen (wait with finish()).
+    session: in a process group of its own (os.killpg reaches it and everything it starts, as Ctrl-C does a terminal's)."""
     env = dict(os.environ, **PLAYBOOK_ENV)
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     handle = open(out, "w", encoding="utf-8")  # pylint: disable=consider-using-with  # closed by finish()
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=handle, stderr=subprocess.STDOUT, text=True, start_new_session=session)
     proc.out_file, proc.out_handle = Path(out), handle
     return proc
 

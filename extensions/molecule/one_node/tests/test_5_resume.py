@@ -1,7 +1,7 @@
 """verl_resume_mode=resume_path: a restart resumes from the checkpoint folder it is given, as verl does (the
 stand-in trainer follows verl's RayPPOTrainer._load_checkpoint), and the summary and status say so.
 
-Runs last (pytest takes the files in name order): the training it leaves runs with these resume settings."""
+The training it leaves runs with these resume settings (pytest takes the files in name order; test_6_compare.py replaces it)."""
 from sim_scenario import hosts, in_verl, playbook, started_marker, tail, training_pids
 
 from test_1_deployed import STARTED

@@ -50,3 +50,14 @@ def test_a_deploy_under_a_comparison_takes_its_identity_from_the_controllers_env
     monkeypatch.setenv("VERL_DEPLOY_OUTER_LOCK", "{broken")
     with pytest.raises(AnsibleFilterError, match="VERL_DEPLOY_OUTER_LOCK is not the JSON"):
         deploy_lock(60)
+
+
+def test_a_comparison_resumed_after_an_interruption_takes_back_the_lock_of_its_run_that_is_gone():
+    gone = {"token": "%s:4194311:5" % os.uname().nodename, "holder": "the mask comparison (compare.yml) of controller x pid 4194311",
+            "host": os.uname().nodename, "pid": 2 ** 22 + 7}  # no such process: the run was interrupted
+    lock = deploy_lock(300, kind="compare", lease=1920, resume=gone)
+    assert (lock["token"], lock["holder"], lock["taken_back"]) == (gone["token"], gone["holder"], True)
+    assert lock["pid"] != gone["pid"]  # the state then keeps this run's pid: a run after it sees that this one still goes
+    assert deploy_lock(300, kind="compare", resume=dict(gone, host="another-controller"))["taken_back"] is False
+    assert deploy_lock(300, kind="compare", resume=None)["taken_back"] is False
+    assert deploy_lock(300, kind="deploy", resume=gone)["token"] != gone["token"]  # a deploy never resumes a comparison

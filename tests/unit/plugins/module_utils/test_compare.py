@@ -185,14 +185,19 @@ def test_the_report_files_name_the_winner():
     assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)|<script|<link", page)  # self-contained
 
 
-def test_resume_keeps_what_was_measured_of_the_same_settings():
+def test_resume_keeps_what_was_measured_of_the_same_settings_and_the_lock_of_any():
     results = _results()
-    text = compare.save_state(results, "fp", "running")
-    assert compare.load_state(text, "fp") == {"results": json.loads(text)["results"], "user_training": "running", "note": ""}
-    assert compare.load_state(text, "other") == {
-        "results": {}, "user_training": None, "note": "The state file holds a comparison of other settings; this one starts over."}
+    lock = {"token": "c1:11:5", "holder": "the mask comparison (compare.yml) of controller c1 pid 11", "host": "c1", "pid": 11,
+            "env": ["env", "VERL_DEPLOY_LOCK_TOKEN=c1:11:5"], "lease": 1920}
+    kept = {"token": "c1:11:5", "holder": lock["holder"], "host": "c1", "pid": 11}  # what resuming needs, no more
+    text = compare.save_state(results, "fp", "running", lock)
+    assert compare.load_state(text, "fp") == {"results": json.loads(text)["results"], "user_training": "running", "lock": kept, "note": ""}
+    assert compare.load_state(text, "other") == {  # other settings start over, the cluster's lock is still that run's
+        "results": {}, "user_training": None, "lock": kept,
+        "note": "The state file holds a comparison of other settings; this one starts over."}
+    assert compare.load_state(compare.save_state(results, "fp"), "fp")["lock"] is None
     assert compare.load_state("{not json", "fp")["note"].startswith("The state file cannot be read")
-    assert compare.load_state("", "fp") == {"results": {}, "user_training": None, "note": ""}
+    assert compare.load_state("", "fp") == {"results": {}, "user_training": None, "lock": None, "note": ""}
 
 
 def test_the_fingerprint_leaves_out_the_mask_and_the_comparisons_own_settings():

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import deploy_lock, outer_lock, playbook_pid
+from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import deploy_lock, outer_lock, playbook_pid, taken_back_from
 
 
 def test_the_holder_names_the_controller_the_pid_and_the_awx_job():
@@ -62,3 +62,31 @@ def test_the_handed_down_identity_is_read_or_refused(text, expected):
             outer_lock(text)
     else:
         assert outer_lock(text) == expected
+
+
+DEAD = {"token": "c1:11:5", "holder": "the mask comparison (compare.yml) of controller c1 pid 11", "host": "c1", "pid": 11}
+
+
+@pytest.mark.parametrize("saved, alive, expected", [
+    (DEAD, False, {"token": "c1:11:5", "holder": DEAD["holder"]}),  # interrupted on this controller: taken back
+    (DEAD, True, None),  # that run still goes: its lock is refused to this one, as to any deploy
+    (dict(DEAD, host="c2"), False, None),  # another controller's: its process cannot be seen from here
+    (dict(DEAD, pid="11"), False, None), (dict(DEAD, token=""), False, None), ({"pid": 11, "host": "c1"}, False, None),
+    (None, False, None), ("c1:11:5", False, None),
+])
+def test_an_interrupted_comparisons_lock_is_taken_back_only_from_a_run_that_is_gone(saved, alive, expected):
+    assert taken_back_from(saved, host="c1", alive=lambda pid: alive) == expected
+
+
+def test_a_comparison_that_takes_back_the_lock_keeps_its_token_and_holder_and_says_so():
+    lock = deploy_lock(300, "", host="c1", pid=42, started=9, kind="compare", lease=1920, taken_back=taken_back_from(
+        DEAD, host="c1", alive=lambda pid: False))
+    assert (lock["token"], lock["holder"], lock["taken_back"], lock["pid"], lock["host"]) == ("c1:11:5", DEAD["holder"], True, 42, "c1")
+    assert lock["env"][1:3] == ["VERL_DEPLOY_LOCK_TOKEN=c1:11:5", "VERL_DEPLOY_LOCK_HOLDER=" + DEAD["holder"]]
+    assert deploy_lock(300, "", host="c1", pid=42, started=9, kind="compare")["taken_back"] is False
+
+
+def test_a_running_ansible_playbook_is_seen_as_alive(tmp_path):
+    from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
+    assert _deploy_lock._runs_ansible_playbook(os.getpid()) is False  # pytest, not a playbook
+    assert _deploy_lock._runs_ansible_playbook(2 ** 22 + 7) is False  # no such process
