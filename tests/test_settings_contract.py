@@ -35,6 +35,16 @@ def test_spec_types_fit_the_defaults():
         assert isinstance(value, python_types[option["type"]]), name
 
 
+def test_the_pre_checks_read_repeats_the_settings_defaults():
+    """roles/precheck/tasks/gather.yml runs before the verl role's defaults are loaded, so it repeats the ones it needs (the
+    NPUs whose hccn_tool network it reads, the resume mode): each must be the verl role's."""
+    gather = (REPO / "roles/precheck/tasks/gather.yml").read_text()
+    repeated = re.findall(r"(verl_[a-z0-9_]+) \| default\('([^']+)'", gather)
+    assert {name for name, _value in repeated} >= {"verl_npu_devices", "verl_resume_mode"}, repeated
+    for name, value in repeated:
+        assert value == DEFAULTS[name], name
+
+
 def test_every_setting_is_public_and_prefixed():
     assert all(re.fullmatch(r"verl_[a-z0-9_]+", name) for name in SPEC)
 

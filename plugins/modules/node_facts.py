@@ -109,12 +109,17 @@ options:
     default: []
   hccn:
     description:
-      - Also read the network of each NPU with C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)) and
-        the addresses of C(/etc/hccn.conf) into RV(hccn), where the host has it (on PATH or
-        C(/usr/local/Ascend/driver/tools/hccn_tool)); each call is bounded by 30 seconds and asked once more when it does not answer;
-        after a call that does not answer twice, the host's other calls are not made.
-    type: bool
-    default: false
+      - The NPU devices (their C(/dev/davinciN) numbers, as C(verl_npu_devices) names them) whose own network to read with
+        C(hccn_tool) (C(-i <device> -link -g), C(-net_health -g), C(-ip -g), C(-tls -g)), with the addresses of C(/etc/hccn.conf),
+        into RV(hccn), where the host has it (on PATH or C(/usr/local/Ascend/driver/tools/hccn_tool)). Only those of them that
+        npu-smi lists are asked; an NPU not given is never asked, so a call that hangs on an NPU the deploy does not use cannot
+        refuse the node.
+      - Each call is bounded by 30 seconds and asked once more when it does not answer; after a call that does not answer
+        twice, the host's other calls are not made.
+      - Empty, the default, reads none of it (the pre-check on a single-node run, where HCCL stays inside the node).
+    type: list
+    elements: int
+    default: []
 extends_documentation_fragment:
   - verl.deploy.attributes.read_only
 notes:
@@ -179,11 +184,12 @@ npu:
       elements: dict
 hccn:
   description:
-    - With O(hccn=true), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device (its C(/dev/davinciN)
-      number) C(link) (C(UP), C(DOWN)), C(health) (C(Success), or the failure hccn_tool names), C(address) and C(netmask)
-      (C(-ip -g)) and C(tls) (V(enabled), V(disabled)); V(null) values when it printed no answer (C(error) says why, for the
-      link and the health). C(not_asked) is V(true) for the NPUs after one whose call did not answer twice (they are not asked).
-    - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file.
+    - With devices in O(hccn), the C(hccn_tool) used (C(path), empty when the host has none) and per NPU device of O(hccn) that
+      npu-smi lists (its C(/dev/davinciN) number; no other NPU) C(link) (C(UP), C(DOWN)), C(health) (C(Success), or the
+      failure hccn_tool names), C(address) and C(netmask) (C(-ip -g)) and C(tls) (V(enabled), V(disabled)); V(null) values when
+      it printed no answer (C(error) says why, for the link and the health). C(not_asked) is V(true) for the NPUs after one
+      whose call did not answer twice (they are not asked).
+    - C(conf) is C(/etc/hccn.conf)'s C(address_N) per device number, V(null) when the host has no such file or O(hccn) is empty.
   returned: always
   type: dict
   sample: {path: /usr/local/Ascend/driver/tools/hccn_tool, conf: {'0': 29.1.112.213},
@@ -454,15 +460,17 @@ def _hccn_run(path, device, option, hung):
     return '', hung[0]
 
 
-def read_hccn(module, npu):
-    """hccn_tool's link, health, address and TLS switch of each NPU device of the npu-smi read, and /etc/hccn.conf's addresses
-    (nothing when the host has no hccn_tool)."""
+def read_hccn(module, npu, wanted):
+    """hccn_tool's link, health, address and TLS switch of each NPU device in `wanted` that the npu-smi read lists, and
+    /etc/hccn.conf's addresses (no device when the host has no hccn_tool). Only the deploy's NPUs are asked: a call that
+    hangs on another NPU would otherwise leave the deploy's own unasked and refuse a node that trains fine."""
     path = module.get_bin_path('hccn_tool') or next((p for p in HCCN_TOOL_FALLBACKS if executable(p)), None)
     conf = nf.parse_hccn_conf(_read(HCCN_CONF)) if os.path.isfile(HCCN_CONF) else None
     if not path or npu.get('failed'):
         return {'path': path or '', 'devices': {}, 'conf': conf}
     devices, hung = {}, []
-    for device in device_view(npu)['device_ids']:
+    # One npu-smi does not list is refused by the pre-check's device rule already; asking hccn_tool about it adds nothing.
+    for device in sorted(set(wanted) & set(device_view(npu)['device_ids'])):
         if hung:  # a call of an NPU before this one hung: this NPU is not asked
             devices[str(device)] = {'link': None, 'health': None, 'not_asked': True}
             continue
@@ -640,7 +648,7 @@ def main():
             model_search_paths=dict(type='list', elements='path', default=[]),
             dataset_search_paths=dict(type='list', elements='path', default=[]),
             search_limit=dict(type='int', default=20),
-            hccn=dict(type='bool', default=False),
+            hccn=dict(type='list', elements='int', default=[]),
             ckpts_dir=dict(type='str', default=''),
             parquet_paths=dict(type='list', elements='str', default=[]),
             resume_from=dict(type='str', default=''),
@@ -656,7 +664,7 @@ def main():
     result = dict(
         changed=False,
         npu=npu,
-        hccn=read_hccn(module, npu) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
+        hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
         device_holders=read_holders(processes),
         docker=read_docker(module) if params['docker'] else NOT_READ,
         paths={path: nf.path_state(path) for path in params['paths'] if path},

@@ -210,16 +210,6 @@ def test_an_npu_whose_own_network_is_not_up_is_refused_on_a_multi_node_run(hccn,
     assert pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=1))) == "", "one node: HCCL stays inside it"
 
 
-def test_a_hung_call_on_an_npu_the_deploy_does_not_use_is_named_with_the_npus_not_asked_after_it():
-    hung = "`hccn_tool -i 2 -link -g` did not answer within 30 s, asked twice"
-    devices = {str(d): {"link": "UP", "health": "Success"} for d in range(2)}
-    devices.update({"2": {"link": None, "health": None, "error": hung}})
-    devices.update({str(d): {"link": None, "health": None, "not_asked": True} for d in range(3, 8)})
-    facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}, "hccn": {"devices": devices}}
-    text = pc.npu_network_down(checked(npu(BUSY, {}), facts=facts, launch=dict(LAUNCH, nnodes=2, npu_devices=[4, 5, 6, 7])))
-    assert "NPU 2 (not one of this deploy's): %s; NPU(s) 4, 5, 6, 7 were not asked after that;" % hung in text, text
-
-
 # --------------------------------------------------------------------------- host paths, resolved on the host
 
 def _on_host(tmp_path, **launch):
@@ -453,6 +443,33 @@ def test_npus_tls_on_for_one_node_and_off_for_another_are_refused_on_the_head():
                                     npu_devices_nodes={"head": list(range(7)), "worker-1": list(range(8))})) == ""
     assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, is_head=False), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
     assert pc.npu_tls_mixed(checked(npu(BUSY, {}), launch=dict(launch, nnodes=1), hccn_nodes=nodes, npu_devices_nodes=used)) == ""
+
+
+def test_the_hccn_rules_judge_a_read_of_only_the_deploys_npus():
+    """node_facts asks hccn_tool only about the deploy's NPUs (here 4-7 of 8): the link, the address against /etc/hccn.conf
+    (which names every NPU) and the TLS switch across nodes are judged on those, and the NPUs not read are no problem."""
+    launch = dict(LAUNCH, nnodes=2, npu_devices=[4, 5, 6, 7], npu_devices_csv="4,5,6,7")
+    used = {"head": [4, 5, 6, 7], "worker-1": [4, 5, 6, 7]}
+
+    def read(**changes):
+        hccn = _hccn(conf={str(d): "29.1.0.%d" % d for d in range(8)}, **changes)
+        hccn["devices"] = {d: entry for d, entry in hccn["devices"].items() if int(d) in used["head"]}
+        return hccn
+
+    def case(hccn, nodes=None):
+        facts = {"listening_ports": [], "network": {"interfaces": ["eth0"]}, "device_holders": [], "shm": {}, "hccn": hccn}
+        return checked(npu(BUSY, {}), facts=facts, launch=launch, hccn_nodes=nodes or {"head": hccn, "worker-1": hccn},
+                       npu_devices_nodes=used)
+
+    good = case(read())
+    assert (pc.npu_network_down(good), pc.npu_address_not_hccn_conf(good), pc.npu_tls_mixed(good)) == ("", "", "")
+    down = read()
+    down["devices"]["5"]["link"] = "DOWN"
+    assert "NPU 5 link DOWN (hccn_tool -i 5 -link -g)" in pc.npu_network_down(case(down))
+    assert "NPU 6 has 29.1.9.6 (hccn_tool -i 6 -ip -g), /etc/hccn.conf says address_6=29.1.0.6" in pc.npu_address_not_hccn_conf(
+        case(read(addresses={6: "29.1.9.6"})))
+    mixed = case(read(), nodes={"head": read(), "worker-1": read(tls=dict.fromkeys(range(4, 8), "enabled"))})
+    assert "on for worker-1 NPU(s) 4-7, off for head NPU(s) 4-7" in pc.npu_tls_mixed(mixed)
 
 
 GIB_KB = 1024 * 1024

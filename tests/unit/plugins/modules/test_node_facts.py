@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.modules import node_facts
 FIXTURES = Path(__file__).resolve().parents[3] / 'fixtures' / 'npu-smi'
 INFO_008 = FIXTURES / '008_info_910B3_2of8cards_v25.5.1_proc_VLLMEngineCore_trimmed.txt'
 ERROR_8005 = FIXTURES / '019_error_dcmi_module_initialize_failed_-8005_container.txt'
+INFO_8_CARDS = FIXTURES / '001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt'
 
 ENGINE = {
     '/version': {'Version': '20.10.24'},
@@ -92,6 +93,7 @@ def test_one_call_reads_everything(capsys, tmp_path, engine):
     assert 'lo' in network['interfaces'] and network['head_route']['ok'] is True and network['head_route']['dev'] == 'lo'
     assert result['ansible_facts']['ansible_interfaces'] == network['interfaces']
     assert result['ansible_facts']['ansible_default_ipv4'] == network['default_ipv4']
+    assert result['hccn'] == {'path': '', 'devices': {}, 'conf': None}, 'no hccn devices given (a single-node run): nothing read'
 
 
 def test_a_part_that_cannot_be_read_does_not_fail_the_others(capsys, tmp_path):
@@ -198,7 +200,31 @@ def test_the_npus_after_one_whose_hccn_tool_hung_are_not_asked(monkeypatch, tmp_
     monkeypatch.setattr(node_facts, 'device_view', lambda _npu: {'device_ids': [5, 6, 7]})
     tool = fake_hccn_tool(tmp_path, stalls=99)
     module = type('Module', (), {'get_bin_path': staticmethod(lambda _name: tool)})()
-    devices = node_facts.read_hccn(module, {})['devices']
+    devices = node_facts.read_hccn(module, {}, [5, 6, 7])['devices']
     assert devices['5']['error'].endswith('-i 5 -link -g` did not answer within 1 s, asked twice') and 'not_asked' not in devices['5']
     assert devices['6'] == devices['7'] == {'link': None, 'health': None, 'not_asked': True}
     assert (tmp_path / 'calls').read_text().strip() == '2', 'two calls in all: the hung one, asked twice'
+
+
+def test_only_the_deploys_npus_are_asked_so_one_that_hangs_elsewhere_refuses_nothing(capsys, monkeypatch, tmp_path):
+    """npu-smi lists NPUs 0-7, the deploy uses 4-7 (hccn=[4, 5, 6, 7], and 9, which npu-smi does not list); hccn_tool hangs on
+    every other NPU, as it did on NPU 2 of a node that then refused to deploy. The deploy's NPUs are read, no other is asked."""
+    monkeypatch.setattr(node_facts, 'HCCN_TOOL_SECONDS', 1)
+    calls = tmp_path / 'calls'
+    tool = tmp_path / 'bin' / 'hccn_tool'
+    tool.parent.mkdir()
+    tool.write_text('#!/bin/sh\necho "$2" >> %s\ncase "$2" in 4|5|6|7) ;; *) exec sleep 30 ;; esac\ncase "$3" in\n'
+                    '  -link) echo "link status: UP" ;;\n  -net_health) echo "net health status: Success" ;;\n'
+                    '  -ip) printf "ipaddr:29.1.0.%%s\\nnetmask:255.255.0.0\\n" "$2" ;;\n'
+                    '  -tls) echo "dev_id:$2, tls switch[0](0:disable, 1:enable), tls alarm time threshold[60]days" ;;\nesac\n'
+                    % shlex.quote(str(calls)))
+    tool.chmod(0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (tool.parent, __import__('os').environ['PATH']))
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_8_CARDS), 'docker': False, 'hccn': [4, 5, 6, 7, 9]})
+    assert result['npu']['npu_ids'] == list(range(8))
+    hccn = result['hccn']
+    assert hccn['path'] == str(tool)
+    assert hccn['devices'] == {str(d): {'link': 'UP', 'health': 'Success', 'address': '29.1.0.%d' % d, 'netmask': '255.255.0.0',
+                                        'tls': 'disabled'} for d in (4, 5, 6, 7)}, hccn['devices']
+    # Four calls for each of the deploy's NPUs; none for NPUs 0-3 (they would hang) or 9 (npu-smi does not list it).
+    assert sorted(calls.read_text().split()) == sorted(['4', '5', '6', '7'] * 4)
