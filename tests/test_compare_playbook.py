@@ -3,7 +3,8 @@ machine as its one node (local connection, no npu-smi), where the mask's deploy 
 pre-check: the mask is recorded as failed in the deploy with the deploy's words, a mask the settings refuse is listed
 with the reason, the report files are written, and a run again resumes (nothing is deployed twice).
 
-The comparison on the simulated cluster, with real trainings, is not in the suite yet (its verifier did not pass in time)."""
+The comparison on the simulated cluster, with real trainings, an interruption and the user's training started again, is
+the Molecule scenario one_node's (extensions/molecule/one_node/tests/test_6_compare.py)."""
 from __future__ import annotations
 
 import json

@@ -41,8 +41,10 @@ def answers(template, **more):
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):
         # The SwanLab credential (attached to these templates) and the job template's own extra vars.
-        # verl_loggers is the cluster's (no survey asks it): the running training was started with TensorBoard on.
-        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"], verl_loggers=SETTINGS["verl_loggers"])
+        # verl_loggers and the old log-prob pass's micro batch are the cluster's (no survey asks them): the running training
+        # was started with TensorBoard on and that micro batch.
+        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"], verl_loggers=SETTINGS["verl_loggers"],
+                      verl_rollout_log_prob_micro_batch_size_per_gpu=SETTINGS["verl_rollout_log_prob_micro_batch_size_per_gpu"])
     values.update(more)
     return values
 
