@@ -30,7 +30,7 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
 
 
 # One job template per playbook, each with its survey.
-TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs", "compare")
+TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs", "compare", "smoke")
 # What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
 # var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
 PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
@@ -93,6 +93,8 @@ def test_the_surveys_ask_only_what_changes_per_run():
     # The comparison: the masks and the steps per mask, and the training's per-run settings as the deploy was given
     # them (its masks are compared under them; a training it stopped is started again with them), not the one mask.
     assert {q["variable"] for q in SURVEYS["compare"]["spec"]} == PER_RUN - {"mask"} | {"masks", "verl_compare_steps"}
+    # The smoke launch trains the training's own mask and settings (a training it stopped is started again with them).
+    assert {q["variable"] for q in SURVEYS["smoke"]["spec"]} == PER_RUN
     for template in TEMPLATES:
         names = [q["variable"] for q in SURVEYS[template]["spec"]]
         assert len(set(names)) == len(names), template
@@ -124,7 +126,7 @@ def test_configure_playbook_creates_every_job_template_with_its_survey():
     assert (source["source"], source["source_path"], source["overwrite"], source["update_on_launch"]) == (
         "scm", "{{ verl_awx_inventory_path }}", True, True)
     templates = awx_task(play, "awx.awx.job_template")
-    assert templates["loop"] == ["deploy", "check", "status", "stop", "remove", "render", "logs", "compare"]
+    assert templates["loop"] == ["deploy", "check", "status", "stop", "remove", "render", "logs", "compare", "smoke"]
     assert sorted(templates["loop"]) == sorted(TEMPLATES)
     assert all((REPO / "playbooks" / ("%s.yml" % name)).is_file() for name in templates["loop"])
     assert all(play["vars"]["verl_awx_timeouts"][name] > 0 for name in templates["loop"])

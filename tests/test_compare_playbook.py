@@ -1,10 +1,10 @@
-"""playbooks/compare.yml without a cluster: its refusals before any node is contacted, and one comparison on this
+"""playbooks/compare.yml (and smoke.yml, which runs through its steps) without a cluster: its refusals before any node is contacted, and one comparison on this
 machine as its one node (local connection, no npu-smi), where the mask's deploy is refused by deploy.yml's own
 pre-check: the mask is recorded as failed in the deploy with the deploy's words, a mask the settings refuse is listed
 with the reason, the report files are written, and a run again resumes (nothing is deployed twice).
 
 The comparison on the simulated cluster, with real trainings, an interruption and the user's training started again, is
-the Molecule scenario one_node's (extensions/molecule/one_node/tests/test_6_compare.py)."""
+the Molecule scenario one_node's (extensions/molecule/one_node/tests/test_5_compare.py)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 
 
-def run(tmp_path, *args):
+def run(tmp_path, *args, playbook="compare.yml"):
     hosts = tmp_path / "hosts.yml"
     hosts.write_text(yaml.safe_dump({"all": {
         "vars": {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet", "verl_test_file": "/data/test.parquet",
@@ -27,7 +27,7 @@ def run(tmp_path, *args):
                  "verl_compare_dir": str(tmp_path / "out"), "verl_host_stage_dir": str(tmp_path / "stage")},
         "children": {"ray_head": {"hosts": {"node1": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/compare.yml", "-i", str(hosts), *args], cwd=REPO, env=env,
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/" + playbook, "-i", str(hosts), *args], cwd=REPO, env=env,
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900, check=False)
     proc.said = " ".join(proc.stdout.split())
     return proc
@@ -108,3 +108,18 @@ def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made
     assert "Read the comparison's checkpoint folder on this node" in proc.stdout
     assert "skipping: [node1]" in proc.stdout.split("Stop if the comparison's checkpoint folder is not one storage")[1].split("TASK [")[0]
     assert (logs / "compare" / "ckpts" / "m1100000").is_dir()
+
+
+def test_a_smoke_launch_whose_save_run_is_refused_names_the_phase_and_fails(tmp_path):
+    """smoke.yml through the same steps: its save run's deploy is refused by deploy.yml's pre-check (no npu-smi here), so
+    nothing is proven, the resume run is not tried, the verdict says so, and the run fails; nothing is written to
+    verl_ckpts_dir. (Its passing run, with real trainings, is the simulated cluster's: one_node's test_7_smoke.py.)"""
+    proc = run(tmp_path, "-e", "mask=1100000", playbook="smoke.yml")
+    assert proc.returncode == 2, proc.stdout[-6000:]
+    assert "Smoke launch of mask 1100000 (RmvPad+DynBSZ) on 1 node(s): one step saved into" in proc.said
+    assert "Smoke launch of mask 1100000 FAILED in deploy (the save run):" in proc.said and "npu-smi" in proc.said
+    assert "Proven before it: nothing." in proc.said and "(smoke launch, resume run)" not in proc.said
+    verdict = json.loads((tmp_path / "out" / "smoke" / "smoke.json").read_text())
+    assert (verdict["ok"], verdict["proved"], verdict["failed"]["phase"], list(verdict["runs"])) == (False, [], "deploy", ["save"])
+    assert "PLAY RECAP" in (tmp_path / "out" / "smoke" / "deploy-smoke-save.log").read_text()
+    assert (tmp_path / "logs" / "smoke" / "ckpts" / "m1100000").is_dir() and not (tmp_path / "ckpts").exists()

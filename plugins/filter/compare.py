@@ -22,6 +22,9 @@ description:
   - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped.
   - C(ckpts_not_shared) (O(_input) each node's read of the comparison's checkpoint folder, C(node_facts)' C(ckpts), by host)
     - '' or the refusal of a folder that is not one storage on every node (the rule verl_ckpts_dir has).
+  - The smoke launch (playbooks/smoke.yml, C(plugins/module_utils/_smoke.py)) - C(smoke_record) (O(_input) a training's log)
+    one of its two trainings; C(smoke_verdict) (O(_input) the save run's record) what they proved and where they stopped;
+    C(smoke_lines) (O(_input) the verdict) it in words.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -34,7 +37,7 @@ options:
     type: str
     required: true
     choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words,
-              ckpts_not_shared]
+              ckpts_not_shared, smoke_record, smoke_verdict, smoke_lines]
 """
 
 EXAMPLES = r"""
@@ -111,6 +114,21 @@ def _report(results, rows, title, baseline=None, extra=None):
                 html=compare.to_html(result, title))
 
 
+def _smoke_record(text, run, outcome, seconds, listing, message=""):
+    from ansible_collections.verl.deploy.plugins.module_utils import _smoke as smoke
+    return smoke.record(run, text, outcome, int(seconds or 0), listing, message)
+
+
+def _smoke_verdict(save, resume=None):
+    from ansible_collections.verl.deploy.plugins.module_utils import _smoke as smoke
+    return smoke.verdict(plain(save), plain(resume) if resume else None)
+
+
+def _smoke_lines(result, save, resume, mask, folder):
+    from ansible_collections.verl.deploy.plugins.module_utils import _smoke as smoke
+    return smoke.lines(plain(result), plain(save), plain(resume) if resume else None, mask, folder)
+
+
 def _steps():
     from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     return {
@@ -127,6 +145,9 @@ def _steps():
         "cwd": _cwd,
         "last_words": compare.last_words,
         "ckpts_not_shared": lambda reads, folder, log_dir, nnodes: compare.ckpts_not_shared(plain(reads), folder, log_dir, int(nnodes)),
+        "smoke_record": _smoke_record,
+        "smoke_verdict": _smoke_verdict,
+        "smoke_lines": _smoke_lines,
     }
 
 

@@ -27,10 +27,11 @@ options:
     type: str
     default: ''
   kind:
-    description: C(deploy), or C(compare) for the comparison's own identity (named so to a deploy that waits for it).
+    description: C(deploy), or C(compare) for the comparison's own identity, C(smoke) for the smoke launch's (each named so
+      to a deploy that waits for it; the last two hold the lock across the deploys they run).
     type: str
     default: deploy
-    choices: [deploy, compare]
+    choices: [deploy, compare, smoke]
   lease:
     description: Seconds the lock stays this run's without a step (empty - C(verl_control.sh)'s 120 s).
     type: int
@@ -74,7 +75,7 @@ def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder="", resume=No
         raise AnsibleFilterError("verl.deploy.deploy_lock: %s" % exc) from None
     if kind not in _deploy_lock.KINDS:
         raise AnsibleFilterError("verl.deploy.deploy_lock: kind %r; use one of %s" % (kind, ", ".join(_deploy_lock.KINDS)))
-    taken_back = _deploy_lock.taken_back_from(resume) if kind == "compare" else None
+    taken_back = _deploy_lock.taken_back_from(resume) if kind != "deploy" else None
     return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer, taken_back=taken_back)
 
 

@@ -47,7 +47,7 @@ def playbook_pid(pid=None, proc="/proc"):
 OUTER_ENV = "VERL_DEPLOY_OUTER_LOCK"
 # How long a lock whose holder made no step stays its holder's (verl_control.sh's LOCK_LEASE, for a deploy).
 LEASE = 120
-KINDS = {"deploy": "the deploy", "compare": "the mask comparison (compare.yml)"}
+KINDS = {"deploy": "the deploy", "compare": "the mask comparison (compare.yml)", "smoke": "the smoke launch (smoke.yml)"}
 
 
 def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None, taken_back=None):

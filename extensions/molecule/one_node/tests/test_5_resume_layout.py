@@ -3,7 +3,7 @@
 model and then failed in Megatron's checkpoint loader. The stand-in trainer saved the checkpoints of this scenario with
 its TP (verl_train_tp=8, settings.yml) in verl's layout files (tests/sim/stand_in_main_dapo.py _save_checkpoint).
 
-Runs after test_5_resume.py (pytest takes the files in name order) and changes nothing: the training it left runs on."""
+Runs after test_5_compare.py (pytest takes the files in name order) and changes nothing: the training it left runs on."""
 import re
 
 from sim_scenario import hosts, in_verl, playbook, tail, training_pids

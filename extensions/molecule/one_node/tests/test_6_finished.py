@@ -4,7 +4,7 @@ container template runs it (`verl_container_privileged=true`: no device list, ev
 with the keys 0.7.1 reads on all 16 NPUs; it ends, as verl does (exit code 0), status reports it finished, and an
 unchanged re-run leaves it alone and changes nothing.
 
-Runs last (pytest takes the files in name order): it replaces the running training with a short one."""
+It replaces the running training with a short one (pytest takes the files in name order; test_7_smoke.py runs after it)."""
 import json
 import os
 import time

@@ -1,11 +1,13 @@
-"""compare.yml on the simulated node, with real trainings: three masks, one of them refused by the settings (VPP with fewer micro
-batches than pipeline stages, settings.yml); the user's training is stopped because verl_restart=true is given, and started again at the end from its
-own settings, resuming from its checkpoints. The comparison is interrupted as Ctrl-C does (SIGINT to its process group,
-the deploy it runs included) once its first mask is measured, and run again: it takes back the cluster's lock its
-interrupted run held (no wait for the lock's lease), trains only the mask not yet measured, and writes the table, the
-JSON and the picture, which name the fastest mask that fits. Nothing is written to verl_ckpts_dir; the lock is released.
+"""compare.yml on the simulated node, with real trainings: three masks, one of them refused by the settings (VPP with fewer
+micro batches than pipeline stages, settings.yml). The user's training is stopped because verl_restart=true is given, and
+started again at the end with the user's settings, here verl_resume_mode=resume_path from global_step_2: it resumes from
+that checkpoint as verl does (the stand-in trainer follows RayPPOTrainer._load_checkpoint), and the summary and status say
+so. The comparison is interrupted as Ctrl-C does (SIGINT to its process group, the deploy it runs included) once its first
+mask is measured, and run again: it takes back the cluster's lock its interrupted run held (no wait for the lock's lease),
+trains only the mask not yet measured, and writes the table, the JSON and the picture, which name the fastest mask that
+fits. Nothing is written to verl_ckpts_dir; the lock is released.
 
-Runs after test_5_*: the user's training is the one test_5_resume.py left; test_7_finished.py replaces it."""
+The training it leaves runs with these resume settings (test_5_resume_layout.py runs after it, test_6_finished.py replaces it)."""
 import json
 import os
 import signal
@@ -52,7 +54,10 @@ def test_a_comparison_interrupted_after_its_first_mask_resumes_and_names_the_fas
     user = training_pids(head)
     assert len(user) == 1
     saved = set(in_verl(head, "ls %s" % CKPTS).stdout.split())
-    args = ("-e", "masks=0000000,1100000,0000001", "-e", "verl_restart=true", "-e", "verl_compare_dir=%s" % folder)
+    assert "global_step_2" in saved  # saved by the first training (verl_save_freq=2); the later ones resumed past it
+    # The user's settings for the training started again at the end; each mask's training has the comparison's own.
+    resume = ("-e", "verl_resume_mode=resume_path", "-e", "verl_resume_from_path=%s/global_step_2" % CKPTS)
+    args = ("-e", "masks=0000000,1100000,0000001", "-e", "verl_restart=true", "-e", "verl_compare_dir=%s" % folder, *resume)
 
     first = _interrupt_after_the_first_mask(playbook_in_background("compare.yml", *args, out=tmp_path / "first.log", session=True), folder)
     assert "0000001 (VPP): refused by the settings, not trained: - %s: With VPP (bit 6)" % head in first.output, _plan(first)
@@ -79,10 +84,16 @@ def test_a_comparison_interrupted_after_its_first_mask_resumes_and_names_the_fas
     assert _state(folder)["lock"] is None
     assert in_verl(head, "ls -d /sim/logs/compare/ckpts/m0000000 /sim/logs/compare/ckpts/m1100000").returncode == 0
 
-    # The user's training runs again, from the user's settings, resuming from its own checkpoints, none of them lost.
+    # The user's training runs again with the user's settings, resuming from the checkpoint they name, none of them lost.
     after = training_pids(head)
     assert len(after) == 1 and after != user
-    marker = started_marker(head, after[0], STARTED)
-    assert marker["experiment_name"] == EXPERIMENT and marker["resume_mode"] == "auto" and marker["resumed_from_step"] >= 2, marker
-    assert saved <= set(in_verl(head, "ls %s" % CKPTS).stdout.split())
     assert "The training that ran before the comparison was started again with your settings" in again.output
+    restored = " ".join((folder / "deploy-user.log").read_text().split())
+    assert "Resume: from %s/global_step_2" % CKPTS in restored, restored[-4000:]
+    marker = started_marker(head, after[0], STARTED)
+    assert (marker["experiment_name"], marker["resume_mode"], marker["resumed_from_step"]) == (EXPERIMENT, "resume_path", 2), marker
+    assert "trainer.resume_from_path=%s/global_step_2" % CKPTS in marker["argv"] and marker["entry_point"] == "verl.trainer.main_ppo"
+    assert saved <= set(in_verl(head, "ls %s" % CKPTS).stdout.split())
+    # The control script's report (status.yml shows it) names what the training was started with.
+    status = in_verl(head, "bash /verl/verl_control.sh status '' 5 1800").stdout
+    assert "algorithm: GRPO (resume mode resume_path)" in status, status
