@@ -4,9 +4,10 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 #
-# The smoke launch (playbooks/smoke.yml, docs/smoke.md): the user's settings train one step and save it, then a restart
-# resumes from that save and trains a second step, both into a checkpoint folder of their own. What the two short
-# trainings proved, phase by phase, and where they stopped: decided here from what they logged and saved.
+# The smoke launch (playbooks/smoke.yml; docs/operations.md, "Before a long run"): the user's settings train one step
+# and save it, then a restart resumes from that save and trains a second step, both into a checkpoint folder of their own.
+# What the two short trainings proved, phase by phase, and where they stopped: decided here from what they logged and saved.
+
 from __future__ import annotations
 
 import re
