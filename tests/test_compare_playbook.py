@@ -111,10 +111,15 @@ def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made
 
 
 def test_a_smoke_launch_whose_save_run_is_refused_names_the_phase_and_fails(tmp_path):
-    """smoke.yml through the same steps: its save run's deploy is refused by deploy.yml's pre-check (no npu-smi here), so
-    nothing is proven, the resume run is not tried, the verdict says so, and the run fails; nothing is written to
-    verl_ckpts_dir. (Its passing run, with real trainings, is the simulated cluster's: one_node's test_7_smoke.py.)"""
-    proc = run(tmp_path, "-e", "mask=1100000", playbook="smoke.yml")
+    """smoke.yml through the same steps: a bad mask is refused before any node; then, with a good one, its save run's
+    deploy is refused by deploy.yml's pre-check (no npu-smi here), so nothing is proven, the resume run is not tried, the
+    verdict says so, and the run fails; nothing is written to verl_ckpts_dir. (Its passing run, with real trainings, is
+    the simulated cluster's: one_node's test_7_smoke.py.)"""
+    bad = run(tmp_path, "-e", "mask=11x0000", playbook="smoke.yml")  # refused in the mask's own words, before any node
+    assert bad.returncode == 2 and not contacted(bad) and not (tmp_path / "out").exists(), bad.stdout[-6000:]
+    assert "The smoke launch cannot start; no node was contacted and nothing was changed:" in bad.said
+    assert "mask='11x0000' has characters other than 0 and 1. Fix: give seven characters" in bad.said and "masks=" not in bad.said
+    proc = run(tmp_path, "-e", "mask=1100000", playbook="smoke.yml")  # the fix: past the plan, to the save run's deploy
     assert proc.returncode == 2, proc.stdout[-6000:]
     assert "Smoke launch of mask 1100000 (RmvPad+DynBSZ) on 1 node(s): one step saved into" in proc.said
     assert "Smoke launch of mask 1100000 FAILED in deploy (the save run):" in proc.said and "npu-smi" in proc.said

@@ -59,13 +59,14 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.verl.deploy.plugins.filter.settings_problems import given, head_addresses, plain
 
 
-def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measured=()):
-    """{"problems": [arguments or settings that stop it], "rows": the plan, "fingerprint"}."""
+def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measured=(), single=False):
+    """{"problems": [arguments or settings that stop it], "rows": the plan, "fingerprint"}; single: `masks` is the one
+    mask of the smoke launch (checked as `mask`, no shorthands)."""
     from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
     from ansible_collections.verl.deploy.plugins.module_utils._launch_config import check_inventory
     try:
-        wanted = compare.parse_masks(plain(masks))
+        wanted = compare.single_mask(plain(masks)) if single else compare.parse_masks(plain(masks))
     except compare.CompareError as error:
         return {"problems": [str(error)], "rows": [], "fingerprint": ""}
     spec, rules, overrides = plain(spec), plain(rules), plain(overrides or {})

@@ -99,6 +99,15 @@ def parse_masks(value, variable="masks"):
     return masks
 
 
+def single_mask(value, variable="mask"):
+    """[(mask, "given")] for the one mask the smoke launch trains; raises CompareError in the words of the mask's own
+    check (the variable, the value and the fix), not those of the comparison's masks list."""
+    try:
+        return [(features.validate_mask(value, variable), "given")]
+    except features.MaskError as error:
+        raise CompareError(str(error)) from None
+
+
 def features_on(mask):
     """The short names of the features a mask switches on ('none' for the baseline)."""
     return "+".join(f["short"] for f in features.FEATURES if mask[f["bit"]] == "1") or "none"

@@ -252,3 +252,11 @@ fatal: [node1]: FAILED! =>
 ])
 def test_the_last_words_of_a_deploy(output, words):
     assert compare.last_words(output) == words
+
+
+def test_the_smoke_launchs_one_mask_is_checked_in_the_masks_own_words():
+    assert compare.single_mask("1100000") == [("1100000", "given")]
+    assert compare.single_mask(1100000) == [("1100000", "given")]  # YAML read it as a number
+    with pytest.raises(compare.CompareError, match=r"mask='11x0000' .*Fix: give seven characters.*mask=0000000") as error:
+        compare.single_mask("11x0000")
+    assert "masks=" not in str(error.value) and "shorthand" not in str(error.value)
