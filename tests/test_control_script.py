@@ -346,17 +346,38 @@ def test_a_comparison_that_is_gone_loses_its_lock_after_its_own_lease(control):
     assert "lock: taken over from %s" % COMPARISON in proc.stdout and "no step for more than 900 s" in proc.stdout
 
 
-def test_the_lock_folder_a_comparison_gives_is_rendered_into_the_script(control, tmp_path):
+def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tmp_path):
     """A comparison's deploys log below <verl_log_dir>/compare; their verl_control.sh keeps the deployment's lock."""
     shared = tmp_path / "logs-of-the-deployment" / ".verl-deploy"
     folder = write_scripts(launch_ok(verl_log_dir=str(control.logs / "compare"), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"),
-                           tmp_path / "verl-cmp", _verl_lock={"folder": str(shared)})
-    assert "LOCK=%s/deploy.lock" % shared in (folder / "verl_control.sh").read_text()
+                           tmp_path / "verl-cmp", lock_folder=str(shared))
+    assert "LOCK_FOLDER=%s\n" % shared in (folder / "verl_control.env").read_text()
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "lock"], env=dict(os.environ, **lock_env("cmp-2", COMPARISON)),
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "token=cmp-2" in (shared / "deploy.lock").read_text()
-    assert "LOCK=\"${STATE_DIR}/deploy.lock\"" in (control.folder / "verl_control.sh").read_text()  # a deploy's own: its log folder
+    assert "LOCK_FOLDER=''\n" in (control.folder / "verl_control.env").read_text()  # a deploy's own: its log folder
+    assert not (control.logs / "compare" / ".verl-deploy" / "deploy.lock").exists()
+
+
+def test_the_script_without_its_values_names_the_fix(control):
+    """An install cut between the two files, or a script copied alone: it refuses every step, naming the missing file."""
+    (control.folder / "verl_control.env").unlink()
+    proc = control("training-state")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "verl_control.env is missing beside it in %s" % control.folder in proc.stderr and "Fix: run deploy.yml again." in proc.stderr
+
+
+def test_the_control_script_is_one_file_for_every_node_and_its_values_tell_them_apart(tmp_path):
+    head = write_scripts(launch_ok(nnodes=2, verl_train_batch_size=16), tmp_path / "head")
+    worker = write_scripts(launch_ok(host="node2", is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path / "worker")
+    assert (head / "verl_control.sh").read_bytes() == (worker / "verl_control.sh").read_bytes()
+    assert "{{" not in (head / "verl_control.sh").read_text()
+    values = [set((folder / "verl_control.env").read_text().splitlines()) for folder in (head, worker)]
+    assert values[0] ^ values[1] == {"# verl_control.env: verl_control.sh's values for node1 (Ray head), written by verl.deploy; "
+                                     "do not edit (deploy again).", "HOST=node1", "ROLE=head",
+                                     "# verl_control.env: verl_control.sh's values for node2 (Ray worker), written by verl.deploy; "
+                                     "do not edit (deploy again).", "HOST=node2", "ROLE=worker"}
 
 
 def test_an_old_training_that_ends_after_a_new_start_leaves_no_exit_code(control):

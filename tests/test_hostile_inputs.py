@@ -583,12 +583,12 @@ def test_render_playbook_refuses_round_3_inputs_in_stage_0(tmp_path):
 # Internals are not inputs (round 3): the scripts take nothing from a variable a user can set but the validated
 # configuration; ansible_managed and the training role's variables given with a payload do not reach them.
 def test_variables_a_user_can_set_do_not_reach_the_scripts():
-    from helpers.launch_helpers import SCRIPTS
+    from helpers.launch_helpers import TEMPLATES_RENDERED  # verl_control.sh is a plain file: no variable reaches it
 
     config = launch_ok()
     hostile = {"ansible_managed": "x\n" + TOUCH, "_training_module": "os; " + TOUCH, "_training_log_prefix": "$(%s)" % TOUCH,
                "_training_config_name": "x; " + TOUCH, "_training_pattern": "x'; " + TOUCH}
-    for name in SCRIPTS:
+    for name in TEMPLATES_RENDERED:
         assert render(config, name, **hostile) == render(config, name), name
         assert TOUCH not in render(config, name, **hostile)
 

@@ -32,7 +32,7 @@ PLAY = """- hosts: ray_head
         name: verl.deploy.training
         tasks_from: render
         public: true
-    - name: Render verl_control.sh and the launch record with the template and copy modules
+    - name: Write verl_control.sh, its values and the launch record with the copy module
       ansible.builtin.include_tasks: "{{ playbook_dir }}/copy.yml"
     - name: What install.yml sends, as install.yml keeps it
       ansible.builtin.set_fact:
@@ -45,10 +45,15 @@ PLAY = """- hosts: ray_head
 """
 
 COPY = """- name: The control script
-  ansible.builtin.template:
-    src: verl_control.sh.j2
+  ansible.builtin.copy:
+    src: verl_control.sh
     dest: "{{ verl_output_dir }}/localhost/verl_control.sh"
     mode: "0755"
+- name: Its values
+  ansible.builtin.copy:
+    content: "{{ _verl_launch | verl.deploy.control_values }}"
+    dest: "{{ verl_output_dir }}/localhost/verl_control.env"
+    mode: "0644"
 - name: The launch record
   ansible.builtin.copy:
     content: "{{ _training_launch_record | to_json }}\\n"
@@ -75,10 +80,10 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     sent = json.loads((out / "wanted.json").read_text())
     wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
-    assert names == ["start_verl.sh", "run_training.sh", "verl_control.sh", "launch.json"]
+    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json"]
     for entry in wanted:
         mode, digest, name = entry.split()
-        assert mode == ("644" if name == "launch.json" else "755")
+        assert mode == ("755" if name.endswith(".sh") else "644")
         written = (out / "localhost" / name).read_bytes()
         assert digest == hashlib.sha256(written).hexdigest(), name
         assert base64.b64decode(sent["files"][name]) == written, name

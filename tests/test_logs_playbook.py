@@ -34,7 +34,7 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     (logs / ".verl-deploy" / "launch.json").write_text('{"settings": {"mask": "0000000"}}\n')
     stage = tmp_path / "stage" / "verl"
     stage.mkdir(parents=True)
-    for name in ("start_verl.sh", "run_training.sh", "verl_control.sh", "launch.json"):
+    for name in ("start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json"):
         (stage / name).write_text("# %s\n" % name)
     # The host's Docker engine does not answer: the container's state cannot be read, the host's files still can.
     tools = tmp_path / "bin"
@@ -60,7 +60,7 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     assert set(packed) == {
         "collection.json", "head1/MANIFEST.json", "head1/training/verl_qwen3_8b_dapo_20261201.log", "head1/training/start_verl.out",
         "head1/deploy-state/launch.json", "head1/scripts/start_verl.sh", "head1/scripts/run_training.sh",
-        "head1/scripts/verl_control.sh", "head1/scripts/launch.json", "head1/docker-ps.txt", "head1/container-inspect.json",
+        "head1/scripts/verl_control.env", "head1/scripts/verl_control.sh", "head1/scripts/launch.json", "head1/docker-ps.txt", "head1/container-inspect.json",
     } | ({"head1/npu-smi-info.txt"} if "npu-smi-info.txt" in " ".join(packed) else set())
     assert all(KEY.encode() not in data for data in packed.values())
     assert b"SWANLAB_API_KEY=<redacted> leaked" in packed["head1/training/start_verl.out"]

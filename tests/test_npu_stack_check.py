@@ -160,7 +160,7 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     lines instead of its own look; both run the one look (roles/training/files/look.sh), given the same files."""
     workdir = tmp_path / "verl"
     workdir.mkdir()
-    for name, mode in [("start_verl.sh", 0o755), ("verl_control.sh", 0o700), ("launch.json", 0o644)]:
+    for name, mode in [("start_verl.sh", 0o755), ("verl_control.sh", 0o700), ("verl_control.env", 0o644), ("launch.json", 0o644)]:
         (workdir / name).write_text("content of %s\n" % name)
         (workdir / name).chmod(mode)
     (workdir / "setup.py").write_text("not a launch file\n")
@@ -168,8 +168,8 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     looked = parse_lines(proc.stdout)["look"].split(",")
     own = subprocess.run(["sh", "-c", LOOK, "look", str(workdir), "start_verl.sh", "run_training.sh",
-                          "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
-    assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 3, (looked, own.stdout)
+                          "verl_control.env", "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
+    assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 4, (looked, own.stdout)
     assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 

@@ -55,13 +55,17 @@ def test_the_log_is_named_after_the_model():
     places = [str(path.relative_to(REPO)) for path in PRODUCTION if fixed.search(path.read_text(errors="replace"))]
     assert places == [], places
     assert "_verl_launch.training.log_name" in (REPO / "roles/training/templates/run_training.sh.j2").read_text()
-    assert "_verl_launch.training.log_prefix" in (REPO / "roles/training/templates/verl_control.sh.j2").read_text()
+    from helpers.launch_helpers import launch_ok  # pylint: disable=import-outside-toplevel
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import LOG_PREFIX  # pylint: disable=import-outside-toplevel
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import control_values  # pylint: disable=import-outside-toplevel
+    assert "\nLOG_PREFIX=%s\n" % LOG_PREFIX in control_values(launch_ok())  # what verl_control.sh reads every log by
 
 
 def test_cann_is_sourced_in_one_place():
     """start_verl.sh (its template reads the file in) and the container stage's check (given it as VERL_CANN_PROGRAM)
-    source CANN's environment with the same code: a script is sourced nowhere else."""
-    sourcing = re.compile(r"^\s*(source|\.)\s+\S", re.MULTILINE)
+    source CANN's environment with the same code: a script is sourced nowhere else (verl_control.sh reads its own values,
+    verl_control.env, a file of assignments)."""
+    sourcing = re.compile(r"^\s*(source|\.)\s+(?!\./verl_control\.env$)\S", re.MULTILINE)
     places = [str(path.relative_to(REPO)) for path in PRODUCTION if path.suffix in (".sh", ".j2") and sourcing.search(path.read_text())]
     assert places == ["roles/training/files/cann_env.sh"], places
     assert "{{ _training_cann_env }}" in (REPO / "roles/training/templates/start_verl.sh.j2").read_text()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase, log_tail
@@ -54,6 +55,27 @@ def launch_record(config, run_training=""):
     if isinstance(settings.get("tensorboard"), dict):
         settings["tensorboard"] = settings["tensorboard"].get("root")
     return {"settings": settings, "run_training_sha256": hashlib.sha256(run_training.encode("utf-8")).hexdigest()}
+
+
+# verl_control.sh is a plain file, the same on every node; what tells one deployment's node from another is this file
+# beside it, verl_control.env, which the script sources (shell assignments, each value quoted).
+CONTROL_VALUES = "verl_control.env"
+
+
+def control_values(config, lock_folder=""):
+    """The text of verl_control.env for a host's launch configuration: its name and Ray role, the cluster's shape, and
+    the one definition of the training process (pgrep -f pattern), its logs, its checkpoints and the deploy's lock.
+    lock_folder: where the lock lives when it is not the deployment's own state folder (a comparison's deploys log
+    below <verl_log_dir>/compare and keep the deployment's lock)."""
+    values = (
+        ("HOST", config["host"]), ("ROLE", config["role"]), ("NPU_PER_NODE", config["npu_per_node"]), ("NNODES", config["nnodes"]),
+        ("RAY_PORT", config["ray_port"]), ("DASHBOARD_PORT", config["dashboard_port"]),
+        ("TRAINING_PATTERN", config["training"]["pattern"]), ("LOG_DIR", config["log_dir"]),
+        ("LOG_PREFIX", config["training"]["log_prefix"]), ("CKPTS_DIR", config["ckpts_dir"]), ("LOCK_FOLDER", lock_folder or ""),
+    )
+    head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
+        CONTROL_VALUES, config["host"], config["role"])
+    return head + "".join("%s=%s\n" % (name, shlex.quote(str(value))) for name, value in values)
 
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*")

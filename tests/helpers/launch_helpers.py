@@ -7,6 +7,7 @@ result is byte-identical to what playbooks/render.yml writes.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import CONTROL_VALUES, control_values
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
 import stand_in_packages  # noqa: E402  pylint: disable=wrong-import-position
@@ -30,7 +32,11 @@ TRAINING_VARS = {name: trust_as_template(value) if isinstance(value, str) and "{
                  for name, value in yaml.safe_load((REPO / "roles/training/vars/main.yml").read_text()).items()}
 # What the role's file lookup reads (tests/test_render_playbook.py compares with what Ansible renders).
 TRAINING_VARS["_training_cann_env"] = (REPO / "roles/training/files/cann_env.sh").read_text().rstrip()
-SCRIPTS = tuple(TRAINING_VARS["_training_scripts"])
+# The scripts a node runs: the rendered launch scripts, then the control script, a plain file (files/) whose values are
+# verl_control.env beside it.
+TEMPLATES_RENDERED = tuple(TRAINING_VARS["_training_templates"])
+CONTROL = REPO / "roles" / "training" / "files" / "verl_control.sh"
+SCRIPTS = TEMPLATES_RENDERED + (CONTROL.name,)
 SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 RULES = yaml.safe_load((REPO / "roles/verl/meta/setting_rules.yml").read_text())
 DEFAULTS = yaml.safe_load((REPO / "roles/verl/defaults/main.yml").read_text())
@@ -82,13 +88,16 @@ def render(config, name, **training_vars):
     return templar.template(trust_as_template(source))
 
 
-def write_scripts(config, folder, **training_vars):
+def write_scripts(config, folder, lock_folder="", **training_vars):
+    """The node's scripts as install.yml installs them: the rendered launch scripts, verl_control.env, verl_control.sh."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for name in SCRIPTS:
+    for name in TEMPLATES_RENDERED:
         path = folder / name
         path.write_text(render(config, name, **training_vars))
         path.chmod(0o755)
+    (folder / CONTROL_VALUES).write_text(control_values(config, lock_folder))
+    shutil.copy(CONTROL, folder / CONTROL.name)
     return folder
 
 

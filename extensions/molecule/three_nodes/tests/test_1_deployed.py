@@ -65,3 +65,5 @@ def test_the_scripts_differ_between_nodes_only_where_they_must():
     assert len({"\n".join(line for line in text.splitlines() if not per_node.search(line)) for text in scripts.values()}) == 1
     # run_training.sh: only its header (which names the host) differs.
     assert len({in_verl(node, "cat /verl/run_training.sh").stdout.split("\n", 3)[3] for node in nodes()}) == 1
+    # verl_control.sh: one file for every node (its values are verl_control.env's).
+    assert len({in_verl(node, "cat /verl/verl_control.sh").stdout for node in nodes()}) == 1

@@ -46,7 +46,7 @@ def test_logs_collects_every_node_bounded_and_without_the_key(tmp_path):
     for node in nodes():
         mine = {name.split("/", 1)[1] for name in packed if name.startswith(node + "/")}
         assert {"MANIFEST.json", "npu-smi-info.txt", "container-inspect.json", "scripts/start_verl.sh", "scripts/run_training.sh",
-                "scripts/verl_control.sh", "scripts/launch.json"} <= mine, (node, sorted(mine))
+                "scripts/verl_control.env", "scripts/verl_control.sh", "scripts/launch.json"} <= mine, (node, sorted(mine))
         assert any(name.startswith("ray/") for name in mine), (node, sorted(mine))
         assert b"NPU" in packed[node + "/npu-smi-info.txt"]
     head = {name.split("/", 1)[1]: data for name, data in packed.items() if name.startswith(HEAD + "/")}
