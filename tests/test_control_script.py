@@ -1,6 +1,6 @@
 """verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
 the detached start with its step times and exit code, the deploy's looks, and the targeted stop; every step the
-playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read with the answer filter).
+playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read in plugins/module_utils/_run_time.py).
 
 A stand-in start_verl.sh plays the training: a process whose command line holds this test's own
 training pattern (each test renders a unique module name, so parallel tests never see each other's).

@@ -75,6 +75,12 @@ _value:
     verl:
       description: The image's verl version, or none when the check printed none (verl does not import, or no stack= line).
       type: str
+    launch_files:
+      description:
+        - The check's look at the launch files in C(verl_workdir) (its C(look=) answer), C(MODE SHA256 NAME) per file; empty
+          when it looked at none, or the check failed.
+      type: list
+      elements: str
     probe_failed:
       description:
         - When the input is the check's registered result and it exited non-zero, what it said last, its exit code and the fix
@@ -87,22 +93,26 @@ import json
 
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
     from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
+    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": ""}
     if isinstance(output, dict):  # the check's registered result
         if output.get("rc") not in (0, None) or output.get("failed"):
-            return {"problems": [], "notes": [], "verl": None,
-                    "probe_failed": probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"), launch or {})}
+            return dict(verdict, probe_failed=probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"),
+                                                            launch or {}))
         output = output.get("stdout")
-    lines = [line for line in str(output or "").splitlines() if line.startswith("stack=")]
+    text = str(output or "").splitlines()
+    looks = [line[len("look="):] for line in text if line.startswith("look=")]
+    verdict["launch_files"] = [entry for entry in (looks[-1] if looks else "").split(",") if entry]
+    lines = [line for line in text if line.startswith("stack=")]
     if not lines:
-        return {"problems": ["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run the "
-                             "deploy with this collection's own files."], "notes": [], "verl": None, "probe_failed": ""}
+        return dict(verdict, problems=["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run "
+                                       "the deploy with this collection's own files."])
     try:
         stack = json.loads(lines[-1][len("stack="):])
     except ValueError as exc:
-        return {"problems": ["the container check's stack= line is not JSON (%s)." % exc], "notes": [], "verl": None, "probe_failed": ""}
+        return dict(verdict, problems=["the container check's stack= line is not JSON (%s)." % exc])
     problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer), image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
-    return {"problems": problems, "notes": notes, "verl": verl, "probe_failed": ""}
+    return dict(verdict, problems=problems, notes=notes, verl=verl)
 
 
 class FilterModule:

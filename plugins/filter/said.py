@@ -9,9 +9,10 @@ short_description: The sentences a step of the collection's scripts says to peop
 version_added: 0.3.0
 description:
   - A step of the control script (C(verl_control.sh ray) ...) says what it did in sentences, then answers the playbooks
-    in C(KEY=VALUE) lines (read with P(verl.deploy.answer#filter)). This returns the sentences, in order, for a task to
-    show; the decision whether to show them is made on the answer's keys, never on the sentences.
-  - A line is a sentence when P(verl.deploy.answer#filter) would not read it; empty lines are dropped.
+    in C(KEY=VALUE) lines (read by the collection's run-time decisions, e.g. P(verl.deploy.step_changed#filter)). This returns
+    the sentences, in order, for a task to show; the decision whether to show them is made on the answer's keys, never on
+    the sentences.
+  - A line is a sentence when it is not a C(KEY=VALUE) line (a name, then C(=)); empty lines are dropped.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -25,7 +26,7 @@ EXAMPLES = r"""
 - name: Say what was done to this node's Ray
   ansible.builtin.debug:
     msg: "{{ started.stdout | verl.deploy.said }}"
-  when: (started.stdout | verl.deploy.answer).changed | default('') == 'true'
+  when: started | verl.deploy.step_changed
 """
 
 RETURN = r"""

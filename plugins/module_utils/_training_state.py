@@ -143,7 +143,7 @@ def _key_value(line):
 def parse_lines(text):
     """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
 
-    What every step of the scripts answers the playbooks with (the filters answer and training_state)."""
+    What every step of the scripts answers the playbooks with (read by _run_time.py and the filter training_state)."""
     return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
 
 

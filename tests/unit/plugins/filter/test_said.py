@@ -19,12 +19,12 @@ from ansible_collections.verl.deploy.plugins.filter.said import FilterModule
     ("\nray: stopped\n\nchanged=true\n", ["ray: stopped"]), ("changed=false\nstate=not-running\n", []),
     ("", []), (None, []),
 ])
-def test_said_is_what_answer_does_not_read(stdout, expected):
+def test_said_is_what_the_answer_is_not(stdout, expected):
     assert FilterModule().filters()["said"](stdout) == expected
 
 
-def test_said_and_answer_split_every_line(render):
+def test_said_and_the_step_changed_split_every_line(render):
     # As a playbook calls them: every non-empty line is either a sentence or a key of the answer.
     stdout = "lock: taken over from c9 (since 2026-01-01 00:00:00): that deploy is gone.\nray: started\nchanged=true\nlock=taken-over\n"
-    said, answer = render(["out | verl.deploy.said", "out | verl.deploy.answer"], out=stdout)
-    assert said == stdout.splitlines()[:2] and answer == {"changed": "true", "lock": "taken-over"}
+    said, changed = render(["out | verl.deploy.said", "{'rc': 0, 'stdout': out} | verl.deploy.step_changed"], out=stdout)
+    assert said == stdout.splitlines()[:2] and changed is True

@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: training_plan
+short_description: Whether the training stage starts the training on the head, and what it says
+version_added: 0.1.0
+description:
+  - Reads the answer of C(verl_control.sh training-state) and decides (in plugins/module_utils/_run_time.py) to start when it does not
+    run (never started, crashed, stopped, orphaned), on C(verl_restart=true), or when its worker group lost a node; a
+    finished training is not started again without C(verl_restart). Also the sentences for a training left alone, stalled,
+    or started again for its lost workers.
+author:
+  - verl-deploy maintainers (!UNKNOWN)
+options:
+  _input:
+    description: The output of C(verl_control.sh training-state).
+    type: str
+    required: true
+  restart:
+    description: C(verl_restart).
+    type: bool
+    required: true
+  lost_workers:
+    description: The workers whose Ray was started again in this run.
+    type: list
+    elements: str
+    required: true
+  stall_seconds:
+    description: C(verl_status_stall_seconds).
+    type: int
+    required: true
+  host:
+    description: The head's inventory name, for the sentences.
+    type: str
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: What to do with the training
+  ansible.builtin.set_fact:
+    __training_plan: "{{ __training_state.stdout | verl.deploy.training_plan(false, [], 1800, inventory_hostname) }}"
+"""
+
+RETURN = r"""
+_value:
+  description: C(state), C(pid), C(start) and C(stop_first) (booleans), C(left_alone), C(stalled), C(why_again) (sentences or empty).
+  type: dict
+"""
+
+
+def training_plan(text, restart, lost_workers, stall_seconds, host):
+    from ansible_collections.verl.deploy.plugins.module_utils._run_time import training_plan as _training_plan
+    return _training_plan(text, restart, lost_workers, stall_seconds, host)
+
+
+class FilterModule:
+    def filters(self):
+        return {"training_plan": training_plan}

@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Private to the verl.deploy collection: may change without notice.
+#
+# What the deploy decides at run time, from what the control script's steps answered (verl_control.sh in the training
+# container: its KEY=VALUE lines, its exit code, its stderr) and the facts the stages before declared. Pure functions,
+# each with its table in tests/unit/plugins/module_utils/test_run_time.py; the playbooks call them through the filters
+# ray_head_step, ray_joins and training_plan, once per step, and keep the result under a declared name.
+from __future__ import annotations
+
+import re
+
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines, parse_training_state, sentences
+
+# verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
+LOCK_REFUSED = 4
+# How the head took the deploy's lock when another deploy held it (the training may have changed meanwhile).
+_LOCK_AFTER_ANOTHER = ("waited", "taken-over")
+_SCRIPT_PREFIX = re.compile(r"^verl_control\.sh on [^:]*: ")
+
+
+def _true(value):
+    """A boolean fact as Ansible may hand it over (a bool, or its text when a template rendered it)."""
+    return value.strip().lower() in ("true", "yes", "1") if isinstance(value, str) else bool(value)
+
+
+def _last_lines(result, count=4):
+    lines = result.get("stderr_lines") or (result.get("stderr") or "").splitlines()
+    return " | ".join(lines[-count:]) or result.get("msg") or "(no output)"
+
+
+def step_changed(result):
+    """The one definition of "changed" for a step of the control script (and the role scripts that answer as it does): what
+    its answer says (changed=true|false). Without that answer: a step that ran and failed half-way (an exit code other
+    than 0) may have changed something (e.g. `ray` stopped a stale Ray, then its start failed); a step refused for another
+    deploy's lock (4), one that ended well without saying (an older script's step), and one that never ran its script (no
+    exit code: skipped, no container, a node that did not answer) changed nothing."""
+    found = parse_lines(result.get("stdout", ""))
+    rc = result.get("rc")
+    if rc == LOCK_REFUSED:
+        return False
+    if "changed" in found:
+        return found["changed"] == "true"
+    return isinstance(rc, int) and rc != 0
+
+
+def ray_head_step(result, host):
+    """The head's `verl_control.sh ray` step as the deploy reads it.
+
+    members: the Ray nodes its GCS listed alive after the step ("IP=NPUS,..."); complete: that list holds every node's NPUs
+    (the wait has nothing to wait for when no worker joins); kept: the head's Ray was left alone and this deploy took the
+    lock without waiting for another one (the settings check's read of the training still holds); say: the step's
+    sentences are worth showing (how it took the lock, or what it did to Ray); problem: why the deploy stops here, or ""."""
+    found = parse_lines(result.get("stdout", ""))
+    rc, lock = result.get("rc"), found.get("lock", "")
+    changed = step_changed(result)
+    problem = ""
+    if rc == LOCK_REFUSED:
+        problem = "%s (head): %s" % (host, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
+    elif rc != 0:
+        problem = "%s (head): Ray did not start. verl_control.sh ray ended with rc %s; its last lines: %s" % (
+            host, "-" if rc is None else rc, _last_lines(result))
+    elif not found.get("members"):
+        problem = ("%s (head): Ray was started, but asking it for its nodes failed: %s. Fix: look at Ray in the container (ray status; "
+                   "/tmp/ray/session_latest/logs), then run deploy.yml again." % (host, (result.get("stderr") or "").strip()[-600:] or "no output"))
+    return {
+        "changed": changed, "members": found.get("members", ""), "complete": found.get("complete") == "true", "lock": lock,
+        "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
+        "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed),
+        "said": sentences(result.get("stdout", "")), "problem": problem,
+    }
+
+
+def ray_joins(results, master, port):
+    """The workers' joins as each collected its own (collect.yml: async_status's result with item, answered, rejoined).
+
+    unanswered: the workers that stopped answering; rejoined: those whose Ray was started again (the training's workers on
+    them are gone); said: what the joins said; problem: one sentence per join that did not end well (still running when its
+    bound passed, or a non-zero exit), with the fix, or ""."""
+    unanswered = [r["item"] for r in results if not r.get("answered")]
+    rejoined = [r for r in results if r.get("rejoined")]
+    failed = [r for r in results if r.get("answered") and r.get("rc") != 0]
+    problem = ""
+    if failed:
+        problem = " ".join("%s (worker): Ray did not join the head. verl_control.sh ray ended with rc %s; its last lines: %s."
+                           % (r["item"], "-" if r.get("rc") is None else r["rc"], _last_lines(r)) for r in failed)
+        problem += " Fix: check Ray on those nodes (status.yml), the network between them and %s:%s." % (master, port)
+    return {"unanswered": unanswered, "rejoined": [r["item"] for r in rejoined],
+            "said": [line for r in results for line in sentences(r.get("stdout", ""))], "problem": problem}
+
+
+def training_left_as_found(runs_as_rendered, head_kept, workers_started):
+    """Whether a training runs from these settings on a cluster this run left as it was: it ran from these settings (and is
+    not to be restarted: the settings check's _training_runs_as_rendered), the head's Ray was left alone and this deploy
+    waited for no other one's lock (ray_head_step's kept), and no worker's Ray was started in this run. Then the settings
+    check's read of the training still holds (no second read), and its rendezvous went through the ports the reach check
+    would probe (no probe)."""
+    return _true(runs_as_rendered) and _true(head_kept) and not workers_started
+
+
+def training_plan(state_text, restart, lost_workers, stall_seconds, host):
+    """What the training stage does on the head, from `verl_control.sh training-state`'s answer.
+
+    start: it does not run (never started, crashed, stopped, orphaned by a restarted Ray), or verl_restart=true, or it runs
+    but its worker group lost a node; a training that finished (exit code 0) is not started again without verl_restart.
+    stop_first: a training (or its orphan) is stopped before the new start. left_alone, stalled, why_again: the sentences."""
+    now = parse_training_state(state_text)
+    state = now["state"]
+    restart = _true(restart)
+    start = state not in ("running", "finished") or restart or (state == "running" and bool(lost_workers))
+    left_alone = stalled = why_again = ""
+    if not start:
+        left_alone = ("Training runs on %s (pid %s), started from these settings" % (host, now["pid"]) if state == "running"
+                      else "Training finished on %s (exit code 0)" % host) + "; left alone. To start it again, run again with -e verl_restart=true."
+        quiet = int(now["quiet_for"]) if str(now["quiet_for"]).isdigit() else 0
+        if state == "running" and quiet > stall_seconds:
+            stalled = ("%s: the training left alone is STALLED: it runs (pid %s) but logged no step for %d s (more than %d s, "
+                       "verl_status_stall_seconds); a hung collective (HCCL) looks like this. Fix: read its log, then restart it with "
+                       "-e verl_restart=true (it resumes from its checkpoints)." % (host, now["pid"], quiet, stall_seconds))
+    elif state == "running" and lost_workers and not restart:
+        why_again = ("%s: the training's workers on %s went with their Ray, which this run started again; verl's worker group cannot "
+                     "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))
+    return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned"),
+            "left_alone": left_alone, "stalled": stalled, "why_again": why_again}

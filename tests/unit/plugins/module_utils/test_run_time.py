@@ -1,0 +1,127 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The run-time decisions (_run_time.py), one table each: what the control script's steps answered, what the deploy does."""
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
+    ray_head_step, ray_joins, step_changed, training_plan, training_left_as_found)
+
+HEAD_SAID = "ray: started on the head\n"
+MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
+
+
+@pytest.mark.parametrize("result, changed", [
+    ({"rc": 0, "stdout": "stopped\nchanged=true\nstate=stopped\n"}, True),
+    ({"rc": 0, "stdout": "left alone\nchanged=false\nstate=running\n"}, False),
+    ({"rc": 4, "stdout": "changed=true\n"}, False),          # refused for another deploy's lock: nothing was done
+    ({"rc": 1, "stdout": "half-way\n"}, True),               # failed without an answer: it may have stopped something
+    ({"msg": "No such container: verl", "failed": True}, False),  # never ran its script
+    ({"rc": 0, "stdout": ""}, False),                        # ended well without saying (an older script's step)
+    ({"skipped": True, "changed": False}, False),            # did not run
+])
+def test_changed_is_what_the_step_answered(result, changed):
+    assert step_changed(result) is changed
+
+
+@pytest.mark.parametrize("result, expected", [
+    # Left alone, the lock free: kept, nothing to say.
+    ({"rc": 0, "stdout": "ray: in the cluster\nchanged=false\nstate=running\nlock=free\n" + MEMBERS + "complete=true\n"},
+     {"changed": False, "kept": True, "say": False, "complete": True, "members": "10.0.0.1=8,10.0.0.2=8", "problem": ""}),
+    # Started again: changed, said, not kept; workers still to join.
+    ({"rc": 0, "stdout": HEAD_SAID + "changed=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"},
+     {"changed": True, "kept": False, "say": True, "complete": False, "members": "10.0.0.1=8", "problem": ""}),
+    # Left alone, but after waiting for another deploy's lock: the training may have changed meanwhile.
+    ({"rc": 0, "stdout": "lock: waited 12 s\nchanged=false\nlock=waited\n" + MEMBERS + "complete=true\n"},
+     {"changed": False, "kept": False, "say": True, "problem": ""}),
+    ({"rc": 0, "stdout": "lock: taken over\nchanged=false\nlock=taken-over\n" + MEMBERS},
+     {"changed": False, "kept": False, "say": True}),
+    # Refused for another deploy's lock: nothing changed, the deploy stops with the script's words, without its prefix.
+    ({"rc": 4, "stdout": "", "stderr": "verl_control.sh on n1: another deploy (controller c pid 1) holds the lock. Fix: wait.\n"},
+     {"changed": False, "say": True, "problem": "n1 (head): another deploy (controller c pid 1) holds the lock. Fix: wait."}),
+    # Failed: its last four lines of stderr.
+    ({"rc": 1, "stdout": "", "stderr_lines": ["a", "b", "c", "d", "e"]},
+     {"changed": True, "say": False, "problem": "n1 (head): Ray did not start. verl_control.sh ray ended with rc 1; its last lines: b | c | d | e"}),
+    ({"rc": None, "msg": "timed out", "stdout": ""},
+     {"kept": False, "problem": "n1 (head): Ray did not start. verl_control.sh ray ended with rc -; its last lines: timed out"}),
+    # Started, but no node listed.
+    ({"rc": 0, "stdout": "changed=true\nlock=held\nmembers=\n", "stderr": "ConnectionError: GCS"},
+     {"members": "", "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
+                                "the container (ray status; /tmp/ray/session_latest/logs), then run deploy.yml again."}),
+])
+def test_the_heads_ray_step(result, expected):
+    found = ray_head_step(result, "n1")
+    assert {key: found[key] for key in expected} == expected
+    if expected.get("say"):
+        assert found["said"] == [line for line in result["stdout"].splitlines() if "=" not in line]
+
+
+def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
+    result = {"item": item, "answered": answered, "rejoined": answered and rc is not None and changed != "false", **more}
+    if answered:
+        result.update(rc=rc, stdout=stdout if stdout is not None else "ray: %s joined\nchanged=%s\n" % (item, changed))
+    return result
+
+
+@pytest.mark.parametrize("results, expected", [
+    ([], {"unanswered": [], "rejoined": [], "said": [], "problem": ""}),
+    ([join("w1"), join("w2", changed="true")],
+     {"unanswered": [], "rejoined": ["w2"], "said": ["ray: w1 joined", "ray: w2 joined"], "problem": ""}),
+    ([join("w1", answered=False), join("w2")], {"unanswered": ["w1"], "rejoined": [], "said": ["ray: w2 joined"], "problem": ""}),
+    ([join("w1", rc=1, changed="true", stderr_lines=["x", "ConnectionError"])],
+     {"unanswered": [], "rejoined": ["w1"], "said": ["ray: w1 joined"],
+      "problem": "w1 (worker): Ray did not join the head. verl_control.sh ray ended with rc 1; its last lines: x | ConnectionError. "
+                 "Fix: check Ray on those nodes (status.yml), the network between them and 10.0.0.1:6379."}),
+    # Still running when its bound passed: no exit code.
+    ([join("w1", rc=None, stdout="", msg="async task did not complete within the requested time")],
+     {"rejoined": [], "problem": "w1 (worker): Ray did not join the head. verl_control.sh ray ended with rc -; its last lines: async task "
+                                 "did not complete within the requested time. Fix: check Ray on those nodes (status.yml), the network "
+                                 "between them and 10.0.0.1:6379."}),
+])
+def test_the_workers_joins(results, expected):
+    found = ray_joins(results, "10.0.0.1", 6379)
+    assert {key: found[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("runs_as_rendered, head_kept, lost, holds", [
+    (True, True, [], True),
+    (False, True, [], False),      # nothing ran from these settings (or verl_restart): read again
+    (True, False, [], False),      # the head's Ray restarted or another deploy's lock was waited for
+    (True, True, ["w1"], False),   # a worker's Ray started again
+    ("True", "True", [], True),    # as a template may hand the facts over
+    ("False", True, [], False),
+])
+def test_the_settings_checks_read_holds_only_when_nothing_touched_the_training(runs_as_rendered, head_kept, lost, holds):
+    assert training_left_as_found(runs_as_rendered, head_kept, lost) is holds
+
+
+def state(name, pid="42", quiet="3"):
+    return "state=%s\npid=%s\nquiet_for=%s\n" % (name, pid, quiet)
+
+
+@pytest.mark.parametrize("text, restart, lost, expected", [
+    (state("running"), False, [], {"start": False, "stop_first": False, "stalled": "", "why_again": "",
+                                   "left_alone": "Training runs on h (pid 42), started from these settings; left alone. "
+                                                 "To start it again, run again with -e verl_restart=true."}),
+    (state("finished", pid=""), False, [], {"start": False, "left_alone": "Training finished on h (exit code 0); left alone. "
+                                                                          "To start it again, run again with -e verl_restart=true."}),
+    (state("running"), True, [], {"start": True, "stop_first": True, "left_alone": "", "why_again": ""}),
+    (state("finished"), True, [], {"start": True, "stop_first": False}),
+    (state("running"), False, ["w1", "w2"], {"start": True, "stop_first": True, "why_again": (
+        "h: the training's workers on w1, w2 went with their Ray, which this run started again; verl's worker group cannot go on "
+        "without them, so the training is started again (it resumes from its checkpoints).")}),
+    (state("running"), True, ["w1"], {"start": True, "why_again": ""}),   # verl_restart says why
+    (state("orphaned"), False, [], {"start": True, "stop_first": True}),
+    (state("crashed"), False, [], {"start": True, "stop_first": False}),
+    (state("stopped"), False, [], {"start": True, "stop_first": False}),
+    ("", False, [], {"state": "unknown", "start": True, "stop_first": False}),  # no container, or nothing deployed yet
+    (state("running", quiet="1900"), False, [], {"start": False, "stalled": (
+        "h: the training left alone is STALLED: it runs (pid 42) but logged no step for 1900 s (more than 1800 s, "
+        "verl_status_stall_seconds); a hung collective (HCCL) looks like this. Fix: read its log, then restart it with "
+        "-e verl_restart=true (it resumes from its checkpoints).")}),
+    (state("running", quiet="1800"), False, [], {"stalled": ""}),
+])
+def test_the_training_plan(text, restart, lost, expected):
+    found = training_plan(text, restart, lost, 1800, "h")
+    assert {key: found[key] for key in expected} == expected
