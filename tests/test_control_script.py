@@ -7,6 +7,7 @@ training pattern (each test renders a unique module name, so parallel tests neve
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -358,6 +359,13 @@ def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tm
     assert "token=cmp-2" in (shared / "deploy.lock").read_text()
     assert "LOCK_FOLDER=''\n" in (control.folder / "verl_control.env").read_text()  # a deploy's own: its log folder
     assert not (control.logs / "compare" / ".verl-deploy" / "deploy.lock").exists()
+
+
+def test_status_answers_which_control_script_this_is(control):
+    """status.yml tells a script that another release of verl-deploy installed by this answer (the script's SHA-256)."""
+    proc = control("status", "", "5", "1800")
+    assert proc.returncode == 0, proc.stderr
+    assert parse_lines(proc.stdout)["control"] == hashlib.sha256((control.folder / "verl_control.sh").read_bytes()).hexdigest()
 
 
 def test_the_script_without_its_values_names_the_fix(control):

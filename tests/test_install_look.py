@@ -1,7 +1,7 @@
 """install.yml's files: what it installs and what its look expects are exactly what the template tasks write.
 
 install.yml renders the files once on the controller (_training_rendered_b64) and sends that text to the host;
-its look skips the install only when the container's checksums equal _training_wanted. Both must be the files
+its look skips the install only when the container's checksums equal install_plan's wanted lines. Both must be the files
 Ansible's template module writes (what playbooks/render.yml renders and the script tests check); a playbook
 renders them both ways and compares (no host is contacted: the default inventory is this machine, the
 scripts go to a temporary folder).
@@ -39,7 +39,8 @@ PLAY = """- hosts: ray_head
         __training_files: "{{ _training_rendered_b64 }}"
     - name: What install.yml sends and what its look expects
       ansible.builtin.copy:
-        content: "{{ {'wanted': _training_wanted, 'files': __training_files} | to_json }}"
+        content: "{{ {'wanted': (__training_files | verl.deploy.install_plan(_training_files, _training_modes, [])).wanted,
+                       'files': __training_files} | to_json }}"
         dest: "{{ verl_output_dir }}/wanted.json"
         mode: "0644"
 """

@@ -36,6 +36,12 @@ options:
     type: list
     elements: str
     default: [crashed, stalled, orphaned, out-of-ray]
+  control_sha256:
+    description:
+      - The SHA-256 of this collection's C(verl_control.sh). A node whose script in the container answers another (an earlier
+        release of verl-deploy installed it) is listed in C(other_control) and named in C(lines) with the fix (deploy again).
+    type: str
+    default: ""
 """
 
 EXAMPLES = r"""
@@ -49,12 +55,13 @@ _value:
   description: C(state), C(progress) (C(step), C(total_steps), C(steps_per_min), C(seconds_left), C(text)), C(phase) (read from the
     log's tail, C(phase) the last of verl's phases that logged, C(line), C(step), C(flags) NaN losses or zero rewards in the
     last steps, C(cause) its likely cause, C(text)), C(alarms), C(failed), C(failing), C(fail_on), C(nodes) (per node its
-    row) and C(lines) (the table and the training's line, for people).
+    row), C(other_control) (the nodes whose control script another release installed) and C(lines) (the table and the
+    training's line, for people).
   type: dict
 """
 
 
-def _status_report(names, hostvars, head, stall_seconds, fail_on=None):
+def _status_report(names, hostvars, head, stall_seconds, fail_on=None, control_sha256=""):
     from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report
     nodes = []
     for name in names:
@@ -63,7 +70,7 @@ def _status_report(names, hostvars, head, stall_seconds, fail_on=None):
         except Exception:  # pylint: disable=broad-exception-caught  # an undefined hostvar reads as absent
             node = None
         nodes.append(dict(node, name=name, answered=True) if isinstance(node, dict) else {"name": name, "answered": False})
-    return status_report(nodes, head, int(stall_seconds), list(FAIL_ON if fail_on is None else fail_on))
+    return status_report(nodes, head, int(stall_seconds), list(FAIL_ON if fail_on is None else fail_on), control_sha256)
 
 
 class FilterModule:

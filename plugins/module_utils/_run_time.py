@@ -7,9 +7,11 @@
 # What the deploy decides at run time, from what the control script's steps answered (verl_control.sh in the training
 # container: its KEY=VALUE lines, its exit code, its stderr) and the facts the stages before declared. Pure functions,
 # each with its table in tests/unit/plugins/module_utils/test_run_time.py; the playbooks call them through the filters
-# ray_head_step, ray_joins and training_plan, once per step, and keep the result under a declared name.
+# of the same names, once per step, and keep the result under a declared name.
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines, parse_training_state, sentences
@@ -124,3 +126,14 @@ def training_plan(state_text, restart, lost_workers, stall_seconds, host):
                      "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))
     return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned"),
             "left_alone": left_alone, "stalled": stalled, "why_again": why_again}
+
+
+def install_plan(files_b64, names, modes, installed):
+    """Which launch files install.yml writes. files_b64: name -> the text this run renders, base64; names: the files in the
+    order they are written (verl_control.env before verl_control.sh); modes: name -> mode; installed: what the container
+    holds, "MODE SHA256 NAME" per file (look.sh's lines). wanted: those lines as this run renders the files; differ: the
+    files whose content or mode differs, in order; stdin: install_files.sh's input for them, "MODE NAME BASE64" per line."""
+    wanted = ["%s %s %s" % (modes[name], hashlib.sha256(base64.b64decode(files_b64[name])).hexdigest(), name) for name in names]
+    held = set(installed or ())
+    differ = [name for name, line in zip(names, wanted) if line not in held]
+    return {"wanted": wanted, "differ": differ, "stdin": "\n".join("%s %s %s" % (modes[name], name, files_b64[name]) for name in differ)}

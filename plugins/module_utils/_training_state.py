@@ -256,7 +256,19 @@ def _hbm(npu):
             "%d%%" % round(sum(aicore) / float(len(aicore))) if aicore else "-")
 
 
-def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
+def node_status(result, container, container_line, npus_in_use, control):
+    """What status.yml shows of one node: its container, the NPUs in use, then what `verl_control.sh status` said (its
+    sentences; its KEY=VALUE answer is status_report's), or why it said nothing: no control script in the container (not
+    deployed), or the step's own error. result: the status step's registered result (skipped while the container is down)."""
+    lines = ["container %s: %s" % (container, container_line), "NPUs in use: %s" % npus_in_use]
+    if result.get("rc") == 0:
+        return lines + sentences(result.get("stdout"))
+    if result.get("rc") == 127:
+        return lines + ["not deployed: no %s in the container (run deploy.yml)" % control]
+    return lines + [line for line in [(result.get("stderr") or "").strip()] if line]
+
+
+def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""):
     """The status of a deployment, for people (a table, one row per node, the head first, and the training's line) and
     for alarms (the state, the alarms, failed).
 
@@ -266,6 +278,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
     A running training that logged no step for more than stall_seconds is stalled; while a training runs (or stalls),
     a node whose container runs no Ray member of the head's cluster is out of Ray. Nodes that did not answer are shown,
     and status.yml fails on them anyway (tasks/unanswered.yml).
+    control_sha256: the SHA-256 of this collection's verl_control.sh; a node whose script answers another one (or none: a
+    release before the script said which it is) was installed by another release of verl-deploy, and is named with the fix.
     """
     unknown = [name for name in fail_on or () if name not in FAIL_ON]
     ordered = sorted(nodes, key=lambda node: node["name"] != head)
@@ -313,9 +327,14 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON):
         lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
+    other = [node["name"] for node in ordered if control_sha256 and node.get("answered") and node.get("container_runs")
+             and node.get("answer") and parse_lines(node["answer"]).get("control") != control_sha256]
+    if other:
+        lines.append("verl_control.sh on %s was installed by another release of verl-deploy: this report reads it as this release's "
+                     "and may read it wrongly. Fix: run deploy.yml to update it (a running training is left alone)." % ", ".join(other))
     if unknown:
         failing.append("verl_status_fail_on names %s, which is not one of %s. Fix: give a list of those." % (
             ", ".join(unknown), ", ".join(FAIL_ON)))
         lines.append("ALARM: " + failing[-1])
     return {"state": state, "progress": progress, "phase": phase, "alarms": [alarm[1] for alarm in alarms], "failed": bool(failing),
-            "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "lines": lines}
+            "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "other_control": other, "lines": lines}

@@ -7,6 +7,7 @@
 # start_verl.sh sources it (VERL_CANN_PROGRAM, the role's cann_env.sh, with the CANN_SCRIPTS), within SECONDS. The answer:
 # command_check_rc=N and the output's last lines, each "command_check: LINE" (the deploy decides, _versions.command_check).
 # A command the image refuses installs nothing in the container, so that a re-run looks, differs and checks again.
+# After an "installed PATH" line per file: changed=true (the install step's verl.deploy.step_changed).
 set -eu
 stage="$1" container="$2" workdir="$3" seconds="${4:-}"
 if [ $# -ge 4 ]; then shift 4; else shift $#; fi
@@ -43,3 +44,4 @@ for name in ${names}; do
     docker cp "${stage}/${name}" "${container}:${workdir}/${name}"
     echo "installed ${workdir}/${name}"
 done
+[ -z "${names}" ] || echo changed=true

@@ -654,9 +654,10 @@ status() {
     if [ "${ROLE}" = head ]; then
         status_training "${2:-20}" "${3:-1800}"
     fi
-    # For the playbook (status.yml decides the verdict and the table from these): this node in Ray, and on the head
-    # the training's state as training-state gives it.
-    answer "in_ray=${STATUS_IN_RAY}"
+    # For the playbook (status.yml decides the verdict and the table from these): this node in Ray, which control script
+    # this is (status.yml tells one that another release of verl-deploy installed), and on the head the training's state
+    # as training-state gives it.
+    answer "in_ray=${STATUS_IN_RAY}" "control=$(sha256sum <verl_control.sh | cut -c1-64)"
     if [ "${ROLE}" = head ]; then
         training_state
     fi

@@ -5,8 +5,16 @@ from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, sh, ta
 
 
 def test_status_reports_every_node():
-    proc = playbook("status.yml")
+    # A worker's control script as another release of verl-deploy left it (its text differs): named, with the fix.
+    older = hosts("ray_workers")[-1]
+    in_verl(older, "echo '# verl-deploy, an earlier release' >> /verl/verl_control.sh")
+    try:
+        proc = playbook("status.yml")
+    finally:
+        in_verl(older, "sed -i '$d' /verl/verl_control.sh")
     assert proc.returncode == 0, tail(proc)
+    assert "verl_control.sh on %s was installed by another release of verl-deploy" % older in proc.output, tail(proc)
+    assert "Fix: run deploy.yml to update it" in proc.output
     assert "dashboard http://" in proc.stdout
     assert "training: running (pid" in proc.output and "steps/min" in proc.output, tail(proc)
     assert "step:" in proc.stdout, tail(proc)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+import base64
+import hashlib
+
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    ray_head_step, ray_joins, step_changed, training_plan, training_left_as_found)
+    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -125,3 +128,27 @@ def state(name, pid="42", quiet="3"):
 def test_the_training_plan(text, restart, lost, expected):
     found = training_plan(text, restart, lost, 1800, "h")
     assert {key: found[key] for key in expected} == expected
+
+
+FILES = {"start_verl.sh": "#!/bin/bash\n", "verl_control.env": "HOST=h\n", "verl_control.sh": "#!/usr/bin/env bash\n", "launch.json": "{}\n"}
+NAMES = list(FILES)
+MODES = {"start_verl.sh": "755", "verl_control.env": "644", "verl_control.sh": "755", "launch.json": "644"}
+
+
+def look(name, mode=None, text=None):
+    return "%s %s %s" % (mode or MODES[name], hashlib.sha256((FILES[name] if text is None else text).encode()).hexdigest(), name)
+
+
+@pytest.mark.parametrize("installed, differ", [
+    ([], NAMES),                                                         # a new container: everything, the values first
+    ([look(name) for name in NAMES], []),                                # an unchanged re-run writes nothing
+    ([look(name) for name in NAMES if name != "verl_control.env"], ["verl_control.env"]),  # an earlier release's container
+    ([look("start_verl.sh", mode="700")] + [look(name) for name in NAMES[1:]], ["start_verl.sh"]),  # a mode changed by hand
+    ([look("launch.json", text="{\"old\": 1}\n")] + [look(name) for name in NAMES[:3]], ["launch.json"]),  # new settings
+])
+def test_the_install_writes_what_differs_in_its_order(installed, differ):
+    files = {name: base64.b64encode(text.encode()).decode() for name, text in FILES.items()}
+    plan = install_plan(files, NAMES, MODES, installed)
+    assert plan["wanted"] == [look(name) for name in NAMES]
+    assert plan["differ"] == differ
+    assert plan["stdin"] == "\n".join("%s %s %s" % (MODES[name], name, files[name]) for name in differ)

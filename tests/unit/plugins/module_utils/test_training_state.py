@@ -196,6 +196,21 @@ def test_the_status_table_head_first_with_progress_and_time_left():
                                   "text": "step 11 of 100 (11.0%), 1.0 steps/min, about 1 h 29 min left"}
 
 
+def test_a_control_script_another_release_installed_is_named_with_the_fix():
+    """The script answers its own SHA-256 (control=); one of another release, or one from before it said which it is, is
+    named (a stopped container's, or a node that did not answer, cannot be told)."""
+    ours, theirs = "a" * 64, "b" * 64
+    nodes = [node("h", head_answer() + "\ncontrol=%s" % ours), node("w1", "in_ray=yes\ncontrol=%s" % theirs), node("w2"),
+             node("w3", "", runs=False), node("w4", answered=False)]
+    report = status_report(nodes, "h", 1800, control_sha256=ours)
+    assert report["other_control"] == ["w1", "w2"] and not any("verl_control" in text for text in report["failing"])  # a note
+    assert report["lines"][-1] == ("verl_control.sh on w1, w2 was installed by another release of verl-deploy: this report reads it as "
+                                   "this release's and may read it wrongly. Fix: run deploy.yml to update it (a running training is "
+                                   "left alone).")
+    assert status_report(nodes[:1], "h", 1800, control_sha256=ours)["other_control"] == []
+    assert status_report(nodes, "h", 1800)["other_control"] == []  # nothing to compare with
+
+
 def test_a_head_whose_container_is_down_shows_no_training_and_an_unknown_fail_on_name_fails():
     report = status_report([node("h", "", runs=False)], "h", 1800, ["crashed", "crash"])
     assert report["state"] == "unknown" and report["nodes"]["h"]["ray"] == "no"
