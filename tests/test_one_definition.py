@@ -69,4 +69,12 @@ def test_cann_is_sourced_in_one_place():
     places = [str(path.relative_to(REPO)) for path in PRODUCTION if path.suffix in (".sh", ".j2") and sourcing.search(path.read_text())]
     assert places == ["roles/training/files/cann_env.sh"], places
     assert "{{ _training_cann_env }}" in (REPO / "roles/training/templates/start_verl.sh.j2").read_text()
-    assert "cann_env.sh" in (REPO / "roles/container/tasks/main.yml").read_text()
+    # deploy.yml hands the file's text to the container stage (a declared input of its argument spec), which runs it.
+    assert "roles/training/files/cann_env.sh') }}" in (REPO / "playbooks/deploy.yml").read_text()
+    assert "VERL_CANN_PROGRAM: \"{{ _container_cann_program }}\"" in (REPO / "roles/container/tasks/main.yml").read_text()
+
+
+def test_no_role_reads_another_roles_files():
+    """A stage's files are its own: what another stage needs of them, the playbook passes as a declared input."""
+    places = [str(path.relative_to(REPO)) for path in REPO.glob("roles/*/tasks/*.yml") if "role_path ~ '/../" in path.read_text()]
+    assert places == [], places
