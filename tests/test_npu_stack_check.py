@@ -178,6 +178,19 @@ def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
     assert proc.returncode == 0 and parse_lines(proc.stdout)["look"] == "", proc.stdout
 
 
+@pytest.mark.parametrize("running, said, judged", [(True, "running", True), (False, "none", False)])
+def test_its_look_says_whether_the_raylet_runs_for_the_ray_stage(tmp_path, container, running, said, judged):
+    """The Ray stage leaves a worker the head lists alive without a call of its own when this look saw its raylet running.
+    pgrep here answers as the container's would (the host's own pgrep also sees the simulated clusters' raylets)."""
+    bin_dir = Path(container["PATH"].split(":")[0])
+    (bin_dir / "pgrep").write_text('#!/bin/sh\n[ "$*" = "-x raylet" ] || exit 2\nexit %d\n' % (0 if running else 1))
+    (bin_dir / "pgrep").chmod(0o755)
+    proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
+    assert proc.returncode == 0 and parse_lines(proc.stdout)["raylet"] == said, proc.stdout + proc.stderr
+    assert image_stack({"rc": 0, "stdout": proc.stdout}, "dapo")["raylet"] is judged
+    assert image_stack({"rc": 0, "stdout": "look=\n"}, "dapo")["raylet"] is None  # a check that did not look
+
+
 def test_the_check_passes_shellcheck():
     from test_shellcheck import SHELLCHECK  # pylint: disable=import-outside-toplevel
 

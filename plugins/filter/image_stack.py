@@ -81,6 +81,11 @@ _value:
           when it looked at none, or the check failed.
       type: list
       elements: str
+    raylet:
+      description:
+        - Whether Ray's raylet ran in the container when the check looked (its C(raylet=) answer); none when it did not say.
+          The Ray stage leaves a worker alone without a call of its own when it ran and the head lists the node.
+      type: bool
     probe_failed:
       description:
         - When the input is the check's registered result and it exited non-zero, what it said last, its exit code and the fix
@@ -93,7 +98,7 @@ import json
 
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
     from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
-    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": ""}
+    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None}
     if isinstance(output, dict):  # the check's registered result
         if output.get("rc") not in (0, None) or output.get("failed"):
             return dict(verdict, probe_failed=probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"),
@@ -102,6 +107,8 @@ def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", c
     text = str(output or "").splitlines()
     looks = [line[len("look="):] for line in text if line.startswith("look=")]
     verdict["launch_files"] = [entry for entry in (looks[-1] if looks else "").split(",") if entry]
+    raylets = [line[len("raylet="):] for line in text if line.startswith("raylet=")]
+    verdict["raylet"] = (raylets[-1] == "running") if raylets else None
     lines = [line for line in text if line.startswith("stack=")]
     if not lines:
         return dict(verdict, problems=["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run "

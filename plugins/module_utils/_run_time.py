@@ -93,6 +93,17 @@ def ray_joins(results, master, port):
             "said": [line for r in results for line in sentences(r.get("stdout", ""))], "problem": problem}
 
 
+def worker_in_ray(members, node_ip, npus, raylet):
+    """Whether a worker is in the head's Ray already, from what this run has read: the head's list of nodes alive
+    (members, "IP=NPUS,...") holds this node's address with all of its NPUs, and the container stage's look saw its raylet
+    running (raylet: True, False, or None when that look did not run). Only then is the worker left alone without a call of
+    its own; anything else is asked in the container (`verl_control.sh ray-check`, the same condition), which also covers a
+    node whose container sees itself under another address."""
+    if raylet is None or not _true(raylet) or not node_ip:
+        return False
+    return "%s=%s" % (node_ip, npus) in str(members or "").split(",")
+
+
 def training_left_as_found(runs_as_rendered, head_kept, workers_started):
     """Whether a training runs from these settings on a cluster this run left as it was: it ran from these settings (and is
     not to be restarted: the settings check's _training_runs_as_rendered), the head's Ray was left alone and this deploy

@@ -17,10 +17,12 @@ want="$1"
 shift
 # With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first one answer line
 # look=MODE SHA256 NAME,... for the launch files there (*.sh, *.env and launch.json at its top; empty when there are none), so
-# that the launch-scripts stage needs no call of its own to compare them.
+# that the launch-scripts stage needs no call of its own to compare them; and raylet=running|none, whether Ray's raylet
+# runs here, so that the Ray stage leaves a worker the head lists alive without a call of its own.
 if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
     # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
     echo "look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh *.env launch.json | paste -sd, -)"
+    if pgrep -x raylet >/dev/null 2>&1; then echo "raylet=running"; else echo "raylet=none"; fi
 fi
 if ! smi="$(npu-smi info 2>&1)"; then
     echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"

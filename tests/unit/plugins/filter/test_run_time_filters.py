@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The run-time filters (step_changed, ray_head_step, ray_joins, training_left_as_found, training_plan, install_plan) as the
+"""The run-time filters (step_changed, ray_head_step, ray_joins, worker_in_ray, training_left_as_found, training_plan, install_plan) as the
 roles call them, in one render: each hands its arguments to plugins/module_utils/_run_time.py, whose rows are test_run_time.py's."""
 from __future__ import annotations
 
@@ -11,18 +11,20 @@ def test_the_run_time_filters_as_the_roles_call_them(render):
     head = {"rc": 0, "stdout": "ray: started\nchanged=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"}
     joins = [{"item": "w1", "answered": True, "rejoined": True, "rc": 0, "stdout": "ray: joined\nchanged=true\n"},
              {"item": "w2", "answered": False, "rejoined": False}]
-    changed, step, joined, left, plan, install = render([
+    changed, step, joined, listed, left, plan, install = render([
         "stopped | verl.deploy.step_changed",
         "head | verl.deploy.ray_head_step('n1')",
         "joins | verl.deploy.ray_joins('10.0.0.1', 9182)",
+        "'10.0.0.1=8,10.0.0.2=8' | verl.deploy.worker_in_ray('10.0.0.2', 8, raylet)",
         "'True' | verl.deploy.training_left_as_found(step_kept, [])",
         "state | verl.deploy.training_plan(false, ['w1'], 1800, 'n1')",
         "{'a.sh': 'IyEvYmluL3NoCg=='} | verl.deploy.install_plan(['a.sh'], {'a.sh': '755'}, [])",
     ], stopped={"rc": 0, "stdout": "training: stopped\nchanged=true\n"}, head=head, joins=joins, step_kept=True,
-        state="state=running\npid=7\nquiet_for=2\n")
+        state="state=running\npid=7\nquiet_for=2\n", raylet=True)
     assert changed is True
     assert (step["changed"], step["kept"], step["members"], step["complete"], step["problem"]) == (True, False, "10.0.0.1=8", False, "")
     assert (joined["unanswered"], joined["rejoined"], joined["problem"]) == (["w2"], ["w1"], "")
+    assert listed is True
     assert left is True
     assert install == {"wanted": ["755 %s a.sh" % hashlib.sha256(b"#!/bin/sh\n").hexdigest()], "differ": ["a.sh"],
                        "stdin": "755 a.sh IyEvYmluL3NoCg=="}

@@ -9,7 +9,7 @@ import base64
 import hashlib
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan)
+    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -85,6 +85,21 @@ def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
 def test_the_workers_joins(results, expected):
     found = ray_joins(results, "10.0.0.1", 6379)
     assert {key: found[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("members, node_ip, raylet, listed", [
+    ("10.0.0.1=8,10.0.0.2=8", "10.0.0.2", True, True),
+    ("10.0.0.1=8,10.0.0.2=8", "10.0.0.2", "True", True),     # as a template may hand the fact over
+    ("10.0.0.1=8,10.0.0.2=8", "10.0.0.2", False, False),     # its raylet is gone: the GCS has not noticed yet
+    ("10.0.0.1=8,10.0.0.2=8", "10.0.0.2", None, False),      # the container stage did not look: ask the container
+    ("10.0.0.1=8,10.0.0.2=4", "10.0.0.2", True, False),      # in, but not with all of its NPUs
+    ("10.0.0.1=8,10.0.0.22=8", "10.0.0.2", True, False),     # another node whose address starts the same
+    ("10.0.0.1=8", "10.0.0.2", True, False),                 # the head's Ray started anew: not listed yet
+    ("", "10.0.0.2", True, False),
+    ("10.0.0.1=8,10.0.0.2=8", "", True, False),              # no address handed on
+])
+def test_a_worker_is_left_alone_without_a_call_only_when_listed_with_its_npus_and_its_raylet_runs(members, node_ip, raylet, listed):
+    assert worker_in_ray(members, node_ip, 8, raylet) is listed
 
 
 @pytest.mark.parametrize("runs_as_rendered, head_kept, lost, holds", [
