@@ -21,8 +21,8 @@
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
 #   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
 #                                                   deploys (playbooks/compare.yml), waited for as `ray` does
-# People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (the filter
-# verl.deploy.answer): ray, stop-training, stop-ray and unlock end with changed=true|false and state=...;
+# People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (decided on in
+# plugins/module_utils/_run_time.py): ray, stop-training, stop-ray and unlock end with changed=true|false and state=...;
 # the head's ray also with lock=none|held|free|waited|taken-over (how it took the deploy's lock), members=IP=NPUS,...
 # (the nodes alive now) and complete=true|false (all NPUs joined). Each step's stdout is its sentences and that block;
 # what the programs it runs print (start_verl.sh, ray start) goes to stderr, with the errors.
