@@ -99,7 +99,7 @@ def worker_in_ray(members, node_ip, npus, raylet):
     running (raylet: True, False, or None when that look did not run). Only then is the worker left alone without a call of
     its own; anything else is asked in the container (`verl_control.sh ray-check`, the same condition), which also covers a
     node whose container sees itself under another address."""
-    if raylet is None or not _true(raylet) or not node_ip:
+    if not _true(raylet) or not node_ip:  # None (the look did not run) reads as not seen
         return False
     return "%s=%s" % (node_ip, npus) in str(members or "").split(",")
 

@@ -238,7 +238,8 @@ PY
 }
 
 in_cluster() {
-    # Whether the head's list of nodes alive (IP=NPUS,...) holds this IP with all of this node's NPUs.
+    # Whether the head's list of nodes alive (IP=NPUS,...) holds this IP with all of this node's NPUs. The deploy decides
+    # the same on the controller first (worker_in_ray in plugins/module_utils/_run_time.py): keep the two alike.
     [[ ",$1," == *",$2=${NPU_PER_NODE},"* ]]
 }
 
