@@ -17,7 +17,8 @@ import uuid
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, parse_lines, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import (launch_record, node_status, parse_lines, sentences,
+                                                                                  status_answer)
 from helpers.launch_helpers import launch_ok, write_scripts
 
 STAND_IN_START = r"""#!/bin/bash
@@ -76,6 +77,13 @@ def state(run):
     return dict(line.split("=", 1) for line in proc.stdout.splitlines())
 
 
+def shown(run, stall=1800):
+    """What status.yml shows of this node (node_status says the status step's facts), as one text."""
+    proc = run("status", "", "5")
+    assert proc.returncode == 0, proc.stderr
+    return "\n".join(node_status({"rc": 0, "stdout": proc.stdout}, "verl", "running", "-", "/verl/verl_control.sh", stall))
+
+
 def wait_for(check, seconds=20):
     deadline = time.monotonic() + seconds
     while not check():
@@ -85,13 +93,13 @@ def wait_for(check, seconds=20):
 
 def test_nothing_started_yet(control):
     assert state(control)["state"] == "not-started"
-    status = control("status", "", "5", "1800").stdout
+    status = shown(control)
     assert "training: not started on this node by verl.deploy" in status
     assert "verl: unknown (no verl/version/version in " in status
     version = control.logs.parent / "verl" / "verl" / "version"
     version.mkdir(parents=True)
     (version / "version").write_text("0.7.0.dev\n")
-    assert "verl: 0.7.0.dev" in control("status", "", "5", "1800").stdout.splitlines()
+    assert "verl: 0.7.0.dev" in shown(control).splitlines()
 
 
 def test_start_records_steps_and_the_exit_code_of_a_crash(control):
@@ -101,12 +109,17 @@ def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     found = state(control)
     assert found["state"] == "crashed" and found["exit_code"] == "3" and found["last_step"].endswith(" 3")
     assert found["first_step"].endswith(" 1") and found["ray_session"] == ""
-    status = control("status", "", "5", "1800").stdout
+    status = shown(control)
     assert "training: CRASHED (exit code 3)" in status and "step 3 logged at" in status
-    # The block status.yml decides from (verl.deploy.status_report): this node in Ray, the training's state lines.
-    found = parse_lines(status)
-    assert (found["in_ray"], found["state"], found["exit_code"]) == ("no", "crashed", "3"), status
+    # The facts status.yml decides from (verl.deploy.status_report): this node in Ray, the training's state lines; the
+    # tails are text (the log's "state=..." line is the log's, not the training's state).
+    with open(control.logs / "verl_qwen3_8b_run_1.log", "a", encoding="utf-8") as log:
+        log.write("state=running\n")
+    found, tails = status_answer(control("status", "", "5").stdout)
+    assert (found["in_ray"], found["state"], found["exit_code"]) == ("no", "crashed", "3"), found
+    assert tails["log"][-1] == "state=running" and tails["start_output"], tails
     assert "log: %s/verl_qwen3_8b_run_1.log (last 5 lines)" % control.logs in status
+    assert "start output: %s/start_verl.out" % control.logs in status  # and, the training having crashed, its last lines
 
 
 def test_a_clean_end_is_finished(control):
@@ -120,10 +133,10 @@ def test_running_then_stalled_then_stopped(control):
     wait_for(lambda: (control.state / "last_step").exists() and (control.state / "last_step").read_text().endswith(" 3\n"))
     found = state(control)
     assert found["state"] == "running" and found["pid"]
-    assert "training: running (pid %s)" % found["pid"] in control("status", "", "5", "1800").stdout
+    assert "training: running (pid %s)" % found["pid"] in shown(control)
     # No step for longer than the stall bound: a hung collective looks like this.
     (control.state / "last_step").write_text("%d 3\n" % (time.time() - 100))
-    assert "training: STALLED: runs (pid %s) but logged no step for" % found["pid"] in control("status", "", "5", "30").stdout
+    assert "training: STALLED: runs (pid %s) but logged no step for" % found["pid"] in shown(control, stall=30)
     assert "a training already runs" in control("start-training").stderr
     stop = control("stop-training")
     assert stop.returncode == 0 and stop.stdout.splitlines() == ["training: stopped", "changed=true", "state=stopped"], stop.stderr
@@ -138,7 +151,7 @@ def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
     it, and to stop it on verl_restart=true): the pattern holds both entry points."""
     assert control("start-training", HOLD="60", MODULE=control.other).returncode == 0
     wait_for(lambda: state(control)["state"] == "running")
-    status = control("status", "", "5", "1800").stdout
+    status = shown(control)
     assert "training: running (pid" in status
     assert "algorithm: DAPO (resume mode auto)" in status, status
     assert parse_lines(control("stop-training").stdout) == {"changed": "true", "state": "stopped"}
@@ -363,9 +376,9 @@ def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tm
 
 def test_status_answers_which_control_script_this_is(control):
     """status.yml tells a script that another release of verl-deploy installed by this answer (the script's SHA-256)."""
-    proc = control("status", "", "5", "1800")
+    proc = control("status", "", "5")
     assert proc.returncode == 0, proc.stderr
-    assert parse_lines(proc.stdout)["control"] == hashlib.sha256((control.folder / "verl_control.sh").read_bytes()).hexdigest()
+    assert status_answer(proc.stdout)[0]["control"] == hashlib.sha256((control.folder / "verl_control.sh").read_bytes()).hexdigest()
 
 
 def test_the_script_without_its_values_names_the_fix(control):
@@ -403,5 +416,5 @@ def test_each_start_keeps_the_previous_starts_output(control):
     control("start-training", EXIT_CODE="3", STEPS="0")
     wait_for((control.state / "exit_code").exists)
     assert (control.logs / "start_verl.out").exists() and (control.logs / "start_verl.out.1").exists()
-    status = control("status", "", "5", "1800").stdout
+    status = shown(control)
     assert "start output: %s/start_verl.out (the previous start's: %s/start_verl.out.1)" % (control.logs, control.logs) in status

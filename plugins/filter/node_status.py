@@ -8,9 +8,11 @@ name: node_status
 short_description: What status.yml shows of one node, from its control script's status step
 version_added: 0.1.0
 description:
-  - The node's container and the NPUs in use, then the sentences C(verl_control.sh status) said (never its C(KEY=VALUE)
-    answer, which P(verl.deploy.status_report#filter) reads), or why it said nothing (no control script in the container,
-    or the step's own error).
+  - The node's container and the NPUs in use, then what C(verl_control.sh status) found, said in sentences (this node in
+    Ray, the image's verl and, on the head, the training's state, its start output and its log's last lines), or why it
+    found nothing (no control script in the container, or the step's own error).
+  - The step answers facts only (C(KEY=VALUE) lines and the tails); the sentences are made here, and
+    P(verl.deploy.status_report#filter) decides the verdict from the same facts.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -34,12 +36,16 @@ options:
     description: The control script's path in the container.
     type: str
     required: true
+  stall_seconds:
+    description: A running training that logged no step for longer is said to be STALLED (verl_status_stall_seconds).
+    type: int
+    default: 1800
 """
 
 EXAMPLES = r"""
 - name: Status
   ansible.builtin.debug:
-    msg: "{{ status_result | verl.deploy.node_status('verl', 'running', '0-7 by the training', '/verl/verl_control.sh') }}"
+    msg: "{{ status_result | verl.deploy.node_status('verl', 'running', '0-7 by the training', '/verl/verl_control.sh', 1800) }}"
 """
 
 RETURN = r"""
@@ -50,9 +56,9 @@ _value:
 """
 
 
-def node_status(result, container, container_line, npus_in_use, control):
+def node_status(result, container, container_line, npus_in_use, control, stall_seconds=1800):
     from ansible_collections.verl.deploy.plugins.module_utils._training_state import node_status as _node_status
-    return _node_status(result, container, container_line, npus_in_use, control)
+    return _node_status(result, container, container_line, npus_in_use, control, int(stall_seconds))
 
 
 class FilterModule:

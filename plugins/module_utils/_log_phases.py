@@ -141,17 +141,3 @@ def last_phase(lines):
         text = "last phase logged: %s%s" % (phase, where_step)
     return {"phase": phase, "line": where[:300], "step": step, "flags": problems, "cause": CAUSES.get(phase, ""),
             "text": text + ("; " + "; ".join(problems) if problems else "")}
-
-
-def log_tail(answer):
-    """The log lines verl_control.sh status printed after its "log: <file> (last N lines)" sentence (up to its KEY=VALUE
-    lines, which start with in_ray=)."""
-    tail, inside = [], False
-    for line in str(answer or "").splitlines():
-        if inside:
-            if line.startswith("in_ray="):
-                break
-            tail.append(line)
-        elif line.startswith("log: ") and "(last " in line:
-            inside = True
-    return tail

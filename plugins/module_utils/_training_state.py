@@ -14,9 +14,10 @@ import hashlib
 import json
 import re
 import shlex
+import time
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
-from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase, log_tail
+from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
 # in them alone never needs a restart. Per-host facts and values derived from others are left out too.
@@ -86,7 +87,10 @@ def parse_training_state(text):
 
     Anything else (no container, an older script without the step) reads as state "unknown".
     """
-    found = parse_lines(text)
+    return _training_state(parse_lines(text))
+
+
+def _training_state(found):
     state = {key: found.get(key, "") for key in STATE_KEYS}
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
@@ -256,16 +260,109 @@ def _hbm(npu):
             "%d%%" % round(sum(aicore) / float(len(aicore))) if aicore else "-")
 
 
-def node_status(result, container, container_line, npus_in_use, control):
-    """What status.yml shows of one node: its container, the NPUs in use, then what `verl_control.sh status` said (its
-    sentences; its KEY=VALUE answer is status_report's), or why it said nothing: no control script in the container (not
-    deployed), or the step's own error. result: the status step's registered result (skipped while the container is down)."""
+# What `verl_control.sh status` prints after its KEY=VALUE lines, on the head: the last start's output and the log's tail.
+_TAILS = ("--- start output", "--- log")
+
+
+def status_answer(text):
+    """The facts (KEY=VALUE lines) of `verl_control.sh status`, and its tails: {"start_output": [...], "log": [...]}.
+
+    The tails are read as text, never as KEY=VALUE lines (a log line "state=..." is the log's)."""
+    lines, tails, part = [], {"start_output": [], "log": []}, None
+    for line in str(text or "").splitlines():
+        if line in _TAILS and (part is None or (part == "start_output" and line == _TAILS[1])):
+            part = "start_output" if line == _TAILS[0] else "log"
+        elif part:
+            tails[part].append(line)
+        else:
+            lines.append(line)
+    return parse_lines("\n".join(lines)), tails
+
+
+def _when(seconds):
+    seconds = _number(seconds, None)
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds is not None else "an unknown time"
+
+
+def _ray_sentences(facts):
+    if facts.get("in_ray") == "unknown":
+        return ["ray: cannot tell: %s" % facts.get("address_problem")]
+    where, listed = "%s:%s" % (facts.get("master_ip"), facts.get("ray_port")), facts.get("listed")
+    raylet = "runs" if facts.get("raylet") == "running" else "absent"
+    head = facts.get("role") == "head"
+    if facts.get("in_ray") == "yes":
+        said = ["ray: in the cluster of %s as %s with %s NPU" % (where, facts.get("current_ip"), facts.get("npus"))]
+    elif head and not listed:
+        said = ["ray: the head's Ray does not answer at %s (raylet here: %s). Fix: run deploy.yml again." % (where, raylet)]
+    else:
+        said = ["ray: NOT in the cluster of %s (the head lists: %s; raylet here: %s). Fix: run deploy.yml again." % (
+            where, listed or "nothing", raylet)]
+    if head:
+        said.append("ray: nodes alive with their NPUs: %s; dashboard http://%s:%s" % (
+            listed or "none", facts.get("master_ip"), facts.get("dashboard_port")))
+    return said
+
+
+def _training_sentences(facts, tails, stall_seconds):
+    training = _training_state(facts)
+    state, pid, now = training["state"], training["pid"], _number(facts.get("now"))
+    last = _step(training["last_step"])
+    progress = "no step logged yet"
+    if last:
+        rate = training_progress(training)["steps_per_min"]
+        progress = "step %s logged at %s (%d s ago)%s" % (last[1], _when(last[0]), now - last[0], ", %s steps/min" % round(rate, 1) if rate else "")
+    started = _when(training["started_at"])
+    if state == "running" and _number(training["quiet_for"]) > stall_seconds:
+        said = ["training: STALLED: runs (pid %s) but logged no step for %s s (more than %d s, verl_status_stall_seconds); %s. The log's "
+                "last lines below show the phase it stopped in (status.yml names it with its likely cause); then restart with "
+                "deploy.yml -e verl_restart=true." % (pid, training["quiet_for"], stall_seconds, progress)]
+    elif state == "running":
+        said = ["training: running (pid %s) since %s; %s" % (pid, started, progress)]
+    elif state == "orphaned":
+        said = ["training: its Ray cluster was restarted under it (pid %s); it cannot go on. Fix: run deploy.yml again (it is started "
+                "again and resumes from its checkpoints)." % pid]
+    elif state == "crashed":
+        said = ["training: CRASHED (exit code %s) after %s; %s. Fix: read the log below, then run deploy.yml again (it resumes from its "
+                "checkpoints)." % (training["exit_code"] or "unknown: the container or node restarted under it", started, progress)]
+    elif state == "finished":
+        said = ["training: finished (exit code 0); %s" % progress]
+    elif state == "stopped":
+        said = ["training: stopped at %s (stop.yml); %s" % (_when(training["stopped_at"]), progress)]
+    else:
+        said = ["training: not started on this node by verl.deploy"]
+    # What the training was started with (its launch record): the algorithm and where it resumed from.
+    settings = (training["launch"] or {}).get("settings") or {}
+    if settings.get("algorithm"):
+        said.append("algorithm: %s (resume mode %s)" % (str(settings["algorithm"]).upper(), settings.get("resume_mode") or "unknown"))
+    # Each start's own output (start_verl.sh: Ray's wait, the training's first lines); the previous starts' are kept.
+    if facts.get("start_out"):
+        previous = " (the previous start's: %s)" % facts["start_out_previous"] if facts.get("start_out_previous") else ""
+        said.append("start output: %s%s" % (facts["start_out"], previous))
+        said += tails["start_output"] if state == "crashed" else []
+    if training["log"]:
+        said += ["log: %s (last %s lines)" % (training["log"], facts.get("log_lines"))] + tails["log"]
+    else:
+        said.append("log: none yet in %s" % facts.get("log_dir"))
+    return said
+
+
+def node_status(result, container, container_line, npus_in_use, control, stall_seconds=1800):
+    """What status.yml shows of one node: its container, the NPUs in use, then what `verl_control.sh status` found, said
+    (the ray line, the image's verl and, on the head, the training's state, its start output and its log's last lines),
+    or why it found nothing: no control script in the container (not deployed), or the step's own error. result: the
+    status step's registered result (skipped while the container is down). A script another release of verl-deploy
+    installed is shown as it said itself (status_report names it with the fix)."""
     lines = ["container %s: %s" % (container, container_line), "NPUs in use: %s" % npus_in_use]
-    if result.get("rc") == 0:
-        return lines + sentences(result.get("stdout"))
     if result.get("rc") == 127:
         return lines + ["not deployed: no %s in the container (run deploy.yml)" % control]
-    return lines + [line for line in [(result.get("stderr") or "").strip()] if line]
+    if result.get("rc") != 0:
+        return lines + [line for line in [(result.get("stderr") or "").strip()] if line]
+    facts, tails = status_answer(result.get("stdout"))
+    if "role" not in facts:
+        return lines + sentences(result.get("stdout"))
+    lines += _ray_sentences(facts)
+    lines.append("verl: %s" % (facts.get("verl") or "unknown (no verl/version/version in %s)" % facts.get("workdir")))
+    return lines + (_training_sentences(facts, tails, stall_seconds) if facts["role"] == "head" else [])
 
 
 def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""):
@@ -285,12 +382,13 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     ordered = sorted(nodes, key=lambda node: node["name"] != head)
     by_name = {node["name"]: node for node in ordered}
     head_node = by_name.get(head) or {}
-    training = parse_training_state(head_node.get("answer") or "") if head_node.get("container_runs") else {"state": "unknown"}
+    head_facts, head_tails = status_answer(head_node.get("answer"))
+    training = _training_state(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
     state = training["state"]
     if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
         state = "stalled"
     # Which phase of verl's loop logged last, and NaN losses or zero rewards in its last steps (the log's tail in the answer).
-    phase = last_phase(log_tail(head_node.get("answer"))) if state != "unknown" else last_phase([])
+    phase = last_phase(head_tails["log"]) if state != "unknown" else last_phase([])
     no_progress = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
     progress = training_progress(training) if state != "unknown" else no_progress
     alarms = []
@@ -306,7 +404,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     rows, facts = [], {}
     for node in ordered:
         name = node["name"]
-        in_ray = parse_lines(node.get("answer") or "").get("in_ray") or ("no" if node.get("answered") else "?")
+        in_ray = status_answer(node.get("answer"))[0].get("in_ray") or ("no" if node.get("answered") else "?")
         hbm, aicore = _hbm(node.get("npu"))
         if not node.get("answered"):
             row = {"container": "DID NOT ANSWER", "ray": "?", "npus_in_use": "?", "hbm": "?", "aicore": "?"}
@@ -328,7 +426,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
     other = [node["name"] for node in ordered if control_sha256 and node.get("answered") and node.get("container_runs")
-             and node.get("answer") and parse_lines(node["answer"]).get("control") != control_sha256]
+             and node.get("answer") and status_answer(node["answer"])[0].get("control") != control_sha256]
     if other:
         lines.append("verl_control.sh on %s was installed by another release of verl-deploy: this report reads it as this release's "
                      "and may read it wrongly. Fix: run deploy.yml to update it (a running training is left alone)." % ", ".join(other))

@@ -7,6 +7,7 @@ into its verl container.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import re
@@ -87,6 +88,13 @@ def sh(*argv, check=True, timeout=300):
 def on_node(node, *argv, check=True):
     """A command on the simulated host itself."""
     return sh("docker", "exec", node, *argv, check=check)
+
+
+def module_utils(name):
+    """This checkout's plugins/module_utils/<name>, as the playbooks run it (./run.sh setup links it as ansible_collections.verl.deploy)."""
+    if str(REPO / ".collections") not in sys.path:
+        sys.path.insert(0, str(REPO / ".collections"))
+    return importlib.import_module("ansible_collections.verl.deploy.plugins.module_utils." + name)
 
 
 def in_verl(node, script, check=True):

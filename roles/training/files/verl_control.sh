@@ -14,8 +14,8 @@
 #                                                   grew since the last look or it finished, 3 not yet)
 #   bash verl_control.sh npus-look                  one look: exit 0 when no process of this container holds an NPU,
 #                                                   3 (naming them) while some do
-#   bash verl_control.sh status MEMBERS LINES STALL read-only report of this node, ending with in_ray=yes|no|unknown
-#                                                   and, on the head, the training-state lines
+#   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (in Ray, the image's verl) and, on the
+#                                                   head, the training's state with its start output's and log's tails
 #   bash verl_control.sh stop-training              head: SIGTERM, up to 60 s, then SIGKILL of the training process only
 #   bash verl_control.sh stop-ray                   Ray on this node (ray stop), nothing else
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
@@ -570,98 +570,32 @@ stop_training() {
     answer changed=true state=stopped
 }
 
-# --- Status (read-only)
-status_ray() {
-    local listed="$1" addr master_ip current_ip
-    STATUS_IN_RAY=no
-    if ! addr="$(addresses 2>&1)"; then
-        STATUS_IN_RAY=unknown
-        echo "ray: cannot tell: ${addr}"
-        return
-    fi
-    read -r master_ip current_ip <<<"${addr}"
-    if in_cluster "${listed}" "${current_ip}" && raylet_runs; then
-        echo "ray: in the cluster of ${master_ip}:${RAY_PORT} as ${current_ip} with ${NPU_PER_NODE} NPU"
-        STATUS_IN_RAY=yes
-    elif [ "${ROLE}" = head ] && [ -z "${listed}" ]; then
-        echo "ray: the head's Ray does not answer at ${master_ip}:${RAY_PORT} (raylet here: $(raylet_runs && echo runs || echo absent)). Fix: run deploy.yml again."
-    else
-        echo "ray: NOT in the cluster of ${master_ip}:${RAY_PORT} (the head lists: ${listed:-nothing}; raylet here: $(raylet_runs && echo runs || echo absent)). Fix: run deploy.yml again."
-    fi
-    [ "${ROLE}" != head ] || echo "ray: nodes alive with their NPUs: ${listed:-none}; dashboard http://${master_ip}:${DASHBOARD_PORT}"
-}
-
-status_training() {
-    local lines="$1" stall="$2" key value state="" pid="" code="" started="" stopped="" first="" last="" log=""
-    while IFS='=' read -r key value; do
-        case "${key}" in
-        state) state="${value}" ;; pid) pid="${value}" ;; exit_code) code="${value}" ;;
-        started_at) started="${value}" ;; stopped_at) stopped="${value}" ;;
-        first_step) first="${value}" ;; last_step) last="${value}" ;; log) log="${value}" ;;
-        esac
-    done < <(training_state)
-    local progress="no step logged yet"
-    if [ -n "${last}" ]; then
-        local last_at="${last%% *}" last_n="${last##* }" first_at="${first%% *}" first_n="${first##* }" rate=""
-        if [ "${last_at}" -gt "${first_at}" ]; then
-            rate="$(((last_n - first_n) * 600 / (last_at - first_at)))"
-            rate=", $((rate / 10)).$((rate % 10)) steps/min"
-        fi
-        progress="step ${last_n} logged at $(when "${last_at}") ($(($(now) - last_at)) s ago)${rate}"
-    fi
-    case "${state}" in
-    running)
-        local since="${last%% *}"
-        [ -n "${since}" ] || since="${started:-$(now)}"
-        if [ $(($(now) - since)) -gt "${stall}" ]; then
-            echo "training: STALLED: runs (pid ${pid}) but logged no step for $(($(now) - since)) s (more than ${stall} s, verl_status_stall_seconds); ${progress}. The log's last lines below show the phase it stopped in (status.yml names it with its likely cause); then restart with deploy.yml -e verl_restart=true."
-        else
-            echo "training: running (pid ${pid}) since $(when "${started:-$(now)}"); ${progress}"
-        fi
-        ;;
-    orphaned) echo "training: its Ray cluster was restarted under it (pid ${pid}); it cannot go on. Fix: run deploy.yml again (it is started again and resumes from its checkpoints)." ;;
-    crashed) echo "training: CRASHED (exit code ${code:-unknown: the container or node restarted under it}) after $(when "${started}"); ${progress}. Fix: read the log below, then run deploy.yml again (it resumes from its checkpoints)." ;;
-    finished) echo "training: finished (exit code 0); ${progress}" ;;
-    stopped) echo "training: stopped at $(when "${stopped}") (stop.yml); ${progress}" ;;
-    *) echo "training: not started on this node by verl.deploy" ;;
-    esac
-    # What the training was started with (its launch record): the algorithm and where it resumed from.
-    local record pattern='"(algorithm|resume_mode)": "([a-z_]+)"' algorithm="" resume=""
-    record="$(state_of launch.json)"
-    while [[ "${record}" =~ ${pattern} ]]; do
-        if [ "${BASH_REMATCH[1]}" = algorithm ]; then algorithm="${BASH_REMATCH[2]}"; else resume="${BASH_REMATCH[2]}"; fi
-        record="${record/"${BASH_REMATCH[0]}"/}"
-    done
-    [ -z "${algorithm}" ] || echo "algorithm: ${algorithm^^} (resume mode ${resume:-unknown})"
-    # Each start's own output (start_verl.sh: Ray's wait, the training's first lines); the previous starts' are kept.
-    if [ -e "${START_OUT}" ]; then
-        local previous=""
-        [ ! -e "${START_OUT}.1" ] || previous=" (the previous start's: ${START_OUT}.1)"
-        echo "start output: ${START_OUT}${previous}"
-        [ "${state}" != crashed ] || tail -n 5 "${START_OUT}"
-    fi
-    if [ -n "${log}" ]; then
-        echo "log: ${log} (last ${lines} lines)"
-        tail -n "${lines}" "${log}"
-    else
-        echo "log: none yet in ${LOG_DIR}"
-    fi
-}
-
+# --- Status (read-only): facts only; status.yml says them (node_status and status_report, in
+# plugins/module_utils/_training_state.py). KEY=VALUE lines, then on the head the last 5 lines of the last start's
+# output after the line "--- start output" and the log's last LINES lines after the line "--- log".
 status() {
-    status_ray "${1:-}"
-    # The image's verl, as its checkout in verl_workdir says (verl/__init__.py reads the same file).
-    echo "verl: $(cat verl/version/version 2>/dev/null || echo "unknown (no verl/version/version in $(pwd))")"
-    if [ "${ROLE}" = head ]; then
-        status_training "${2:-20}" "${3:-1800}"
+    local listed="${1:-}" lines="${2:-20}" addr master_ip="" current_ip="" in_ray=no problem="" log
+    if addr="$(addresses 2>&1)"; then
+        read -r master_ip current_ip <<<"${addr}"
+        if in_cluster "${listed}" "${current_ip}" && raylet_runs; then in_ray=yes; fi
+    else
+        in_ray=unknown problem="${addr//$'\n'/ }"
     fi
-    # For the playbook (status.yml decides the verdict and the table from these): this node in Ray, which control script
-    # this is (status.yml tells one that another release of verl-deploy installed), and on the head the training's state
-    # as training-state gives it.
-    answer "in_ray=${STATUS_IN_RAY}" "control=$(sha256sum <verl_control.sh | cut -c1-64)"
-    if [ "${ROLE}" = head ]; then
-        training_state
-    fi
+    # The image's verl as its checkout in verl_workdir says (verl/__init__.py reads the same file), and which control
+    # script this is (status.yml names one another release of verl-deploy installed).
+    answer "in_ray=${in_ray}" "address_problem=${problem}" "raylet=$(raylet_runs && echo running || echo none)" "role=${ROLE}" \
+        "master_ip=${master_ip}" "current_ip=${current_ip}" "npus=${NPU_PER_NODE}" "ray_port=${RAY_PORT}" \
+        "dashboard_port=${DASHBOARD_PORT}" "listed=${listed}" "workdir=$(pwd)" \
+        "verl=$(cat verl/version/version 2>/dev/null || true)" "control=$(sha256sum <verl_control.sh | cut -c1-64)"
+    [ "${ROLE}" = head ] || return 0
+    training_state
+    log="$(latest_log)"
+    answer "now=$(now)" "log_dir=${LOG_DIR}" "log_lines=${lines}" "start_out=$([ ! -e "${START_OUT}" ] || echo "${START_OUT}")" \
+        "start_out_previous=$([ ! -e "${START_OUT}.1" ] || echo "${START_OUT}.1")"
+    echo "--- start output"
+    tail -n 5 "${START_OUT}" 2>/dev/null || true
+    echo "--- log"
+    [ -z "${log}" ] || tail -n "${lines}" "${log}"
 }
 
 step="${1:-}"

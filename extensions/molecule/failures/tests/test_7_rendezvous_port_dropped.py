@@ -5,21 +5,15 @@ of the training waiting 30 minutes at its rendezvous (verl#2492: "TCP client fai
 always the head: the rule is dropped on another node towards it, the head when rank 0 is a worker.
 The deploy is a restart (verl_restart=true), so a training is to start: a training that runs from the same settings on a
 cluster the deploy leaves as it was has been through its rendezvous already, and the check is skipped then."""
-import sys
-
-from sim_scenario import REPO, hosts, nodes, on_node, playbook, sh, tail
+from sim_scenario import hosts, module_utils, nodes, on_node, playbook, sh, tail
 
 from test_4_npu_subset_and_foreign_holder import SUBSET
 
 
 def rank0_and_another():
     """(rank 0's name and address, a node other than rank 0) as verl will pick rank 0 among the nodes' addresses."""
-    if str(REPO / ".collections") not in sys.path:
-        sys.path.insert(0, str(REPO / ".collections"))  # this checkout as ansible_collections.verl.deploy (./run.sh setup)
-    from ansible_collections.verl.deploy.plugins.module_utils._reach import rank0_node  # pylint: disable=import-outside-toplevel
-
     addresses = [(node, sh("docker", "exec", node, "hostname", "-i").stdout.split()[0]) for node in nodes()]
-    rank0, address = rank0_node(addresses)
+    rank0, address = module_utils("_reach").rank0_node(addresses)
     other = hosts("ray_head")[0] if rank0 != hosts("ray_head")[0] else hosts("ray_workers")[-1]
     return rank0, address, other
 

@@ -13,7 +13,7 @@ import os
 import signal
 import time
 
-from sim_scenario import finish, hosts, in_verl, playbook, playbook_in_background, started_marker, tail, training_pids
+from sim_scenario import finish, hosts, in_verl, module_utils, playbook, playbook_in_background, started_marker, tail, training_pids
 
 from test_1_deployed import EXPERIMENT, STARTED
 
@@ -95,5 +95,7 @@ def test_a_comparison_interrupted_after_its_first_mask_resumes_and_names_the_fas
     assert "trainer.resume_from_path=%s/global_step_2" % CKPTS in marker["argv"] and marker["entry_point"] == "verl.trainer.main_ppo"
     assert saved <= set(in_verl(head, "ls %s" % CKPTS).stdout.split())
     # The control script's report (status.yml shows it) names what the training was started with.
-    status = in_verl(head, "bash /verl/verl_control.sh status '' 5 1800").stdout
+    said = in_verl(head, "bash /verl/verl_control.sh status '' 5")
+    status = "\n".join(module_utils("_training_state").node_status({"rc": said.returncode, "stdout": said.stdout}, "verl", "running", "-",
+                                                                   "/verl/verl_control.sh"))
     assert "algorithm: GRPO (resume mode resume_path)" in status, status

@@ -1,8 +1,12 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The node_status filter: what status.yml shows of a node, the status step's sentences for people, never its KEY=VALUE
-answer (status_report reads that), or why the step said nothing."""
+"""The node_status filter: what status.yml shows of a node. The status step answers facts (KEY=VALUE lines, then the
+head's start output and log tails); the sentences are made here. A script of another release, which said its own
+sentences, is shown as it said itself; a step that said nothing is shown with why."""
 from __future__ import annotations
+
+import json
+import time
 
 import pytest
 
@@ -10,20 +14,100 @@ from ansible_collections.verl.deploy.plugins.filter.node_status import FilterMod
 
 node_status = FilterModule().filters()["node_status"]
 HEAD = ["container verl: running", "NPUs in use: 0-7 by the training"]
+NOW = 1_800_000_000
+WORKER = ["in_ray=yes", "address_problem=", "raylet=running", "role=worker", "master_ip=10.0.0.1", "current_ip=10.0.0.2", "npus=8",
+          "ray_port=6379", "dashboard_port=8265", "listed=10.0.0.1=8,10.0.0.2=8", "workdir=/verl", "verl=0.7.0", "control=" + "a" * 64]
+RECORD = json.dumps({"settings": {"algorithm": "grpo", "resume_mode": "auto", "train_steps": 100}})
+
+
+def shown(facts, stall=1800, tails=()):
+    return node_status({"rc": 0, "stdout": "\n".join(facts + list(tails))}, "verl", "running", "0-7 by the training",
+                       "/verl/verl_control.sh", stall)[2:]
+
+
+def head(state="running", **values):
+    training = dict(state=state, pid="42" if state in ("running", "orphaned") else "", exit_code="", started_at=str(NOW - 600),
+                    stopped_at="", first_step="%d 1" % (NOW - 500), last_step="%d 11" % (NOW - 100), ray_session="session_1",
+                    log="/logs/verl_run.log", quiet_for="100" if state == "running" else "", launch=RECORD, now=str(NOW),
+                    log_dir="/logs", log_lines="5", start_out="/logs/start_verl.out", start_out_previous="")
+    training.update(values)
+    facts = [line.replace("role=worker", "role=head").replace("current_ip=10.0.0.2", "current_ip=10.0.0.1") for line in WORKER]
+    return facts + ["%s=%s" % item for item in training.items()] + ["--- start output", "ray: waiting", "RuntimeError: boom",
+                                                                    "--- log", "step:11 - actor/pg_loss:0.1", "state=finished"]
+
+
+def _at(seconds):
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({}, ["ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU", "verl: 0.7.0"]),
+    ({"in_ray": "no", "listed": "10.0.0.1=8", "raylet": "none"},
+     ["ray: NOT in the cluster of 10.0.0.1:6379 (the head lists: 10.0.0.1=8; raylet here: absent). Fix: run deploy.yml again.",
+      "verl: 0.7.0"]),
+    ({"in_ray": "no", "listed": ""},
+     ["ray: NOT in the cluster of 10.0.0.1:6379 (the head lists: nothing; raylet here: runs). Fix: run deploy.yml again.",
+      "verl: 0.7.0"]),
+    ({"in_ray": "unknown", "address_problem": "start_verl.sh: no address on eth0", "verl": ""},
+     ["ray: cannot tell: start_verl.sh: no address on eth0", "verl: unknown (no verl/version/version in /verl)"]),
+], ids=["in-ray", "out-of-ray", "head-lists-nothing", "no-address"])
+def test_a_worker(change, expected):
+    assert shown([line.split("=", 1)[0] + "=" + change.get(line.split("=", 1)[0], line.split("=", 1)[1]) for line in WORKER]) == expected
+
+
+@pytest.mark.parametrize("state, values, stall, expected", [
+    ("running", {}, 1800, ["training: running (pid 42) since %s; step 11 logged at %s (100 s ago), 1.5 steps/min" % (
+        _at(NOW - 600), _at(NOW - 100))]),
+    ("running", {}, 30, ["training: STALLED: runs (pid 42) but logged no step for 100 s (more than 30 s, verl_status_stall_seconds); "
+                         "step 11 logged at %s (100 s ago), 1.5 steps/min. The log's last lines below show the phase it stopped in "
+                         "(status.yml names it with its likely cause); then restart with deploy.yml -e verl_restart=true." % _at(NOW - 100)]),
+    ("orphaned", {}, 1800, ["training: its Ray cluster was restarted under it (pid 42); it cannot go on. Fix: run deploy.yml again (it "
+                            "is started again and resumes from its checkpoints)."]),
+    ("crashed", {"exit_code": "137", "first_step": "", "last_step": ""}, 1800,
+     ["training: CRASHED (exit code 137) after %s; no step logged yet. Fix: read the log below, then run deploy.yml again (it resumes "
+      "from its checkpoints)." % _at(NOW - 600)]),
+    ("crashed", {}, 1800, ["training: CRASHED (exit code unknown: the container or node restarted under it) after %s; step 11 logged "
+                           "at %s (100 s ago), 1.5 steps/min. Fix: read the log below, then run deploy.yml again (it resumes from its "
+                           "checkpoints)." % (_at(NOW - 600), _at(NOW - 100))]),
+    ("finished", {"exit_code": "0", "first_step": "%d 11" % (NOW - 100)}, 1800,
+     ["training: finished (exit code 0); step 11 logged at %s (100 s ago)" % _at(NOW - 100)]),
+    ("stopped", {"stopped_at": str(NOW - 50)}, 1800,
+     ["training: stopped at %s (stop.yml); step 11 logged at %s (100 s ago), 1.5 steps/min" % (_at(NOW - 50), _at(NOW - 100))]),
+    ("not-started", {"launch": "", "start_out": "", "log": ""}, 1800, ["training: not started on this node by verl.deploy"]),
+], ids=["running", "stalled", "orphaned", "crashed", "crashed-restarted", "finished", "stopped", "not-started"])
+def test_the_head_says_its_training(state, values, stall, expected):
+    lines = shown(head(state, **values), stall)
+    assert lines[:3] == ["ray: in the cluster of 10.0.0.1:6379 as 10.0.0.1 with 8 NPU",
+                         "ray: nodes alive with their NPUs: 10.0.0.1=8,10.0.0.2=8; dashboard http://10.0.0.1:8265", "verl: 0.7.0"]
+    assert lines[3] == expected[0]
+    rest = lines[4:]
+    if state == "not-started":
+        assert rest == ["log: none yet in /logs"]
+        return
+    # The launch record's algorithm, the start output (its last lines after a crash), then the log's tail as text.
+    assert rest[:2] == ["algorithm: GRPO (resume mode auto)", "start output: /logs/start_verl.out"]
+    crash = ["ray: waiting", "RuntimeError: boom"] if state == "crashed" else []
+    assert rest[2:] == crash + ["log: /logs/verl_run.log (last 5 lines)", "step:11 - actor/pg_loss:0.1", "state=finished"]
+
+
+def test_the_head_whose_ray_does_not_answer_and_the_previous_start():
+    facts = [line.replace("listed=10.0.0.1=8,10.0.0.2=8", "listed=").replace("in_ray=yes", "in_ray=no")
+             .replace("start_out_previous=", "start_out_previous=/logs/start_verl.out.1") for line in head()]
+    lines = shown(facts)
+    assert lines[:2] == ["ray: the head's Ray does not answer at 10.0.0.1:6379 (raylet here: runs). Fix: run deploy.yml again.",
+                         "ray: nodes alive with their NPUs: none; dashboard http://10.0.0.1:8265"]
+    assert "start output: /logs/start_verl.out (the previous start's: /logs/start_verl.out.1)" in lines
 
 
 @pytest.mark.parametrize("stdout, expected", [
-    # What a step prints on a head that waited for another deploy's lock, then started Ray.
-    ("lock: taken after waiting 4 s for another deploy.\nray: started\nchanged=true\nstate=started\nlock=waited\n"
-     "members=10.0.0.1=8\ncomplete=false\n",
-     ["lock: taken after waiting 4 s for another deploy.", "ray: started"]),
-    # A sentence holding "=" is a sentence (its part before "=" is not a name).
-    ("ray: nodes alive with their NPUs: 10.0.0.1=8\nin_ray=yes\n", ["ray: nodes alive with their NPUs: 10.0.0.1=8"]),
-    # Empty lines say nothing; an answer without sentences says nothing.
-    ("\nray: in the cluster\n\nin_ray=yes\n", ["ray: in the cluster"]), ("in_ray=no\nstate=not-running\n", []),
-    ("", []), (None, []),
+    # A script of another release said its own sentences, then its KEY=VALUE answer: the sentences are shown.
+    ("ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU\nverl: 0.7.0\nin_ray=yes\n",
+     ["ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU", "verl: 0.7.0"]),
+    # A sentence holding "=" is a sentence (its part before "=" is not a name); empty lines say nothing.
+    ("ray: nodes alive with their NPUs: 10.0.0.1=8\n\nin_ray=yes\n", ["ray: nodes alive with their NPUs: 10.0.0.1=8"]),
+    ("in_ray=no\nstate=not-running\n", []), ("", []), (None, []),
 ])
-def test_the_sentences_never_the_answer(stdout, expected):
+def test_another_release_s_script_is_shown_as_it_said_itself(stdout, expected):
     assert node_status({"rc": 0, "stdout": stdout}, "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + expected
 
 
@@ -39,6 +123,7 @@ def test_why_a_node_said_nothing(result, last):
 
 
 def test_as_status_yml_calls_it(render):
-    lines, = render(["r | verl.deploy.node_status('verl', 'exited (exit code 137)', '-', '/verl/verl_control.sh')"],
-                    r={"rc": 0, "stdout": "ray: NOT in the cluster\nin_ray=no\n"})
-    assert lines == ["container verl: exited (exit code 137)", "NPUs in use: -", "ray: NOT in the cluster"]
+    lines, = render(["r | verl.deploy.node_status('verl', 'exited (exit code 137)', '-', '/verl/verl_control.sh', '30')"],
+                    r={"rc": 0, "stdout": "\n".join(head(quiet_for="100"))})
+    assert lines[:2] == ["container verl: exited (exit code 137)", "NPUs in use: -"]
+    assert lines[5].startswith("training: STALLED: runs (pid 42) but logged no step for 100 s (more than 30 s"), lines
