@@ -19,11 +19,13 @@ import pytest
 from omegaconf import OmegaConf
 
 from ansible_collections.verl.deploy.plugins.module_utils._algorithms import CHOICES
+from ansible_collections.verl.deploy.plugins.module_utils._versions import entry_of
 from helpers.hydra_schema import (
     ARGV_HEAD,
     DAPO_OVERLAY,
     ENTRY_POINTS,
     MARKER,
+    PROFILES,
     WHEEL_SHA256,
     ComposeError,
     argv_head,
@@ -196,8 +198,14 @@ def test_resume_settings_compose(tmp_path, algorithm, mode, path):
     assert cfg["trainer"]["resume_from_path"] == (path or None)
 
 
-@pytest.mark.parametrize("algorithm", ["dapo", "grpo"])
-@pytest.mark.parametrize("profile", ["0.7.0", "0.7.1", "0.8.0", "0.9.1"])
+# Each verl release's config trees the commands compose against: one algorithm per distinct entry point of each profile
+# proven against its own wheel, read from the tables (the logger and runtime_env lines are the same for every algorithm;
+# the config tree is not).
+ENTRY_TREES = [(algorithm, profile) for profile in PROFILES
+               for algorithm in dict((entry_of(name, profile), name) for name in reversed(CHOICES)).values()]
+
+
+@pytest.mark.parametrize("algorithm, profile", ENTRY_TREES, ids=["%s-%s" % pair for pair in ENTRY_TREES])
 def test_tensorboard_logger_composes(tmp_path, algorithm, profile):
     """verl_loggers with tensorboard and swanlab: trainer.logger lists them and the job's runtime environment carries
     TENSORBOARD_DIR (ray_kwargs.ray_init.runtime_env, which each release's run_ppo merges into ray.init's) against each
