@@ -52,7 +52,8 @@ for bad in ["h" + SUBST, "../h", "h\n" + TOUCH]:
 # Escapes and format characters (round 3): refused, and shown escaped (\x1b, U+202E), never raw.
 for bad in ["n1\x1b[2J", "n1\u202eexe.sh", "n1\u200b", "n1\ufeff", "n1\x1b]0;title\x07"]:
     case("inventory_hostname", host=bad, head={"name": bad, "ansible_host": "10.0.0.1"})
-for name in ("verl_project_name", "verl_experiment_name", "verl_model_path", "verl_swanlab_host"):
+# Every text setting of the table (the key is never shown, so it has nothing to show raw; its own cases are below).
+for name in (name for name, option in SPEC.items() if option["type"] == "str" and name != "verl_swanlab_api_key"):
     for bad in ["a\u202eb", "a\x1b[31mb", "a\u2066b"]:
         case(name, **{name: bad})
 
