@@ -8,7 +8,7 @@ name: log_collection
 short_description: What playbooks/logs.yml got from each node
 version_added: 0.1.0
 description:
-  - For each node, from what its tasks registered (C(__training_logs_ping), C(__training_logs_bundle), C(_training_logs_error)),
+  - For each node, from what its tasks registered (C(__day2_logs_ping), C(__day2_logs_bundle), C(_day2_logs_error)),
     whether its logs were collected, or why not (it did not answer its ping, or its collection failed).
 author:
   - verl-deploy maintainers (!UNKNOWN)
@@ -53,9 +53,9 @@ def _get(node, key, default=None):
 
 def node_collection(name, node, max_mb):
     """What logs.yml got from one node (its hostvars)."""
-    ping = _get(node, "__training_logs_ping", {}) or {}
-    bundle = _get(node, "__training_logs_bundle", {}) or {}
-    error = _get(node, "_training_logs_error")
+    ping = _get(node, "__day2_logs_ping", {}) or {}
+    bundle = _get(node, "__day2_logs_bundle", {}) or {}
+    error = _get(node, "_day2_logs_error")
     if ping.get("ping") != "pong":
         reason = "the node did not answer: %s" % str(ping.get("msg", ""))[:300]
         return {"state": "unreachable", "reason": reason, "summary": "%s: NOT COLLECTED: %s" % (name, reason)}

@@ -20,7 +20,7 @@ options:
     elements: str
     required: true
   hostvars:
-    description: C(hostvars); each node that answered holds C(__training_status_node) (tasks/status.yml).
+    description: C(hostvars); each node that answered holds C(__day2_status_node) (roles/day2/tasks/status.yml).
     type: raw
     required: true
   head:
@@ -66,7 +66,7 @@ def _status_report(names, hostvars, head, stall_seconds, fail_on=None, control_s
     nodes = []
     for name in names:
         try:
-            node = hostvars[name].get("__training_status_node")
+            node = hostvars[name].get("__day2_status_node")
         except Exception:  # pylint: disable=broad-exception-caught  # an undefined hostvar reads as absent
             node = None
         nodes.append(dict(node, name=name, answered=True) if isinstance(node, dict) else {"name": name, "answered": False})

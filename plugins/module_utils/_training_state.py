@@ -374,7 +374,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     npus_in_use (the line verl.deploy.npu_usage made)}. The head's answer holds the training's state lines.
     A running training that logged no step for more than stall_seconds is stalled; while a training runs (or stalls),
     a node whose container runs no Ray member of the head's cluster is out of Ray. Nodes that did not answer are shown,
-    and status.yml fails on them anyway (tasks/unanswered.yml).
+    and status.yml fails on them anyway (roles/day2/tasks/unanswered.yml).
     control_sha256: the SHA-256 of this collection's verl_control.sh; a node whose script answers another one (or none: a
     release before the script said which it is) was installed by another release of verl-deploy, and is named with the fix.
     """

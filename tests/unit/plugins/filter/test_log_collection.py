@@ -13,9 +13,9 @@ BUNDLE = {"files": [{"name": "verl_qwen3_8b_1.log", "truncated": True}, {"name":
 
 def test_every_node_named_whatever_happened():
     nodes = {
-        "head": {"__training_logs_ping": PONG, "__training_logs_bundle": BUNDLE},
-        "w1": {"__training_logs_ping": {"unreachable": True, "msg": "ssh: connect to host 10.0.0.2 port 22: No route to host"}},
-        "w2": {"__training_logs_ping": PONG, "_training_logs_error": "tar: /var/log/verl: Cannot open: Permission denied"},
+        "head": {"__day2_logs_ping": PONG, "__day2_logs_bundle": BUNDLE},
+        "w1": {"__day2_logs_ping": {"unreachable": True, "msg": "ssh: connect to host 10.0.0.2 port 22: No route to host"}},
+        "w2": {"__day2_logs_ping": PONG, "_day2_logs_error": "tar: /var/log/verl: Cannot open: Permission denied"},
     }
     report = log_collection(["head", "w1", "w2"], nodes, 50)
     assert report["head"]["state"] == "collected"
@@ -31,12 +31,12 @@ def test_a_node_with_no_result_at_all_is_unreachable():
 
 
 def test_an_answer_without_a_bundle_is_a_failure():
-    found = node_collection("w4", {"__training_logs_ping": PONG, "__training_logs_bundle": {}}, 50)
+    found = node_collection("w4", {"__day2_logs_ping": PONG, "__day2_logs_bundle": {}}, 50)
     assert found["state"] == "failed" and found["reason"] == "the collection failed: nothing was packed"
 
 
 def test_a_long_ssh_error_is_cut():
-    found = node_collection("w5", {"__training_logs_ping": {"msg": "x" * 5000}}, 50)
+    found = node_collection("w5", {"__day2_logs_ping": {"msg": "x" * 5000}}, 50)
     assert len(found["reason"]) < 400
 
 

@@ -141,7 +141,7 @@ def test_a_restart_before_the_first_save_or_into_another_folder_is_not_refused()
     assert "has no checkpoint" in fresh_start_refusal(look(save_freq=2, ckpts_dir="/mnt/ckpts/run/"), AUTO, "n")
 
 
-# status.yml's table and verdict (status_report): per-node facts as tasks/status.yml keeps them.
+# status.yml's table and verdict (status_report): per-node facts as roles/day2/tasks/status.yml keeps them.
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report  # noqa: E402
 
 NPU = {"npus": [{"chips": [{"hbm_used_mb": 40960, "hbm_total_mb": 65536, "aicore_pct": 50},
