@@ -165,13 +165,9 @@ def load():
 
 
 def entries():
-    """(name, merged entry) in the table's order: spec, then the type's bounds, then the setting's rule."""
-    spec, rules = load()
-    for name, option in spec.items():
-        entry = dict(rules["types"].get(option.get("type", "str"), {}))
-        entry.update(option)
-        entry.update(rules["settings"].get(name) or {})
-        yield name, entry
+    """(name, merged entry) in the table's order: the type's bounds, then the spec, then the setting's rule, merged as the
+    settings check merges them (_launch_config.table)."""
+    return _packaged("_launch_config").table(*load()).items()
 
 
 def _plain(description):
