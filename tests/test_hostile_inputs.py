@@ -406,21 +406,19 @@ def test_every_variable_the_scripts_set_is_reserved():
     """verl_extra_env may not replace what start_verl.sh or run_training.sh set themselves."""
     from ansible_collections.verl.deploy.plugins.module_utils._launch_config import SCRIPT_VARIABLES
 
-    assigned = set()
-    for name in ("start_verl.sh.j2", "run_training.sh.j2"):
-        text = (REPO / "roles/training/templates" / name).read_text()
-        assigned |= set(re.findall(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M))
-    feature_switches = {"USE_REMOVE_PADDING", "USE_DYNAMIC_BSZ", "PARAM_OFFLOAD", "OPTIMIZER_OFFLOAD", "GRAD_OFFLOAD"}
+    from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+
+    texts = {name: (REPO / "roles/training/templates" / name).read_text() for name in ("start_verl.sh.j2", "run_training.sh.j2")}
+    assigned = {name for text in texts.values() for name in re.findall(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M)}
+    exported = {name for text in texts.values() for name in re.findall(r"^\s*export\s+([A-Z][A-Z0-9_]*)=", text, re.M)}
+    # run_training.sh's own plain variables are set after start_verl.sh's exports, so an exported copy cannot change
+    # them; the feature table's switches are among them. Every exported one must be reserved (SCRIPT_VARIABLES lists
+    # some plain ones too, where they carry paths).
+    plain = set(re.findall(r"^\s*([A-Z][A-Z0-9_]*)=", texts["run_training.sh.j2"], re.M)) - exported
+    feature_switches = {name for feature in FEATURES for name in feature["variables"]}
     runtime = {"RAY_DEDUP_LOGS", "HYDRA_FULL_ERROR", "TASK_QUEUE_ENABLE", "HCCL_ASYNC_ERROR_HANDLING", "HCCL_EXEC_TIMEOUT",
                "HCCL_CONNECT_TIMEOUT", "VLLM_ASCEND_ENABLE_NZ", "CUDA_DEVICE_MAX_CONNECTIONS"}
-    upper_case_settings = {"TRAIN_STEPS", "TRAIN_BATCH_SIZE", "PPO_MINI_BATCH_SIZE", "PPO_MICRO_BATCH_SIZE_PER_GPU",
-                           "REF_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "ROLLOUT_LOG_PROB_MICRO_BATCH_SIZE_PER_GPU", "LR",
-                           "LR_WARMUP_STEPS", "TRAIN_TP", "TRAIN_PP", "GEN_TP", "N_RESP_PER_PROMPT", "MAX_PROMPT_LENGTH",
-                           "MAX_RESPONSE_LENGTH", "OVERLONG_BUFFER_LEN", "GPU_MEMORY_UTILIZATION", "TEST_FREQ", "SAVE_FREQ",
-                           "TOTAL_EPOCHS", "RESUME_MODE"}
-    # Exported ones must be reserved; run_training.sh's own plain variables are set after start_verl.sh's
-    # exports, so an exported copy cannot change them, but they are listed where they carry paths.
-    missing = {n for n in assigned - feature_switches - runtime - upper_case_settings if n not in SCRIPT_VARIABLES}
+    missing = {n for n in assigned - feature_switches - runtime - plain if n not in SCRIPT_VARIABLES}
     assert not missing, missing
 
 
