@@ -148,3 +148,35 @@ def install_plan(files_b64, names, modes, installed):
     held = set(installed or ())
     differ = [name for name, line in zip(names, wanted) if line not in held]
     return {"wanted": wanted, "differ": differ, "stdin": "\n".join("%s %s %s" % (modes[name], name, files_b64[name]) for name in differ)}
+
+
+_NOT_STAGED = "the container stage did not run in this deploy"
+
+
+def where_to_look(launch, head, image_verl=None, prompts=None, swanlab_proof=""):
+    """The deploy's last message on the head and the same as the run's stats (verl_deploy_summary, which AWX keeps):
+    the training's log, Ray's dashboard, SwanLab and TensorBoard, the image's verl and the count of the prompts.
+
+    launch: the launch configuration. image_verl, prompts: what the container stage's check found on the head
+    (_container_image_verl, _container_prompts_summary), None when it did not run. swanlab_proof: the SwanLab stage's
+    verdict on its proof run (_swanlab_proof_summary), "" when none."""
+    swanlab = launch.get("swanlab") or {}
+    if launch.get("swanlab_enabled"):
+        swanlab_where = "%s, %sworkspace %s, project %s, local logs %s%s" % (
+            swanlab.get("mode"), "server %s, " % swanlab["host"] if swanlab.get("host") else "", swanlab.get("workspace"),
+            launch.get("project_name"), swanlab.get("log_dir"), "; " + swanlab_proof if swanlab_proof else "")
+    else:
+        swanlab_where = "off"
+    tensorboard = launch.get("tensorboard")
+    tensorboard_where = ("%s on the node that runs verl's driver (TaskRunner); view: tensorboard --logdir %s" % (
+        tensorboard["dir"], tensorboard["root"]) if tensorboard else "off")
+    log = "%s/%s%s_*.log" % (launch["log_dir"], launch["training"]["log_name"], launch["experiment_name"])
+    dashboard = "http://%s:%s" % (launch["master_addr"], launch["dashboard_port"])
+    image = image_verl or "unknown (%s; status.yml shows it)" % _NOT_STAGED
+    stats = {"head": head, "container": launch["container_name"], "training_log": log, "experiment": launch["experiment_name"],
+             "ray_dashboard": dashboard, "swanlab": swanlab_where, "tensorboard": tensorboard_where, "image_verl": image}
+    lines = ["Training log: %s in container %s on %s" % (log, launch["container_name"], head), "Ray dashboard: " + dashboard,
+             "SwanLab: " + swanlab_where, "TensorBoard: " + tensorboard_where, "Image's verl: " + image,
+             "Prompts: %s" % (prompts if prompts is not None else "not counted (%s)" % _NOT_STAGED),
+             "Status: ansible-playbook playbooks/status.yml; stop: ansible-playbook playbooks/stop.yml"]
+    return {"lines": lines, "stats": stats}

@@ -9,7 +9,7 @@ import base64
 import hashlib
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan, worker_in_ray)
+    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -167,3 +167,37 @@ def test_the_install_writes_what_differs_in_its_order(installed, differ):
     assert plan["wanted"] == [look(name) for name in NAMES]
     assert plan["differ"] == differ
     assert plan["stdin"] == "\n".join("%s %s %s" % (MODES[name], name, files[name]) for name in differ)
+
+
+# The deploy's last message and its stats (verl_deploy_summary), from a launch configuration as the settings check makes it.
+LAUNCH = {"log_dir": "/logs", "training": {"log_name": "verl_qwen3_8b_"}, "experiment_name": "e1", "master_addr": "10.0.0.1",
+          "dashboard_port": 8265, "container_name": "verl", "project_name": "p", "swanlab_enabled": False, "swanlab": None,
+          "tensorboard": None}
+SWANLAB = {"swanlab_enabled": True, "swanlab": {"mode": "cloud", "host": "", "workspace": "team", "log_dir": "/logs/swanlab"}}
+
+
+@pytest.mark.parametrize("change, image, prompts, proof, expected", [
+    ({}, "0.9.1", "256 prompts", "", {"swanlab": "off", "tensorboard": "off", "image_verl": "0.9.1", "prompts": "256 prompts"}),
+    (SWANLAB, "0.7.0", "", "", {"swanlab": "cloud, workspace team, project p, local logs /logs/swanlab", "prompts": ""}),
+    (dict(SWANLAB, swanlab=dict(SWANLAB["swanlab"], mode="local", host="http://10.0.0.9:8000")), "0.7.0", None, "run proven", {
+        "swanlab": "local, server http://10.0.0.9:8000, workspace team, project p, local logs /logs/swanlab; run proven",
+        "prompts": "not counted (the container stage did not run in this deploy)"}),
+    ({"tensorboard": {"dir": "/tb/p/e1", "root": "/tb"}}, None, None, "", {
+        "tensorboard": "/tb/p/e1 on the node that runs verl's driver (TaskRunner); view: tensorboard --logdir /tb",
+        "image_verl": "unknown (the container stage did not run in this deploy; status.yml shows it)"}),
+    ({}, "", "x", "ignored: SwanLab is off",
+     {"swanlab": "off", "image_verl": "unknown (the container stage did not run in this deploy; status.yml shows it)"}),
+], ids=["off", "cloud", "local-server-proof", "tensorboard-no-container-stage", "empty-version"])
+def test_where_to_look_says_once_what_the_stats_keep(change, image, prompts, proof, expected):
+    where = where_to_look(dict(LAUNCH, **change), "node1", image, prompts, proof)
+    stats, lines = where["stats"], where["lines"]
+    for key, value in expected.items():
+        if key == "prompts":
+            assert "Prompts: %s" % value in lines, lines
+        else:
+            assert stats[key] == value, stats
+    assert lines == ["Training log: /logs/verl_qwen3_8b_e1_*.log in container verl on node1", "Ray dashboard: http://10.0.0.1:8265",
+                     "SwanLab: " + stats["swanlab"], "TensorBoard: " + stats["tensorboard"], "Image's verl: " + stats["image_verl"],
+                     lines[5], "Status: ansible-playbook playbooks/status.yml; stop: ansible-playbook playbooks/stop.yml"]
+    assert (stats["head"], stats["container"], stats["training_log"], stats["experiment"]) == (
+        "node1", "verl", "/logs/verl_qwen3_8b_e1_*.log", "e1")
