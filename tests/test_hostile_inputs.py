@@ -404,9 +404,8 @@ def test_the_harness_sees_a_payload_run_when_the_checks_are_bypassed(tmp_path, b
 
 def test_every_variable_the_scripts_set_is_reserved():
     """verl_extra_env may not replace what start_verl.sh or run_training.sh set themselves."""
-    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import SCRIPT_VARIABLES
-
     from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import SCRIPT_VARIABLES
 
     texts = {name: (REPO / "roles/training/templates" / name).read_text() for name in ("start_verl.sh.j2", "run_training.sh.j2")}
     assigned = {name for text in texts.values() for name in re.findall(r"^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=", text, re.M)}

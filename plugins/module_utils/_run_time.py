@@ -14,7 +14,7 @@ import base64
 import hashlib
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines, parse_training_state, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import is_stalled, parse_lines, parse_training_state, sentences
 
 # verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
 LOCK_REFUSED = 4
@@ -127,11 +127,10 @@ def training_plan(state_text, restart, lost_workers, stall_seconds, host):
     if not start:
         left_alone = ("Training runs on %s (pid %s), started from these settings" % (host, now["pid"]) if state == "running"
                       else "Training finished on %s (exit code 0)" % host) + "; left alone. To start it again, run again with -e verl_restart=true."
-        quiet = int(now["quiet_for"]) if str(now["quiet_for"]).isdigit() else 0
-        if state == "running" and quiet > stall_seconds:
-            stalled = ("%s: the training left alone is STALLED: it runs (pid %s) but logged no step for %d s (more than %d s, "
+        if is_stalled(now, stall_seconds):
+            stalled = ("%s: the training left alone is STALLED: it runs (pid %s) but logged no step for %s s (more than %d s, "
                        "verl_status_stall_seconds); a hung collective (HCCL) looks like this. Fix: read its log, then restart it with "
-                       "-e verl_restart=true (it resumes from its checkpoints)." % (host, now["pid"], quiet, stall_seconds))
+                       "-e verl_restart=true (it resumes from its checkpoints)." % (host, now["pid"], now["quiet_for"], stall_seconds))
     elif state == "running" and lost_workers and not restart:
         why_again = ("%s: the training's workers on %s went with their Ray, which this run started again; verl's worker group cannot "
                      "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))

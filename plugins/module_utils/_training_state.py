@@ -87,10 +87,10 @@ def parse_training_state(text):
 
     Anything else (no container, an older script without the step) reads as state "unknown".
     """
-    return _training_state(parse_lines(text))
+    return _state_from(parse_lines(text))
 
 
-def _training_state(found):
+def _state_from(found):
     state = {key: found.get(key, "") for key in STATE_KEYS}
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
@@ -223,6 +223,12 @@ def _step(text):
     return (_number(parts[0], None), _number(parts[-1], None)) if len(parts) == 2 else None
 
 
+def is_stalled(training, stall_seconds):
+    """The one definition of a stalled training: it runs, but logged no step (or, before its first, started) more than
+    stall_seconds ago (quiet_for, from its state lines). Read by status.yml's lines and verdict and the deploy's plan."""
+    return training.get("state") == "running" and _number(training.get("quiet_for"), 0) > stall_seconds
+
+
 def _duration(seconds):
     seconds = int(seconds)
     if seconds >= 3600:
@@ -268,14 +274,13 @@ def status_answer(text):
     """The facts (KEY=VALUE lines) of `verl_control.sh status`, and its tails: {"start_output": [...], "log": [...]}.
 
     The tails are read as text, never as KEY=VALUE lines (a log line "state=..." is the log's)."""
-    lines, tails, part = [], {"start_output": [], "log": []}, None
+    lines, tails, parts = [], {"start_output": [], "log": []}, list(zip(_TAILS, ("start_output", "log")))
+    where = lines
     for line in str(text or "").splitlines():
-        if line in _TAILS and (part is None or (part == "start_output" and line == _TAILS[1])):
-            part = "start_output" if line == _TAILS[0] else "log"
-        elif part:
-            tails[part].append(line)
+        if parts and line == parts[0][0]:
+            where = tails[parts.pop(0)[1]]
         else:
-            lines.append(line)
+            where.append(line)
     return parse_lines("\n".join(lines)), tails
 
 
@@ -304,7 +309,7 @@ def _ray_sentences(facts):
 
 
 def _training_sentences(facts, tails, stall_seconds):
-    training = _training_state(facts)
+    training = _state_from(facts)
     state, pid, now = training["state"], training["pid"], _number(facts.get("now"))
     last = _step(training["last_step"])
     progress = "no step logged yet"
@@ -312,7 +317,7 @@ def _training_sentences(facts, tails, stall_seconds):
         rate = training_progress(training)["steps_per_min"]
         progress = "step %s logged at %s (%d s ago)%s" % (last[1], _when(last[0]), now - last[0], ", %s steps/min" % round(rate, 1) if rate else "")
     started = _when(training["started_at"])
-    if state == "running" and _number(training["quiet_for"]) > stall_seconds:
+    if is_stalled(training, stall_seconds):
         said = ["training: STALLED: runs (pid %s) but logged no step for %s s (more than %d s, verl_status_stall_seconds); %s. The log's "
                 "last lines below show the phase it stopped in (status.yml names it with its likely cause); then restart with "
                 "deploy.yml -e verl_restart=true." % (pid, training["quiet_for"], stall_seconds, progress)]
@@ -382,11 +387,10 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     ordered = sorted(nodes, key=lambda node: node["name"] != head)
     by_name = {node["name"]: node for node in ordered}
     head_node = by_name.get(head) or {}
-    head_facts, head_tails = status_answer(head_node.get("answer"))
-    training = _training_state(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
-    state = training["state"]
-    if state == "running" and _number(training.get("quiet_for"), 0) > stall_seconds:
-        state = "stalled"
+    answers = {node["name"]: status_answer(node.get("answer")) for node in ordered}
+    head_facts, head_tails = answers.get(head) or status_answer("")
+    training = _state_from(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
+    state = "stalled" if is_stalled(training, stall_seconds) else training["state"]
     # Which phase of verl's loop logged last, and NaN losses or zero rewards in its last steps (the log's tail in the answer).
     phase = last_phase(head_tails["log"]) if state != "unknown" else last_phase([])
     no_progress = {"step": None, "total_steps": None, "steps_per_min": None, "seconds_left": None, "text": ""}
@@ -404,7 +408,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     rows, facts = [], {}
     for node in ordered:
         name = node["name"]
-        in_ray = status_answer(node.get("answer"))[0].get("in_ray") or ("no" if node.get("answered") else "?")
+        in_ray = answers[name][0].get("in_ray") or ("no" if node.get("answered") else "?")
         hbm, aicore = _hbm(node.get("npu"))
         if not node.get("answered"):
             row = {"container": "DID NOT ANSWER", "ray": "?", "npus_in_use": "?", "hbm": "?", "aicore": "?"}
@@ -426,7 +430,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
     other = [node["name"] for node in ordered if control_sha256 and node.get("answered") and node.get("container_runs")
-             and node.get("answer") and status_answer(node["answer"])[0].get("control") != control_sha256]
+             and node.get("answer") and answers[node["name"]][0].get("control") != control_sha256]
     if other:
         lines.append("verl_control.sh on %s was installed by another release of verl-deploy: this report reads it as this release's "
                      "and may read it wrongly. Fix: run deploy.yml to update it (a running training is left alone)." % ", ".join(other))

@@ -243,3 +243,14 @@ def test_a_default_experiment_name_is_no_drift_of_its_own():
     assert drift[0].startswith("mask 0000000 -> 1000000") and not [line for line in drift if line.startswith("experiment_name")]
     assert [line for line in drift if line.startswith("tensorboard")] == ["tensorboard null -> /mnt/project/verl/logs/tensorboard"], drift
     assert "experiment_name  -> mine" in launch_drift(record(), record(verl_experiment_name="mine"))
+
+
+@pytest.mark.parametrize("training, stalled", [
+    ({"state": "running", "quiet_for": "1801"}, True),
+    ({"state": "running", "quiet_for": "1800"}, False),   # at the bound, not past it
+    ({"state": "running", "quiet_for": ""}, False),       # not known: never an alarm
+    ({"state": "crashed", "quiet_for": "5000"}, False),   # only a running training stalls
+])
+def test_the_one_definition_of_stalled(training, stalled):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import is_stalled
+    assert is_stalled(training, 1800) is stalled
