@@ -44,6 +44,35 @@ def pytest_report_collectionfinish(config, items):
     return "verl-deploy: %d selected test(s) need a Docker engine" % needing
 
 
+# The xdist groups handed out after every other test, in this order (./run.sh test runs --dist loadgroup): the failures
+# scenario waits until the tests without Docker are handed out, and then runs on the worker they freed, beside the two
+# other simulated clusters; its first minutes (nodes, images, first deploys) overlap no other scenario's
+# (docs/development.md, "How the suite is laid out over the two cores").
+LAST_GROUPS = ("verl-sim-late",)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under --dist loadgroup: xdist's own scheduling, with the groups of LAST_GROUPS moved to the end of its queue."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # pylint: disable=import-outside-toplevel  # only under xdist
+
+    class LastGroupsLast(LoadGroupScheduling):
+        """xdist fills its queue (groups with the most tests first, then collection order) and hands out its first
+        units in one call; the queue is reordered just before the first unit leaves."""
+        _reordered = False
+
+        def _assign_work_unit(self, node):
+            if not self._reordered:
+                self._reordered = True
+                for group in LAST_GROUPS:
+                    if group in self.workqueue:
+                        self.workqueue.move_to_end(group)
+            super()._assign_work_unit(node)
+
+    return LastGroupsLast(config, log)
+
+
 def pytest_terminal_summary(terminalreporter):
     """The Molecule scenarios' times of this run, written by tests/integration/test_molecule.py: each step and the
     verifier's slowest tests (where a scenario's time went)."""
