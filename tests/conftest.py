@@ -44,33 +44,16 @@ def pytest_report_collectionfinish(config, items):
     return "verl-deploy: %d selected test(s) need a Docker engine" % needing
 
 
-# The xdist groups handed out after every other test, in this order (./run.sh test runs --dist loadgroup): the failures
-# scenario waits until the tests without Docker are handed out, and then runs on the worker they freed, beside the two
-# other simulated clusters; its first minutes (nodes, images, first deploys) overlap no other scenario's
-# (docs/development.md, "How the suite is laid out over the two cores").
-LAST_GROUPS = ("verl-sim-late",)
+# pytest-xdist runs a group's tests in collection order: the failures scenario goes after the quality tests of its group
+# (tests/integration/test_molecule.py, SCENARIO_GROUPS), so that it starts once the two other scenarios have their
+# clusters up (docs/development.md, "How the suite is laid out over the two cores").
+AFTER_THE_REST = "tests/integration/test_molecule.py::test_molecule_scenario[failures]"
 
 
-def pytest_xdist_make_scheduler(config, log):
-    """Under --dist loadgroup: xdist's own scheduling, with the groups of LAST_GROUPS moved to the end of its queue."""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadGroupScheduling  # pylint: disable=import-outside-toplevel  # only under xdist
-
-    class LastGroupsLast(LoadGroupScheduling):
-        """xdist fills its queue (groups with the most tests first, then collection order) and hands out its first
-        units in one call; the queue is reordered just before the first unit leaves."""
-        _reordered = False
-
-        def _assign_work_unit(self, node):
-            if not self._reordered:
-                self._reordered = True
-                for group in LAST_GROUPS:
-                    if group in self.workqueue:
-                        self.workqueue.move_to_end(group)
-            super()._assign_work_unit(node)
-
-    return LastGroupsLast(config, log)
+def pytest_collection_modifyitems(items):
+    """Moves AFTER_THE_REST to the end of the collection (every worker collects, and moves, the same)."""
+    late = [item for item in items if item.nodeid == AFTER_THE_REST]
+    items[:] = [item for item in items if item.nodeid != AFTER_THE_REST] + late
 
 
 def pytest_terminal_summary(terminalreporter):
