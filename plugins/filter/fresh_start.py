@@ -15,8 +15,8 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The C(KEY=VALUE) lines of the training role's C(ckpts_look.sh) on the head's host.
-    type: str
+    description: What M(verl.deploy.node_facts) read on the head's host (its RV(last_training)), or the same as C(KEY=VALUE) lines.
+    type: raw
     required: true
   launch:
     description: The head's launch configuration (C(resume_mode), C(save_freq), C(ckpts_dir)).
@@ -31,7 +31,7 @@ options:
 EXAMPLES = r"""
 - name: Refuse a silent fresh start
   ansible.builtin.assert:
-    that: look.stdout | verl.deploy.fresh_start(_verl_launch, inventory_hostname) == ''
+    that: facts.last_training | verl.deploy.fresh_start(_verl_launch, inventory_hostname) == ''
 """
 
 RETURN = r"""

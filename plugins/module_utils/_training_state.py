@@ -180,8 +180,9 @@ def _started_setting(record, name, default):
 def fresh_start_refusal(look, launch, node):
     """Why this deploy must not start the training from scratch, or "" (never a silent fresh start).
 
-    look: what ckpts_look.sh printed on the head's host (the state folder's last_step "TIME N", ckpts_seen, ckpts_fs,
-    launch: the record the last training started from; verl_ckpts_dir's checkpoints, fs_now, mountpoint, exists).
+    look: what node_facts read on the head's host (_ckpts.read_last_training: the state folder's last_step "TIME N",
+    ckpts_seen, ckpts_fs, launch: the record the last training started from; verl_ckpts_dir's checkpoints, fs_now,
+    mountpoint, exists), or the same as KEY=VALUE lines.
     launch: the launch configuration (resume_mode, save_freq, ckpts_dir). With resume_mode auto, a training that reached
     its first save step (by the save_freq it ran with, not this deploy's) or whose start saw checkpoints must find a
     checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).

@@ -100,6 +100,29 @@ options:
         C(actor/dist_ckpt)).
     type: str
     default: ''
+  state_dir:
+    description:
+      - The deploy's state folder on this host (C(<verl_log_dir>/.verl-deploy)), to read into RV(last_training) what it
+        recorded about the last training, with what O(ckpts_dir) holds now; empty reads nothing.
+    type: str
+    default: ''
+  container_step:
+    description:
+      - A step to run in a container of this host, as C(docker exec) runs it (the engine's exec API, without a terminal),
+        when that container runs; its answer is RV(container_step). The Ray head's deploy reads the training's state this
+        way (C(verl_control.sh training-state)), in this one call.
+      - Omitted, nothing is run.
+    type: dict
+    suboptions:
+      container:
+        description: The container's name.
+        type: str
+        required: true
+      argv:
+        description: The command and its arguments.
+        type: list
+        elements: str
+        required: true
   parquet_paths:
     description:
       - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
@@ -326,6 +349,22 @@ resume:
   returned: always
   type: dict
   sample: {folder: /mnt/project/ckpts/global_step_4, step: 4, read: true, layout: {tensor_model_parallel_size: 2}, ranks: 16}
+last_training:
+  description:
+    - What the state folder O(state_dir) recorded about the last training - C(last_step) (C(TIME N)), C(ckpts_seen), C(ckpts_fs)
+      (the device its checkpoint folder was on), C(launch) (the launch record it started from, one JSON line) - and what
+      O(ckpts_dir) holds now - C(exists) (V(yes) or V(no)), C(fs_now), C(checkpoints) (how many C(global_step_<N>) folders),
+      C(mountpoint) (V(yes) or V(no)). Empty when O(state_dir) is.
+  returned: always
+  type: dict
+  sample: {last_step: 1700000000 716, ckpts_fs: '64', exists: 'yes', fs_now: '64', checkpoints: 3, mountpoint: 'no'}
+container_step:
+  description:
+    - O(container_step)'s answer - C(container), C(argv), C(rc) (its exit code; V(null) when it was not run, with C(msg)
+      saying why), C(stdout), C(stderr). Empty without O(container_step).
+  returned: always
+  type: dict
+  sample: {container: verl, argv: [bash, /verl/verl_control.sh, training-state], rc: 0, stdout: "state=running\n", stderr: ''}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
@@ -384,7 +423,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
-from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir
+from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_last_training
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
 from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
@@ -532,7 +571,9 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def _docker_get(host, path, timeout):
+def _docker_request(host, path, timeout, body=None):
+    """One call of the engine's API: GET, or POST with a JSON body; the answer's bytes (an exec's output is its
+    stream: the engine answers it without a length and closes when the process ends)."""
     url = urlparse(host)
     if url.scheme == 'unix':
         connection = _UnixConnection(url.path, timeout)
@@ -540,15 +581,44 @@ def _docker_get(host, path, timeout):
         connection = http.client.HTTPConnection(url.hostname, url.port or 2375, timeout=timeout)
     else:
         raise ValueError('docker_host %s: only unix:// and tcp:// (without TLS) are read' % host)
+    method = 'GET' if body is None else 'POST'
     try:
-        connection.request('GET', path)
+        if body is None:
+            connection.request(method, path)
+        else:
+            connection.request(method, path, body=json.dumps(body), headers={'Content-Type': 'application/json'})
         response = connection.getresponse()
-        body = response.read()
+        data = response.read()
     finally:
         connection.close()
     if response.status >= 400:
-        raise ValueError('GET %s: HTTP %d %s' % (path, response.status, body[:200].decode('utf-8', 'replace')))
-    return json.loads(body)
+        raise ValueError('%s %s: HTTP %d %s' % (method, path, response.status, data[:200].decode('utf-8', 'replace')))
+    return data
+
+
+def _docker_get(host, path, timeout):
+    return json.loads(_docker_request(host, path, timeout))
+
+
+def run_in_container(module, docker, step):
+    """A step of the training container, run as `docker exec` runs it (the engine's exec API), when the container runs:
+    {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run."""
+    name = step['container']
+    result = {'container': name, 'argv': step['argv'], 'rc': None, 'stdout': '', 'stderr': ''}
+    found = [item for item in docker.get('containers', []) if '/' + name in (item.get('Names') or [])]
+    if not docker.get('can_talk_to_docker') or not found or found[0].get('State') != 'running':
+        return dict(result, msg='not run: the container %s does not run here' % name)
+    host = module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
+    timeout = module.params['docker_timeout']
+    try:
+        created = json.loads(_docker_request(host, '/containers/%s/exec' % quote(found[0]['Id']), timeout,
+                                             {'Cmd': step['argv'], 'AttachStdout': True, 'AttachStderr': True}))
+        stream = _docker_request(host, '/exec/%s/start' % quote(created['Id']), timeout, {'Detach': False, 'Tty': False})
+        ended = _docker_get(host, '/exec/%s/json' % quote(created['Id']), timeout)
+    except (OSError, ValueError, KeyError, http.client.HTTPException) as exc:
+        return dict(result, msg='not run: %s' % exc)
+    stdout, stderr = nf.demultiplex(stream)
+    return dict(result, rc=ended.get('ExitCode'), stdout=stdout, stderr=stderr)
 
 
 def read_docker(module):
@@ -652,6 +722,9 @@ def main():
             ckpts_dir=dict(type='str', default=''),
             parquet_paths=dict(type='list', elements='str', default=[]),
             resume_from=dict(type='str', default=''),
+            state_dir=dict(type='str', default=''),
+            container_step=dict(type='dict', options=dict(container=dict(type='str', required=True),
+                                                          argv=dict(type='list', elements='str', required=True))),
         ),
         supports_check_mode=True,
     )
@@ -661,12 +734,14 @@ def main():
     npu = read_npu(module)
     processes = read_fds()
     sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
+    docker = read_docker(module) if params['docker'] else NOT_READ
     result = dict(
         changed=False,
         npu=npu,
         hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
         device_holders=read_holders(processes),
-        docker=read_docker(module) if params['docker'] else NOT_READ,
+        docker=docker,
+        container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
         model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
@@ -677,6 +752,7 @@ def main():
         network=network,
         ckpts=read_ckpts_dir(params['ckpts_dir']),
         resume=read_resume(params['ckpts_dir'], params['resume_from']),
+        last_training=read_last_training(params['state_dir'], params['ckpts_dir']) if params['state_dir'] else {},
         parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         memory=nf.meminfo(_read('/proc/meminfo')),

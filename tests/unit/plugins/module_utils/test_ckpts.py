@@ -255,3 +255,36 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
     assert ck.not_writable(read, launch(tmp_path / "ckpts")) == (
         "verl_ckpts_dir=%s could not be read on this host (it exists and is not a folder). Fix: give an absolute path on "
         "storage every node mounts." % (tmp_path / "ckpts"))
+
+
+# The head's look at the last training (node_facts' state_dir), which the drift check's fresh-start rule reads.
+@pytest.mark.parametrize("layout, expected", [
+    ({}, {"exists": "no", "checkpoints": 0}),
+    ({"ckpts": []}, {"exists": "yes", "checkpoints": 0, "mountpoint": "no"}),
+    ({"ckpts": ["global_step_2", "global_step_4", "notes"]}, {"exists": "yes", "checkpoints": 2}),
+    # verl's tracker file alone (its folders gone) still says checkpoints were written there.
+    ({"ckpts": [ck.TRACKER]}, {"exists": "yes", "checkpoints": 1}),
+])
+def test_the_last_training_and_the_checkpoint_folder_as_the_fresh_start_rule_reads_them(tmp_path, layout, expected):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+    state, ckpts = tmp_path / ".verl-deploy", tmp_path / "ckpts"
+    state.mkdir()
+    (state / "last_step").write_text("1700000000 716\n")
+    (state / "ckpts_fs").write_text("%d\n" % os.stat(tmp_path).st_dev)
+    (state / "launch.json").write_text(json.dumps({"settings": {"save_freq": 2, "ckpts_dir": str(ckpts)}}) + "\n")
+    if "ckpts" in layout:
+        ckpts.mkdir()
+        for name in layout["ckpts"]:
+            (ckpts / name).mkdir() if name.startswith("global_step_") else (ckpts / name).write_text("4")
+    look = ck.read_last_training(str(state), str(ckpts))
+    assert {key: look[key] for key in expected} == expected, look
+    assert (look["last_step"], look["ckpts_seen"], look["launch"].startswith("{")) == ("1700000000 716", "", True)
+    if look["exists"] == "yes":
+        assert look["fs_now"] == str(os.stat(ckpts).st_dev)
+    refused = fresh_start_refusal(look, {"resume_mode": "auto", "save_freq": 2, "ckpts_dir": str(ckpts)}, "node1")
+    assert bool(refused) == (look["checkpoints"] == 0), refused
+
+
+def test_no_state_folder_reads_as_no_training():
+    look = ck.read_last_training("/nonexistent/.verl-deploy", "")
+    assert look == {"last_step": "", "ckpts_seen": "", "ckpts_fs": "", "launch": "", "exists": "no", "checkpoints": 0}

@@ -255,3 +255,14 @@ def test_a_pid_that_ended_between_two_npu_smi_reads_is_not_a_holder():
     annotated = [{"pid": 10, "seen": True}, {"pid": 11, "seen": False}, {"pid": 12, "seen": False}]
     assert nf.still_listed(annotated, [{"pid": 10}, {"pid": 12}]) == [{"pid": 10, "seen": True}, {"pid": 12, "seen": False}]
     assert nf.still_listed(annotated, []) == [{"pid": 10, "seen": True}]
+
+
+@pytest.mark.parametrize("stream, expected", [
+    (b"", ("", "")),
+    (b"\x01\x00\x00\x00\x00\x00\x00\x03ok\n\x02\x00\x00\x00\x00\x00\x00\x04err\n", ("ok\n", "err\n")),
+    # A last frame cut short keeps what arrived; a header cut short is dropped.
+    (b"\x01\x00\x00\x00\x00\x00\x00\x09cut\x01\x00\x00", ("cut\x01\x00\x00", "")),
+    (b"\x01\x00\x00\x00\x00\x00\x00\x02a\n\x01\x00\x00", ("a\n", "")),
+])
+def test_an_exec_stream_is_split_into_stdout_and_stderr(stream, expected):
+    assert nf.demultiplex(stream) == expected

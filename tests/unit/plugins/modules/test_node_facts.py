@@ -29,7 +29,11 @@ ENGINE = {
     '/containers/c1/json': {'HostConfig': {'Devices': [{'PathOnHost': '/dev/davinci0'}], 'Privileged': False}},
     '/images/json': [{'Id': 'sha256:1', 'RepoTags': ['verl:1'], 'RepoDigests': [], 'Size': 5}],
     '/info': {'DockerRootDir': '/'},
+    '/exec/e1/json': {'ExitCode': 3, 'Running': False},
 }
+# An exec's output as the engine streams it without a terminal: 8-byte frame headers (1 stdout, 2 stderr; the size).
+EXEC_STREAM = b''.join(bytes([kind, 0, 0, 0]) + len(data).to_bytes(4, 'big') + data
+                       for kind, data in ((1, b'state=running\n'), (2, b'a warning\n'), (1, b'pid=42\n')))
 
 
 class _Engine(BaseHTTPRequestHandler):
@@ -38,6 +42,25 @@ class _Engine(BaseHTTPRequestHandler):
         self.send_response(200 if body is not None else 404)
         data = json.dumps(body if body is not None else {'message': 'no such path'}).encode()
         self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
+        if self.path == '/containers/c1/exec' and body['Cmd'] == ['bash', '/verl/verl_control.sh', 'training-state']:
+            data = json.dumps({'Id': 'e1'}).encode()
+            self.send_response(201)
+            self.send_header('Content-Length', str(len(data)))
+        elif self.path == '/exec/e1/start' and body == {'Detach': False, 'Tty': False}:
+            # As the engine does: no length, the stream, then the connection closed.
+            data = EXEC_STREAM
+            self.send_response(200)
+            self.send_header('Content-Type', 'application/vnd.docker.multiplexed-stream')
+            self.close_connection = True
+        else:
+            data = b'{"message": "no such exec"}'
+            self.send_response(404)
+            self.send_header('Content-Length', str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
@@ -228,3 +251,32 @@ def test_only_the_deploys_npus_are_asked_so_one_that_hangs_elsewhere_refuses_not
                                         'tls': 'disabled'} for d in (4, 5, 6, 7)}, hccn['devices']
     # Four calls for each of the deploy's NPUs; none for NPUs 0-3 (they would hang) or 9 (npu-smi does not list it).
     assert sorted(calls.read_text().split()) == sorted(['4', '5', '6', '7'] * 4)
+
+
+STEP = {'container': 'verl', 'argv': ['bash', '/verl/verl_control.sh', 'training-state']}
+
+
+def test_a_step_in_the_running_container_is_answered_in_the_same_call(capsys, tmp_path, engine):
+    """The head's training state (the drift check's read) as `docker exec` would give it: stdout and stderr apart, the
+    exit code; a container that does not run, or an engine that does not answer, runs nothing and says why."""
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine, 'container_step': STEP})
+    assert result['container_step'] == dict(STEP, rc=3, stdout='state=running\npid=42\n', stderr='a warning\n')
+    stopped = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
+                                  'container_step': dict(STEP, container='old')})['container_step']
+    assert stopped['rc'] is None and stopped['msg'] == 'not run: the container old does not run here', stopped
+    unread = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': 'unix://%s/none.sock' % tmp_path,
+                                 'container_step': STEP})['container_step']
+    assert unread['rc'] is None and unread['stdout'] == '', unread
+    assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker': False})['container_step'] == {}
+
+
+def test_the_last_training_is_read_with_the_checkpoint_folder_in_the_same_call(capsys, tmp_path):
+    state, ckpts = tmp_path / 'logs' / '.verl-deploy', tmp_path / 'ckpts'
+    state.mkdir(parents=True)
+    (state / 'last_step').write_text('1700000000 716\n')
+    (ckpts / 'global_step_700').mkdir(parents=True)
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False,
+                                 'ckpts_dir': str(ckpts), 'state_dir': str(state)})
+    look = result['last_training']
+    assert (look['last_step'], look['exists'], look['checkpoints'], look['mountpoint']) == ('1700000000 716', 'yes', 1, 'no'), look
+    assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, ERROR_8005, rc=0), 'docker': False})['last_training'] == {}
