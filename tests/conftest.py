@@ -51,9 +51,11 @@ AFTER_THE_REST = "tests/integration/test_molecule.py::test_molecule_scenario[fai
 
 
 def pytest_collection_modifyitems(items):
-    """Moves AFTER_THE_REST to the end of the collection (every worker collects, and moves, the same)."""
-    late = [item for item in items if item.nodeid == AFTER_THE_REST]
-    items[:] = [item for item in items if item.nodeid != AFTER_THE_REST] + late
+    """Moves AFTER_THE_REST to the end of the collection (every worker collects, and moves, the same). Under --dist
+    loadgroup xdist's own hook may have named it already with its group ("...[failures]@quality-then-failures")."""
+    def late(item):
+        return item.nodeid.partition("@")[0] == AFTER_THE_REST
+    items[:] = [item for item in items if not late(item)] + [item for item in items if late(item)]
 
 
 def pytest_terminal_summary(terminalreporter):
