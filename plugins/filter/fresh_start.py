@@ -15,7 +15,9 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: What M(verl.deploy.node_facts) read on the head's host (its RV(verl.deploy.node_facts#module:last_training)), or the same as C(KEY=VALUE) lines.
+    description:
+      - What M(verl.deploy.node_facts) read on the head's host (its RV(verl.deploy.node_facts#module:last_training)), or the
+        same as C(KEY=VALUE) lines.
     type: raw
     required: true
   launch:
