@@ -265,8 +265,8 @@ test)
         prereqs docker debootstrap
     fi
     # As CI: three workers on two cores. loadgroup keeps each xdist_group on one worker: three_nodes on one,
-    # one_node and the sim smoke test on another, ansible-test and ansible-lint then failures on the third; the
-    # rest fills each worker as it frees (docs/development.md). The 25 slowest tests are listed at the end: CI's time is spent where it says.
+    # one_node, failures and the sim smoke test on another, ansible-test and ansible-lint then the rest on the
+    # third (docs/development.md). The 25 slowest tests are listed at the end: CI's time is spent where it says.
     python -m pytest -n "${VERL_DEPLOY_TEST_WORKERS:-3}" --dist loadgroup --durations=25 "$@"
     ;;
 newest)

@@ -44,20 +44,6 @@ def pytest_report_collectionfinish(config, items):
     return "verl-deploy: %d selected test(s) need a Docker engine" % needing
 
 
-# pytest-xdist runs a group's tests in collection order: the failures scenario goes after the quality tests of its group
-# (tests/integration/test_molecule.py, SCENARIO_GROUPS), so that it starts once the two other scenarios have their
-# clusters up (docs/development.md, "How the suite is laid out over the two cores").
-AFTER_THE_REST = "tests/integration/test_molecule.py::test_molecule_scenario[failures]"
-
-
-def pytest_collection_modifyitems(items):
-    """Moves AFTER_THE_REST to the end of the collection (every worker collects, and moves, the same). Under --dist
-    loadgroup xdist's own hook may have named it already with its group ("...[failures]@quality-then-failures")."""
-    def late(item):
-        return item.nodeid.partition("@")[0] == AFTER_THE_REST
-    items[:] = [item for item in items if not late(item)] + [item for item in items if late(item)]
-
-
 def pytest_terminal_summary(terminalreporter):
     """The Molecule scenarios' times of this run, written by tests/integration/test_molecule.py: each step and the
     verifier's slowest tests (where a scenario's time went)."""

@@ -58,10 +58,10 @@ def _tail(text, lines=150):
     return "\n".join(text.splitlines()[-lines:])
 
 
-# The longest single tests of the suite (minutes of one core each): one xdist group with the failures scenario after
-# them (tests/conftest.py), which pytest-xdist hands out first, on a worker of its own, so that none ends the run
-# alone; the tests without Docker fill every worker a group frees (docs/development.md).
-LONG_SINGLE_CORE = pytest.mark.xdist_group("quality-then-failures")
+# The longest single tests of the suite (minutes of one core each): one xdist group, which pytest-xdist hands out
+# first among the tests that do not need Docker, so that none ends the run alone. Three of them: a worker with more
+# than two tests waiting is given no more, so no Molecule scenario is queued behind them (docs/development.md).
+LONG_SINGLE_CORE = pytest.mark.xdist_group("quality-long")
 
 
 @LONG_SINGLE_CORE

@@ -8,10 +8,10 @@ three_nodes  head + 2 workers, image pulled from a registry: Ray 3 nodes / 24 NP
 failures     busy worker, unreachable worker, worker whose Ray never joins: each fails in time, named
 
 Each scenario has nodes and a network of its own. Under pytest-xdist (`--dist loadgroup`, as ./run.sh test runs)
-three_nodes, the longest, and one_node each run on a worker of their own from the start; failures starts minutes later,
-after the quality tests on the third (SCENARIO_GROUPS): one after the other the three were most of CI's time; all three
-started at once overloaded the 2-core machine (Ray's "The current node timed out during startup"). A file lock per
-scenario keeps two runs of the same scenario (two suites in one checkout) from sharing its nodes. Set
+three_nodes, the longest, runs on a worker of its own beside one_node then failures (SCENARIO_GROUPS): one after the
+other the three were most of CI's time; all three at once overloaded the 2-core machine (Ray's "The current node
+timed out during startup"). A file lock per scenario keeps two runs of the same scenario (two suites in one checkout)
+from sharing its nodes. Set
 VERL_MOLECULE_KEEP=1 to keep the nodes of a failed scenario for a look (molecule login -s <scenario> --host <node>).
 """
 from __future__ import annotations
@@ -32,11 +32,9 @@ REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "extensions" / "molecule"
 MOLECULE = str(Path(sys.executable).with_name("molecule"))
 NAMES = ("one_node", "three_nodes", "failures")
-# Three streams, each on one xdist worker: three_nodes; one_node, then the sim smoke test (tests/sim/test_sim_cluster.py);
-# the quality tests (tests/test_quality.py), then failures (tests/conftest.py moves it after them). The tests without
-# Docker fill the workers as the streams end. One after the other on one worker, one_node and failures ended CI's runs
-# alone (1,945 s of 1,960 on 2026-12-04); failures after the tests without Docker ended at about the same time.
-SCENARIO_GROUPS = {"three_nodes": "verl-sim-long", "one_node": "verl-sim-short", "failures": "quality-then-failures"}
+# Two streams of simulated clusters, each on one xdist worker (the sim smoke test joins the first: tests/sim; one_node then
+# failures took 1,650 s of CI against three_nodes' 1,530).
+SCENARIO_GROUPS = {"three_nodes": "verl-sim-long", "one_node": "verl-sim-short", "failures": "verl-sim-short"}
 
 pytestmark = pytest.mark.integration
 

@@ -35,8 +35,8 @@ from helpers.launch_helpers import launch_ok, render
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position
 
-# After one_node, on its worker (SCENARIO_GROUPS in tests/integration/test_molecule.py): docs/development.md.
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-short")]
+# After three_nodes, on its worker (SCENARIO_GROUPS in tests/integration/test_molecule.py): docs/development.md.
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-long")]
 
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)
