@@ -596,6 +596,11 @@ def _docker_request(host, path, timeout, body=None):
     return data
 
 
+def _docker_host(module):
+    """The engine this module talks to: docker_host, else DOCKER_HOST of the target, else the local unix socket."""
+    return module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
+
+
 def _docker_get(host, path, timeout):
     return json.loads(_docker_request(host, path, timeout))
 
@@ -608,7 +613,7 @@ def run_in_container(module, docker, step):
     found = [item for item in docker.get('containers', []) if '/' + name in (item.get('Names') or [])]
     if not docker.get('can_talk_to_docker') or not found or found[0].get('State') != 'running':
         return dict(result, msg='not run: the container %s does not run here' % name)
-    host = module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
+    host = _docker_host(module)
     timeout = module.params['docker_timeout']
     try:
         created = json.loads(_docker_request(host, '/containers/%s/exec' % quote(found[0]['Id']), timeout,
@@ -622,7 +627,7 @@ def run_in_container(module, docker, step):
 
 
 def read_docker(module):
-    host = module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
+    host = _docker_host(module)
     timeout = module.params['docker_timeout']
     try:
         version = _docker_get(host, '/version', timeout)
