@@ -26,8 +26,8 @@ network alias `registry`, published on 127.0.0.1:5001 -- or any free port with -
 pushes from this machine) holding the verl image as registry:5000/verl/verl-sim:<h>, and the nodes
 <prefix>-node1..N (host name = container name), each running its own dockerd (--insecure-registry=
 registry:5000, docker0 on 10.96.<i>.1/24). Ansible reaches a node with ansible_connection=
-community.docker.docker; inside, the collection pulls the verl image with the node's engine and runs
-it with network_mode host. `up` is idempotent: the same arguments change nothing; other arguments
+verl_sim.cluster.node (community.docker.docker, pipelined: tests/sim/ansible_collections); inside, the collection pulls
+the verl image with the node's engine and runs it with network_mode host. `up` is idempotent: the same arguments change nothing; other arguments
 replace only the nodes whose settings changed (and remove nodes beyond --nodes).
 
 `down` removes exactly the containers (with their anonymous volumes), volumes and network labelled
@@ -1188,7 +1188,7 @@ def inventory(prefix=DEFAULT_PREFIX):
         raise SimError("the cluster %r is not up; run `simcluster.py up` first." % prefix)
     names = [node["name"] for node in data["nodes"]]
     lines = ["---", "# verl-sim cluster %r (tests/sim/simcluster.py inventory); ansible reaches the nodes with docker exec." % prefix,
-             "ray_cluster:", "  vars:", "    ansible_connection: community.docker.docker",
+             "ray_cluster:", "  vars:", "    ansible_connection: verl_sim.cluster.node", "    ansible_pipelining: true",
              "    ansible_python_interpreter: /usr/bin/python3", "    verl_image: %s" % data["verl_image"], "  children:",
              "    ray_head:", "      hosts:", "        %s: {}" % names[0], "    ray_workers:", "      hosts:"]
     lines += ["        %s: {}" % name for name in names[1:]] or []

@@ -176,6 +176,25 @@ def test_each_node_runs_its_own_docker_engine(cluster):
     assert subnets == {"10.96.1.0/24", "10.96.2.0/24"}
 
 
+def test_ansible_reaches_a_node_pipelined_and_a_paused_node_is_unreachable(cluster, tmp_path):
+    """The cluster's inventory reaches a node through verl_sim.cluster.node: a module is one `docker exec` (pipelined, as
+    real nodes' SSH is in ansible.cfg), and a paused node is UNREACHABLE, as a hung host is over SSH."""
+    (tmp_path / "hosts.yml").write_text(simcluster.inventory(PREFIX))
+    argv = [Path(sys.executable).with_name("ansible"), NODE2, "-i", tmp_path / "hosts.yml", "-m", "ansible.builtin.ping", "-vvv"]
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_CALLBACK_RESULT_FORMAT="json")
+    pong = subprocess.run([str(item) for item in argv], cwd=simcluster.REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert pong.returncode == 0 and '"ping": "pong"' in pong.stdout, pong.stdout[-3000:] + pong.stderr[-3000:]
+    assert len(re.findall(r"<%s> EXEC \[" % NODE2, pong.stdout)) == 1, pong.stdout[-3000:]
+    sh(["docker", "pause", NODE2])
+    try:
+        hung = subprocess.run([str(item) for item in argv], cwd=simcluster.REPO, env=env, capture_output=True, text=True, timeout=120,
+                              check=False)
+    finally:
+        sh(["docker", "unpause", NODE2])
+    assert hung.returncode == 4 and "UNREACHABLE!" in hung.stdout, hung.stdout[-3000:] + hung.stderr[-3000:]
+    assert "%s does not answer: Error response from daemon: Container" % NODE2 in hung.stdout, hung.stdout[-3000:]
+
+
 def test_up_again_with_the_same_arguments_changes_nothing(cluster):
     before = {node["name"]: sh(["docker", "inspect", "--format", "{{.Id}} {{.State.StartedAt}}", node["name"]]).stdout
               for node in cluster["nodes"]}
