@@ -41,8 +41,8 @@ What it does, in the real trainer's order:
 5. Resumes as verl's RayPPOTrainer._load_checkpoint does: with trainer.resume_mode=auto from the step
    named by <trainer.default_local_dir>/latest_checkpointed_iteration.txt, when there is one; with
    resume_path from the global_step_<N> folder trainer.resume_from_path names; with disable from 0.
-   Like verl, it saves a checkpoint every trainer.save_freq steps: global_step_N/ with the files of verl's save
-   (token contents), in verl's order, then that tracker file.
+   Like verl, it saves a checkpoint every trainer.save_freq steps and at its last step: global_step_N/ with the files of
+   verl's save (token contents), in verl's order, then that tracker file.
 6. Writes <trainer.default_local_dir>/stand_in_started.json (the values it checked, its pid, the verl version, the entry
    point and config it ran as, the key of every override it was given (Hydra's task overrides, `+`/`++` kept),
    the advantage estimator, the step it resumed from, each worker's node, pid and device), then runs a step every
@@ -52,7 +52,8 @@ What it does, in the real trainer's order:
    offload trade step time for NPU memory, remove padding and dynamic batch size cut padded tokens); the model's figures,
    not the wall time, which stays SIM_TRAINER_STEP_SECONDS. A modelled peak above SIM_TRAINER_HBM_GB fails the actor
    update with torch_npu's out-of-memory error (exit 1). Like verl's fit loop it returns after
-   trainer.total_training_steps (printing "Final validation metrics"), releases Ray, writes
+   trainer.total_training_steps (printing "Final validation metrics"; resumed at or past that step, after one step
+   more, as verl's loop starts at the resumed step + 1), releases Ray, writes
    stand_in_stopped.json and exits 0 (with no total it runs until stopped: verl would count the
    steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
    cluster, its raylet was stopped -- fails the step with Ray's RayActorError and the training exits
@@ -494,9 +495,13 @@ def run(config):
         % (nnodes, per_node, total, started["ray_nodes"], os.path.join(local_dir, STARTED)))
 
     features = _features(resolved)
+    # verl's fit loop (ray_trainer.py, and recipe/dapo's): the first step is the resumed one + 1, and the step that reaches
+    # total_training_steps is the last, saved whatever save_freq says; so a training resumed at or past its total trains,
+    # saves and logs one step more before it ends.
     step = resumed_from
     busy = [worker.work.remote() for worker in workers]
-    while not _STOP and (steps is None or step < steps):
+    while not _STOP:
+        last = steps is not None and step + 1 >= steps
         if not _step(ray, busy):
             break
         step += 1
@@ -510,10 +515,12 @@ def run(config):
         print(_step_line(step, metrics), flush=True)
         if board is not None:
             board.log(dict(metrics), step=step)
-        if save_freq > 0 and step % save_freq == 0:
+        if save_freq > 0 and (last or step % save_freq == 0):
             _save_checkpoint(local_dir, step, resolved)
         if tracker is not None:
             tracker.log({"training/global_step": step}, step=step)
+        if last:
+            break
     signum = _STOP[0] if _STOP else None
     if signum is None:
         # verl's fit loop on its last step: the final validation metrics, then it returns.

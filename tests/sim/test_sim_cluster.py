@@ -416,15 +416,25 @@ def test_stand_in_trainer_holds_every_npu_and_stops_cleanly_on_sigterm(ray_clust
 
 
 def test_stand_in_trainer_exits_0_after_its_last_step_as_verl_does(ray_cluster, tmp_path):
+    """verl's fit loop (ray_trainer.py): its last step is saved whatever save_freq says (3 steps, save_freq 2: global_step_2
+    and global_step_3), and a training started again once it reached its total resumes from that save and trains, saves and
+    logs one step more (the loop starts at the resumed step + 1), then ends as it did."""
     ckpts = "%s/ckpt-done" % WORK
-    script = _script(tmp_path, "run_training_done.sh", nnodes=2, verl_train_steps=2, verl_ckpts_dir=ckpts, verl_log_dir="%s/logs" % WORK)
-    out, rc = _start_trainer(script, "done")
-    code = wait_for("the trainer's own exit after 2 steps", lambda: _exit_code(rc), timeout=180)
-    log = in_verl(NODE1, "cat", out).stdout
-    assert code == "0", log
-    assert re.search(r"^step:2 - ", log, re.MULTILINE) and "Final validation metrics" in log, log
-    stopped = json.loads(in_verl(NODE1, "cat", "%s/stand_in_stopped.json" % ckpts).stdout)
-    assert stopped["finished"] is True and stopped["signal"] is None and stopped["steps"] == 2
+    script = _script(tmp_path, "run_training_done.sh", nnodes=2, verl_train_steps=3, verl_save_freq=2, verl_ckpts_dir=ckpts,
+                     verl_log_dir="%s/logs" % WORK)
+    for run, steps in (("done", [1, 2, 3]), ("done-again", [4])):
+        out, rc = _start_trainer(script, run)
+        code = wait_for("the trainer's own exit after its last step (%s)" % run, lambda rc=rc: _exit_code(rc), timeout=180)
+        log = in_verl(NODE1, "cat", out).stdout
+        assert code == "0", log
+        assert [int(step) for step in re.findall(r"^step:(\d+) - ", log, re.MULTILINE)] == steps, log
+        assert "Final validation metrics" in log, log
+        stopped = json.loads(in_verl(NODE1, "cat", "%s/stand_in_stopped.json" % ckpts).stdout)
+        assert stopped["finished"] is True and stopped["signal"] is None and stopped["steps"] == steps[-1]
+        assert in_verl(NODE1, "cat", "%s/latest_checkpointed_iteration.txt" % ckpts).stdout.strip() == str(steps[-1])
+    assert "Load from checkpoint folder: %s/global_step_3" % ckpts in log, log
+    saved = in_verl(NODE1, "ls", ckpts).stdout.split()
+    assert [name for name in sorted(saved) if name.startswith("global_step_")] == ["global_step_2", "global_step_3", "global_step_4"]
 
 
 def test_stand_in_trainer_fails_on_a_bad_override(ray_cluster, tmp_path):
