@@ -11,7 +11,8 @@ description:
   - Reads the answer of C(verl_control.sh training-state) and decides (in plugins/module_utils/_run_time.py) to start when it does not
     run (never started, crashed, stopped, orphaned), on C(verl_restart=true), or when its worker group lost a node; a
     finished training is not started again without C(verl_restart). Also the sentences for a training left alone, stalled,
-    or started again for its lost workers.
+    started again for its lost workers, or a finished one started again that trains only one step more (it resumes past
+    C(verl_train_steps)).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -19,18 +20,14 @@ options:
     description: The output of C(verl_control.sh training-state).
     type: str
     required: true
-  restart:
-    description: C(verl_restart).
-    type: bool
+  launch:
+    description: The launch configuration (its C(restart), C(status_stall_seconds), C(train_steps) and C(resume_mode) are read).
+    type: dict
     required: true
   lost_workers:
     description: The workers whose Ray was started again in this run.
     type: list
     elements: str
-    required: true
-  stall_seconds:
-    description: C(verl_status_stall_seconds).
-    type: int
     required: true
   host:
     description: The head's inventory name, for the sentences.
@@ -41,7 +38,7 @@ options:
 EXAMPLES = r"""
 - name: What to do with the training
   ansible.builtin.set_fact:
-    __training_plan: "{{ __training_state.stdout | verl.deploy.training_plan(false, [], 1800, inventory_hostname) }}"
+    __training_plan: "{{ __training_state.stdout | verl.deploy.training_plan(_verl_launch, [], inventory_hostname) }}"
 """
 
 RETURN = r"""
@@ -51,9 +48,9 @@ _value:
 """
 
 
-def training_plan(text, restart, lost_workers, stall_seconds, host):
+def training_plan(text, launch, lost_workers, host):
     from ansible_collections.verl.deploy.plugins.module_utils._run_time import training_plan as _training_plan
-    return _training_plan(text, restart, lost_workers, stall_seconds, host)
+    return _training_plan(text, launch, lost_workers, host)
 
 
 class FilterModule:

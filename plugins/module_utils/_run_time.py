@@ -14,7 +14,8 @@ import base64
 import hashlib
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import is_stalled, parse_lines, parse_training_state, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
+    _number, is_stalled, parse_lines, parse_training_state, sentences)
 
 # verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
 LOCK_REFUSED = 4
@@ -113,20 +114,27 @@ def training_left_as_found(runs_as_rendered, head_kept, workers_started):
     return _true(runs_as_rendered) and _true(head_kept) and not workers_started
 
 
-def training_plan(state_text, restart, lost_workers, stall_seconds, host):
-    """What the training stage does on the head, from `verl_control.sh training-state`'s answer.
+def training_plan(state_text, launch, lost_workers, host):
+    """What the training stage does on the head, from `verl_control.sh training-state`'s answer and the launch
+    configuration (its restart, status_stall_seconds, train_steps, resume_mode).
 
     start: it does not run (never started, crashed, stopped, orphaned by a restarted Ray), or verl_restart=true, or it runs
     but its worker group lost a node; a training that finished (exit code 0) is not started again without verl_restart.
-    stop_first: a training (or its orphan) is stopped before the new start. left_alone, stalled, why_again: the sentences."""
+    stop_first: a training (or its orphan) is stopped before the new start. left_alone, stalled, why_again: the sentences.
+    A finished training started again that resumes (resume_mode auto, it saved) past this run's train_steps trains one
+    step more and ends, as verl's fit loop starts at the resumed step + 1 and that step reaches the total: why_again says
+    so, and how to train further or start over."""
     now = parse_training_state(state_text)
     state = now["state"]
-    restart = _true(restart)
+    restart = _true(launch.get("restart"))
+    stall_seconds = _number(launch.get("status_stall_seconds"), 1800)
     start = state not in ("running", "finished") or restart or (state == "running" and bool(lost_workers))
     left_alone = stalled = why_again = ""
     if not start:
-        left_alone = ("Training runs on %s (pid %s), started from these settings" % (host, now["pid"]) if state == "running"
-                      else "Training finished on %s (exit code 0)" % host) + "; left alone. To start it again, run again with -e verl_restart=true."
+        left_alone = ("Training runs on %s (pid %s), started from these settings; left alone. To start it again, run again with "
+                      "-e verl_restart=true." % (host, now["pid"]) if state == "running" else
+                      "Training finished on %s (exit code 0); left alone. To train further, raise verl_train_steps and run again "
+                      "with -e verl_restart=true (it resumes from its last checkpoint)." % host)
         if is_stalled(now, stall_seconds):
             stalled = ("%s: the training left alone is STALLED: it runs (pid %s) but logged no step for %s s (more than %d s, "
                        "verl_status_stall_seconds); a hung collective (HCCL) looks like this. Fix: read its log, then restart it with "
@@ -134,8 +142,24 @@ def training_plan(state_text, restart, lost_workers, stall_seconds, host):
     elif state == "running" and lost_workers and not restart:
         why_again = ("%s: the training's workers on %s went with their Ray, which this run started again; verl's worker group cannot "
                      "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))
+    elif state == "finished":
+        why_again = _one_step_more(now, launch, host)
     return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned"),
             "left_alone": left_alone, "stalled": stalled, "why_again": why_again}
+
+
+def _one_step_more(finished, launch, host):
+    """The sentence for a finished training started again that resumes at or past this run's train_steps, or ""."""
+    settings = (finished.get("launch") or {}).get("settings") or {}
+    last = str(finished.get("last_step") or "").split()  # "TIME N"
+    reached = _number(last[1] if len(last) == 2 else settings.get("train_steps"), 0)
+    steps = _number(launch.get("train_steps"), 0)
+    if launch.get("resume_mode") != "auto" or _number(settings.get("save_freq"), -1) <= 0 or not reached or steps > reached:
+        return ""
+    return ("%s: the training had finished at step %d; started again with verl_train_steps=%d, verl resumes from its last "
+            "checkpoint (global_step_%d) and, past its total already, trains, saves and logs one step more (step %d) and ends. "
+            "To train further, give a larger verl_train_steps; to start over, verl_resume_mode=disable." % (
+                host, reached, steps, reached, reached + 1))
 
 
 def install_plan(files_b64, names, modes, installed):

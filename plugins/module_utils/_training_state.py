@@ -251,7 +251,8 @@ def training_progress(training):
     if step is None:
         text = "no step logged yet" + (" (of %s)" % total if total else "")
     else:
-        text = "step %s" % step + (" of %s (%.1f%%)" % (total, 100.0 * step / total) if total else "")
+        text = "step %s" % step + (" of %s (%.1f%%)" % (total, 100.0 * step / total) if total and step <= total else
+                                   ", past its total of %s (started again after it had reached it)" % total if total else "")
         text += ", %.1f steps/min" % (rate * 60) if rate else ""
         text += ", about %s left" % _duration(left) if left is not None and training.get("state") == "running" else ""
     return {"step": step, "total_steps": total, "steps_per_min": round(rate * 60, 2) if rate else None,

@@ -18,7 +18,7 @@ def test_the_run_time_filters_as_the_roles_call_them(render):
         "joins | verl.deploy.ray_joins('10.0.0.1', 9182)",
         "'10.0.0.1=8,10.0.0.2=8' | verl.deploy.worker_in_ray('10.0.0.2', 8, raylet)",
         "'True' | verl.deploy.training_left_as_found(step_kept, [])",
-        "state | verl.deploy.training_plan(false, ['w1'], 1800, 'n1')",
+        "state | verl.deploy.training_plan({'restart': false, 'status_stall_seconds': 1800}, ['w1'], 'n1')",
         "{'a.sh': 'IyEvYmluL3NoCg=='} | verl.deploy.install_plan(['a.sh'], {'a.sh': '755'}, [])",
         "launch | verl.deploy.where_to_look('n1', none, none, '')",
     ], stopped={"rc": 0, "stdout": "training: stopped\nchanged=true\n"}, head=head, joins=joins, step_kept=True,

@@ -7,6 +7,7 @@ import pytest
 
 import base64
 import hashlib
+import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
     install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan, where_to_look, worker_in_ray)
@@ -122,8 +123,9 @@ def state(name, pid="42", quiet="3"):
     (state("running"), False, [], {"start": False, "stop_first": False, "stalled": "", "why_again": "",
                                    "left_alone": "Training runs on h (pid 42), started from these settings; left alone. "
                                                  "To start it again, run again with -e verl_restart=true."}),
-    (state("finished", pid=""), False, [], {"start": False, "left_alone": "Training finished on h (exit code 0); left alone. "
-                                                                          "To start it again, run again with -e verl_restart=true."}),
+    (state("finished", pid=""), False, [], {"start": False, "left_alone": (
+        "Training finished on h (exit code 0); left alone. To train further, raise verl_train_steps and run again with "
+        "-e verl_restart=true (it resumes from its last checkpoint).")}),
     (state("running"), True, [], {"start": True, "stop_first": True, "left_alone": "", "why_again": ""}),
     (state("finished"), True, [], {"start": True, "stop_first": False}),
     (state("running"), False, ["w1", "w2"], {"start": True, "stop_first": True, "why_again": (
@@ -141,8 +143,34 @@ def state(name, pid="42", quiet="3"):
     (state("running", quiet="1800"), False, [], {"stalled": ""}),
 ])
 def test_the_training_plan(text, restart, lost, expected):
-    found = training_plan(text, restart, lost, 1800, "h")
+    found = training_plan(text, {"restart": restart, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto"}, lost, "h")
     assert {key: found[key] for key in expected} == expected
+
+
+def finished(last_step, save_freq=2, train_steps=4):
+    record = json.dumps({"settings": {"train_steps": train_steps, "save_freq": save_freq}})
+    return "state=finished\nexit_code=0\nlast_step=1700000000 %s\nlaunch=%s\n" % (last_step, record)
+
+
+ONE_MORE = ("h: the training had finished at step 4; started again with verl_train_steps=4, verl resumes from its last checkpoint "
+            "(global_step_4) and, past its total already, trains, saves and logs one step more (step 5) and ends. To train further, "
+            "give a larger verl_train_steps; to start over, verl_resume_mode=disable.")
+
+
+# A finished training started again (verl_restart=true): verl's fit loop starts at the resumed step + 1, so a resume at or
+# past this run's total trains one step more and ends (ray_trainer.py: is_last_step = global_steps >= total_training_steps).
+@pytest.mark.parametrize("text, launch, why", [
+    (finished(4), {}, ONE_MORE),
+    (finished(4), {"train_steps": 3}, ONE_MORE.replace("verl_train_steps=4", "verl_train_steps=3")),
+    (finished(4), {"train_steps": 10}, ""),                  # raised: it trains steps 5 to 10
+    (finished(4), {"resume_mode": "disable"}, ""),           # starts over from step 1
+    (finished(4, save_freq=-1), {}, ""),                     # it saved nothing: verl starts over
+    (finished(""), {}, ONE_MORE),                            # no step line read: its record's total
+    (finished(4), {"restart": False}, ""),                   # left alone
+])
+def test_a_finished_training_started_again_past_its_total_says_it_trains_one_step_more(text, launch, why):
+    found = training_plan(text, {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
+    assert (found["start"], found["stop_first"], found["why_again"]) == (launch.get("restart", True), False, why)
 
 
 FILES = {"start_verl.sh": "#!/bin/bash\n", "verl_control.env": "HOST=h\n", "verl_control.sh": "#!/usr/bin/env bash\n", "launch.json": "{}\n"}

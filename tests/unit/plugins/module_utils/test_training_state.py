@@ -142,7 +142,7 @@ def test_a_restart_before_the_first_save_or_into_another_folder_is_not_refused()
 
 
 # status.yml's table and verdict (status_report): per-node facts as roles/day2/tasks/status.yml keeps them.
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report  # noqa: E402
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON, status_report, training_progress  # noqa: E402
 
 NPU = {"npus": [{"chips": [{"hbm_used_mb": 40960, "hbm_total_mb": 65536, "aicore_pct": 50},
                            {"hbm_used_mb": 20480, "hbm_total_mb": 65536, "aicore_pct": 30}]}]}
@@ -194,6 +194,17 @@ def test_the_status_table_head_first_with_progress_and_time_left():
     ]
     assert report["progress"] == {"step": 11, "total_steps": 100, "steps_per_min": 1.0, "seconds_left": 5340,
                                   "text": "step 11 of 100 (11.0%), 1.0 steps/min, about 1 h 29 min left"}
+
+
+@pytest.mark.parametrize("last, total, text", [
+    ("1700000600 4", 4, "step 4 of 4 (100.0%)"),
+    # verl_restart=true of a finished training: verl resumed at its total and trained one step more.
+    ("1700000600 5", 4, "step 5, past its total of 4 (started again after it had reached it)"),
+    ("1700000600 5", None, "step 5"),
+])
+def test_the_progress_of_a_finished_training_at_and_past_its_total(last, total, text):
+    launch = {"settings": {"train_steps": total}} if total else None
+    assert training_progress({"state": "finished", "last_step": last, "launch": launch})["text"] == text
 
 
 def test_a_control_script_another_release_installed_is_named_with_the_fix():
