@@ -175,29 +175,30 @@ def read_ckpts_dir(path, mountinfo=None, boot_id=None):
     return result
 
 
-def read_last_training(state_dir, ckpts):
+def read_last_training(state_dir, ckpts_dir):
     """On the Ray head's host, in the same call: what the deploy's state folder (<verl_log_dir>/.verl-deploy) recorded
     about the last training (last_step "TIME N", ckpts_seen, ckpts_fs: the device its checkpoint folder was on, launch:
     the record it started from, one JSON line) and what verl_ckpts_dir holds now (exists, fs_now, checkpoints,
-    mountpoint), with the keys and the "yes"/"no" of the state folder's own lines. ckpts: read_ckpts_dir()'s read of
-    verl_ckpts_dir in the same call (its steps and tracker: the folder is listed once). On the host, not in the
-    container: the container may be stopped or new, the state folder is on the host. Read by
+    mountpoint), with the keys and the "yes"/"no" of the state folder's own lines. On the host, not in the container:
+    the container may be stopped or new, the state folder is on the host. Read by
     _training_state.fresh_start_refusal; reads only."""
     def state(name):
         return (read_text(os.path.join(state_dir, name)) or "").rstrip("\n")
 
     look = {name: state(file) for name, file in (("last_step", "last_step"), ("ckpts_seen", "ckpts_seen"),
                                                  ("ckpts_fs", "ckpts_fs"), ("launch", "launch.json"))}
-    path = ckpts.get("path") or ""
-    if not os.path.isdir(path):
+    if not os.path.isdir(ckpts_dir or ""):
         return dict(look, exists="no", checkpoints=0)
     try:
-        fs_now = str(os.stat(path).st_dev)  # decimal, as the state folder records it
+        fs_now = str(os.stat(ckpts_dir).st_dev)
+        names = os.listdir(ckpts_dir)
     except OSError:
-        fs_now = ""
-    # verl's tracker file alone (its folders gone) still says that checkpoints were written here.
-    found = len(ckpts.get("steps") or []) or (1 if ckpts.get("tracker") is not None else 0)
-    return dict(look, exists="yes", fs_now=fs_now, checkpoints=found, mountpoint="yes" if os.path.ismount(path) else "no")
+        fs_now, names = "", []
+    found = sum(1 for name in names if STEP.match(name) and os.path.isdir(os.path.join(ckpts_dir, name)))
+    # verl's tracker file alone (its folder gone) still says that checkpoints were written here.
+    if not found and os.path.isfile(os.path.join(ckpts_dir, TRACKER)):
+        found = 1
+    return dict(look, exists="yes", fs_now=fs_now, checkpoints=found, mountpoint="yes" if os.path.ismount(ckpts_dir) else "no")
 
 
 # --------------------------------------------------------------------------- the settings that shape the saves

@@ -740,7 +740,6 @@ def main():
     processes = read_fds()
     sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
     docker = read_docker(module) if params['docker'] else NOT_READ
-    ckpts = read_ckpts_dir(params['ckpts_dir'])
     result = dict(
         changed=False,
         npu=npu,
@@ -756,9 +755,9 @@ def main():
             'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
         },
         network=network,
-        ckpts=ckpts,
+        ckpts=read_ckpts_dir(params['ckpts_dir']),
         resume=read_resume(params['ckpts_dir'], params['resume_from']),
-        last_training=read_last_training(params['state_dir'], ckpts) if params['state_dir'] else {},
+        last_training=read_last_training(params['state_dir'], params['ckpts_dir']) if params['state_dir'] else {},
         parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
         memory=nf.meminfo(_read('/proc/meminfo')),

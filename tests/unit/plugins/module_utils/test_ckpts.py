@@ -276,7 +276,7 @@ def test_the_last_training_and_the_checkpoint_folder_as_the_fresh_start_rule_rea
         ckpts.mkdir()
         for name in layout["ckpts"]:
             (ckpts / name).mkdir() if name.startswith("global_step_") else (ckpts / name).write_text("4")
-    look = ck.read_last_training(str(state), ck.read_ckpts_dir(str(ckpts)))
+    look = ck.read_last_training(str(state), str(ckpts))
     assert {key: look[key] for key in expected} == expected, look
     assert (look["last_step"], look["ckpts_seen"], look["launch"].startswith("{")) == ("1700000000 716", "", True)
     if look["exists"] == "yes":
@@ -286,5 +286,5 @@ def test_the_last_training_and_the_checkpoint_folder_as_the_fresh_start_rule_rea
 
 
 def test_no_state_folder_reads_as_no_training():
-    look = ck.read_last_training("/nonexistent/.verl-deploy", ck.read_ckpts_dir(""))
+    look = ck.read_last_training("/nonexistent/.verl-deploy", "")
     assert look == {"last_step": "", "ckpts_seen": "", "ckpts_fs": "", "launch": "", "exists": "no", "checkpoints": 0}
