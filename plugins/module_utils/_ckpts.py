@@ -189,6 +189,8 @@ def read_last_training(state_dir, ckpts_dir):
                                                  ("ckpts_fs", "ckpts_fs"), ("launch", "launch.json"))}
     if not os.path.isdir(ckpts_dir or ""):
         return dict(look, exists="no", checkpoints=0)
+    # Listed here, right after the state files, not taken from read_ckpts_dir's earlier read of the same call: a training
+    # that logs a save step in between would read as "reached step N, no checkpoint" (lost storage) and be refused.
     try:
         fs_now = str(os.stat(ckpts_dir).st_dev)
         names = os.listdir(ckpts_dir)
