@@ -6,7 +6,9 @@ from sim_scenario import SCENARIO, hosts, in_verl, on_node, ray_view, training_p
 
 import yaml
 
-testinfra_hosts = hosts("ray_head")
+# testinfra reaches each node with `docker exec` itself (its docker backend): through Ansible, the nodes' connection
+# (verl_sim.cluster.node) would template a command's Go-template braces.
+testinfra_hosts = ["docker://" + name for name in hosts("ray_head")]
 KEY = yaml.safe_load((SCENARIO / "settings.yml").read_text())["verl_swanlab_api_key"]
 STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
 EXPERIMENT = "qwen3-8b-grpo-m1101100-1x16"

@@ -4,7 +4,9 @@ import re
 
 from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, ray_view, training_pids
 
-testinfra_hosts = hosts("ray_head") + hosts("ray_workers")
+# testinfra reaches each node with `docker exec` itself (its docker backend): through Ansible, the nodes' connection
+# (verl_sim.cluster.node) would template a command's Go-template braces.
+testinfra_hosts = ["docker://" + name for name in hosts("ray_head") + hosts("ray_workers")]
 
 
 def test_each_node_runs_the_verl_container_with_its_npus(host):
