@@ -15,7 +15,7 @@ import hashlib
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
-    _number, is_stalled, parse_lines, parse_training_state, sentences)
+    _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
 
 # verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
 LOCK_REFUSED = 4
@@ -151,8 +151,8 @@ def training_plan(state_text, launch, lost_workers, host):
 def _one_step_more(finished, launch, host):
     """The sentence for a finished training started again that resumes at or past this run's train_steps, or ""."""
     settings = (finished.get("launch") or {}).get("settings") or {}
-    last = str(finished.get("last_step") or "").split()  # "TIME N"
-    reached = _number(last[1] if len(last) == 2 else settings.get("train_steps"), 0)
+    last = _step(finished.get("last_step"))
+    reached = _number(last[1] if last else settings.get("train_steps"), 0)
     steps = _number(launch.get("train_steps"), 0)
     if launch.get("resume_mode") != "auto" or _number(settings.get("save_freq"), -1) <= 0 or not reached or steps > reached:
         return ""
