@@ -14,6 +14,7 @@
 #                             ansible-navigator (--ee false) find this checkout through ansible.cfg
 #   ./run.sh newest [args]    the no-Docker unit tests and a render through the installed tarball on the newest
 #                             ansible-core and `ansible` on PyPI, in .venv-newest (args go to pytest; CI runs it)
+#   ./run.sh newest-setup     only .venv-newest (CI makes it beside `setup`: each pip install uses one core)
 #   ./run.sh prereqs          check, and provide, what every job needs (CI runs this first)
 # Prerequisites: Python 3.11 with venv (PYTHON_VERSION below); for `newest` a Python >= 3.12 with venv (on
 # PATH as python3.1x or python3, or under pyenv's versions/); git (test, sanity); a Docker engine that answers, iptables and
@@ -268,6 +269,10 @@ test)
     # one_node, failures and the sim smoke test on another, ansible-test and ansible-lint then the rest on the
     # third (docs/development.md). The 25 slowest tests are listed at the end: CI's time is spent where it says.
     python -m pytest -n "${VERL_DEPLOY_TEST_WORKERS:-3}" --dist loadgroup --durations=25 "$@"
+    ;;
+newest-setup)
+    prereqs python git
+    setup_newest
     ;;
 newest)
     prereqs python git
