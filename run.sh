@@ -199,7 +199,6 @@ setup_newest() { # .venv-newest: the newest ansible-core and `ansible` on PyPI, 
     "${NEWEST_VENV}/bin/python" -m pip install --quiet --upgrade ansible-core ansible \
         $(grep -E '^[A-Za-z]' requirements.txt | grep -vE '^(ansible|ansible-core)==') \
         $(grep -E '^(pytest|pytest-xdist|PyYAML)==' requirements-test.txt)
-    link_collection
     export PATH="${NEWEST_VENV}/bin:${PATH}"
 }
 
@@ -277,6 +276,8 @@ newest-setup)
 newest)
     prereqs python git
     setup_newest
+    # Not in newest-setup, which CI runs beside `setup`: two links made at once could race.
+    link_collection
     echo "run.sh newest: $(python -c 'import sys; from ansible.release import __version__ as core; from importlib.metadata import version
 print("Python %d.%d.%d, ansible-core %s, ansible %s" % (*sys.version_info[:3], core, version("ansible")))')"
     # No Docker, no development tools: the unit tests, and the tarball built, installed and rendered from.
