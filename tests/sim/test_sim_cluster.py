@@ -150,7 +150,7 @@ def ray_cluster(verl_containers):
     """Ray head in node1's verl container, node2's joins it by the node's host name: 16 NPU in all."""
     begin = time.monotonic()
     # As start_verl.sh does: CANN's environment first (the workers inherit it from the raylet), logical device ids.
-    common = "--num-cpus=1 --object-store-memory=100000000 --resources='{\"NPU\": 8}' --disable-usage-stats"
+    common = "--num-cpus=1 --object-store-memory=100000000 --include-log-monitor=False --resources='{\"NPU\": 8}' --disable-usage-stats"
     in_verl(NODE1, "bash", "-c", "%s && ray start --head --port=%d %s" % (CANN, RAY_PORT, common), timeout=120)
     in_verl(NODE2, "bash", "-c", "%s && ray start --address=%s:%d %s" % (CANN, NODE1, RAY_PORT, common), timeout=120)
 
