@@ -90,9 +90,10 @@ def test_the_surveys_ask_only_what_changes_per_run():
     the confirmation (the workflow's approval node is the confirmation)."""
     assert {q["variable"] for q in SURVEYS["deploy"]["spec"]} == PER_RUN
     assert {q["variable"] for q in SURVEYS["check"]["spec"]} == PER_RUN
-    # The comparison: the masks and the steps per mask, and the training's per-run settings as the deploy was given
+    # The comparison: the masks, the steps per mask, whether to train its failed masks again, and the training's per-run settings as the deploy was given
     # them (its masks are compared under them; a training it stopped is started again with them), not the one mask.
-    assert {q["variable"] for q in SURVEYS["compare"]["spec"]} == PER_RUN - {"mask"} | {"masks", "verl_compare_steps"}
+    compare_asks = PER_RUN - {"mask"} | {"masks", "verl_compare_steps", "verl_compare_retry_failed"}
+    assert {q["variable"] for q in SURVEYS["compare"]["spec"]} == compare_asks
     # The smoke launch trains the training's own mask and settings (a training it stopped is started again with them).
     assert {q["variable"] for q in SURVEYS["smoke"]["spec"]} == PER_RUN
     for template in TEMPLATES:

@@ -81,9 +81,18 @@ def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
 
     again = run(tmp_path, *args)
     assert again.returncode == 0, again.stdout[-6000:]
-    assert "0000000 (none): measured already (resumed: not trained again)" in again.said
-    assert "Nothing was trained: every mask was measured already or refused." in again.said
+    assert ("0000000 (none): failed in the earlier run (in deploy): not trained again; -e verl_compare_retry_failed=true "
+            "trains the failed masks again and keeps those measured") in again.said
+    assert "Nothing was trained: every mask was measured (or failed) already, or refused." in again.said
     assert (out / "deploy-m0000000.log").stat().st_mtime == stamp
+
+    # The fix the plan gives: the failed mask is deployed again (and fails again here), the state keeps one record of it.
+    retried = run(tmp_path, *args, "-e", "verl_compare_retry_failed=true")
+    assert retried.returncode == 0, retried.stdout[-6000:]
+    assert "0000000 (none): failed in the earlier run (in deploy): trained again (verl_compare_retry_failed=true)" in retried.said
+    assert "1 mask(s) to train" in retried.said
+    assert (out / "deploy-m0000000.log").stat().st_mtime > stamp
+    assert list(json.loads((out / "state.json").read_text())["results"]) == ["0000000"]
 
 
 def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made(tmp_path):

@@ -222,9 +222,8 @@ for bad in ["0.6.0", "1.0.0", "0.7.0;id", SUBST, "0.7.0\n" + TOUCH, "latest", "x
 for bad in [{"crashed": 1}, [["crashed"]], "crashed;" + TOUCH]:
     case("verl_status_fail_on", verl_status_fail_on=bad)
 
-# Booleans.
-for name in ("verl_restart", "verl_swanlab_enabled", "verl_container_privileged", "verl_confirm", "verl_stop_containers",
-             "verl_allow_untested_version"):
+# Booleans: every one of the table.
+for name in (name for name, option in SPEC.items() if option["type"] == "bool"):
     for bad in ["maybe", [1], SUBST]:
         case(name, **{name: bad})
 

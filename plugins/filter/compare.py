@@ -11,7 +11,8 @@ description:
   - One filter for the comparison's decisions, each in C(plugins/module_utils/_compare.py); O(what) picks one.
   - C(plan) (O(_input) the C(hostvars)) - the masks to compare and, for each, what the settings check
     (the one deploy.yml and check.yml run, with the comparison's own settings applied) refuses; a problem every mask has
-    is the settings' own and stops the comparison; the state's fingerprint. C(plan_lines) the plan in words.
+    is the settings' own and stops the comparison; the state's fingerprint. C(plan_lines) the plan in words; C(to_run)
+    (O(_input) the plan's rows; then the state's results and C(verl_compare_retry_failed)) the masks left to train.
   - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics; C(record_line) it in words.
   - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
   - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results; then the fingerprint, whether the
@@ -36,7 +37,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [plan, plan_lines, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words,
+    choices: [plan, plan_lines, to_run, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words,
               ckpts_not_shared, smoke_record, smoke_verdict, smoke_lines]
 """
 
@@ -134,7 +135,8 @@ def _steps():
     from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     return {
         "plan": _plan,
-        "plan_lines": lambda rows, results: compare.plan_lines(plain(rows), plain(results)),
+        "plan_lines": lambda rows, results, retry_failed=False: compare.plan_lines(plain(rows), plain(results), retry_failed),
+        "to_run": lambda rows, results, retry_failed=False: compare.to_run(plain(rows), plain(results), retry_failed),
         "measure": lambda text, mask, warmup, wanted, outcome, message="": compare.measure(mask, text, warmup, wanted, outcome, message),
         "record_line": compare.record_line,
         "report": _report,

@@ -135,15 +135,42 @@ def plan(masks, own_problems, measured):
     return rows
 
 
-def plan_lines(rows, results):
+def _retried(record, retry_failed):
+    return bool(retry_failed) and (record or {}).get("status") == "failed"
+
+
+def to_run(rows, results, retry_failed=False):
+    """The masks to train, in order: those the settings do not refuse and the state (an earlier run) does not hold;
+    with retry_failed (verl_compare_retry_failed) also those it holds as failed. A mask the nodes' settings check refused
+    stays refused."""
+    return [row["mask"] for row in rows if row["action"] != "refused"
+            and (row["mask"] not in results or _retried(results[row["mask"]], retry_failed))]
+
+
+def plan_lines(rows, results, retry_failed=False):
     """The plan in words, a line per mask."""
-    said = {"run": "to train", "measured": "measured already (resumed: not trained again)"}
     lines = []
     for row in rows:
-        action = "measured" if row["mask"] in results and row["action"] != "refused" else row["action"]
-        what = "refused by the settings, not trained: " + "; ".join(row["reasons"]) if action == "refused" else said[action]
+        record = results.get(row["mask"]) if row["action"] != "refused" else None
+        if row["action"] == "refused":
+            what = "refused by the settings, not trained: " + "; ".join(row["reasons"])
+        elif record is None:
+            what = "to train"
+        elif record.get("status") == "refused":
+            what = "refused by the settings check on the nodes in the earlier run, not trained: " + "; ".join(record.get("reasons") or [])
+        elif record.get("status") != "failed":
+            what = "measured already (resumed: not trained again)"
+        elif _retried(record, retry_failed):
+            what = "failed in the earlier run (%s): trained again (verl_compare_retry_failed=true)" % _failed_phase(record)
+        else:
+            what = ("failed in the earlier run (%s): not trained again; -e verl_compare_retry_failed=true trains the failed "
+                    "masks again and keeps those measured" % _failed_phase(record))
         lines.append("%s (%s): %s" % (row["mask"], row["features"], what))
     return lines
+
+
+def _failed_phase(record):
+    return "in %s" % ((record.get("failure") or {}).get("phase") or "an unknown phase")
 
 
 def ckpts_not_shared(reads, folder, log_dir, nnodes):

@@ -33,7 +33,7 @@ NOT_IN_RECORD = frozenset((
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
     # what is recorded already (the mask, the swanlab part).
     "confirm", "confirm_timeout", "status_stall_seconds", "status_fail_on", "logs_dir", "logs_max_mb",
-    "compare_steps", "compare_warmup", "compare_timeout", "compare_dir", "container_privileged", "container_extra_volumes",
+    "compare_steps", "compare_warmup", "compare_timeout", "compare_retry_failed", "compare_dir", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
 ))

@@ -55,6 +55,25 @@ def test_the_plan_refuses_resumes_and_runs():
     assert compare.features_on("0000000") == "none"
 
 
+def test_a_mask_that_failed_is_trained_again_only_when_asked_and_the_plan_says_which():
+    rows = compare.plan([("0000000", "given"), ("1100000", "given"), ("1100100", "given"), ("0000001", "given")],
+                        {"0000001": ["VPP needs PP >= 2"]}, set())
+    results = {"0000000": {"status": "measured"}, "1100000": {"status": "failed", "failure": {"phase": "update_actor"}},
+               "0000001": {"status": "refused"}, "1100100": {"status": "refused", "reasons": ["The settings of node1 need fixing"]}}
+    assert compare.to_run(rows, results) == []
+    assert compare.to_run(rows, results, retry_failed=True) == ["1100000"]  # 1100100 was refused on the nodes: never trained
+    assert compare.to_run(rows, {}) == ["0000000", "1100000", "1100100"]
+    lines = compare.plan_lines(rows, results)
+    assert lines[0] == "0000000 (none): measured already (resumed: not trained again)"
+    assert lines[1] == ("1100000 (RmvPad+DynBSZ): failed in the earlier run (in update_actor): not trained again; "
+                        "-e verl_compare_retry_failed=true trains the failed masks again and keeps those measured")
+    assert lines[2] == ("1100100 (RmvPad+DynBSZ+Recompute): refused by the settings check on the nodes in the earlier run, not "
+                        "trained: The settings of node1 need fixing")
+    assert lines[3].startswith("0000001 (VPP): refused by the settings, not trained: ")
+    assert compare.plan_lines(rows, results, True)[1] == (
+        "1100000 (RmvPad+DynBSZ): failed in the earlier run (in update_actor): trained again (verl_compare_retry_failed=true)")
+
+
 # verl 0.7.0's console line (verl/utils/logger/aggregate_logger.py: "step:N - key:value - ..."), as Ray prints a
 # TaskRunner's output, with numpy 2's scalars as pprint.pformat shows them.
 LOG = (
