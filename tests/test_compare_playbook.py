@@ -86,13 +86,20 @@ def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
     assert "Nothing was trained: every mask was measured (or failed) already, or refused." in again.said
     assert (out / "deploy-m0000000.log").stat().st_mtime == stamp
 
-    # The fix the plan gives: the failed mask is deployed again (and fails again here), the state keeps one record of it.
+    # The fix the plan gives: the failed mask is deployed again (and fails again here, in the deploy), and its new record
+    # replaces the old one whole (here an earlier timeout with metrics of its own).
+    state = json.loads((out / "state.json").read_text())
+    state["results"]["0000000"].update(failure={"phase": "timeout (after step 2)", "line": "", "oom": False}, metrics={"stale": {}})
+    (out / "state.json").write_text(json.dumps(state))
     retried = run(tmp_path, *args, "-e", "verl_compare_retry_failed=true")
     assert retried.returncode == 0, retried.stdout[-6000:]
-    assert "0000000 (none): failed in the earlier run (in deploy): trained again (verl_compare_retry_failed=true)" in retried.said
+    assert ("0000000 (none): failed in the earlier run (in timeout (after step 2)): trained again (verl_compare_retry_failed=true)"
+            in retried.said)
     assert "1 mask(s) to train" in retried.said
     assert (out / "deploy-m0000000.log").stat().st_mtime > stamp
-    assert list(json.loads((out / "state.json").read_text())["results"]) == ["0000000"]
+    results = json.loads((out / "state.json").read_text())["results"]
+    assert list(results) == ["0000000"] and results["0000000"]["failure"]["phase"] == "deploy", results
+    assert "stale" not in results["0000000"]["metrics"], results
 
 
 def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made(tmp_path):
