@@ -151,7 +151,7 @@ def plan_lines(rows, results, retry_failed=False):
     """The plan in words, a line per mask."""
     lines = []
     for row in rows:
-        record = results.get(row["mask"]) if row["action"] != "refused" else None
+        record = results.get(row["mask"])
         if row["action"] == "refused":
             what = "refused by the settings, not trained: " + "; ".join(row["reasons"])
         elif record is None:

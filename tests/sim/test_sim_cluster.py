@@ -28,12 +28,16 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from helpers.launch_helpers import launch_ok, render
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import simcluster  # noqa: E402  pylint: disable=wrong-import-position
+
+# The simulated cluster's own Ray sizing (its inventory's verl_ray_start_args), as every deploy to it passes them.
+SIM_RAY_START_ARGS = yaml.safe_load((simcluster.REPO / "inventories" / "sim" / "group_vars" / "ray_cluster.yml").read_text())["verl_ray_start_args"]
 
 # After three_nodes, on its worker (SCENARIO_GROUPS in tests/integration/test_molecule.py): docs/development.md.
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-long")]
@@ -150,7 +154,7 @@ def ray_cluster(verl_containers):
     """Ray head in node1's verl container, node2's joins it by the node's host name: 16 NPU in all."""
     begin = time.monotonic()
     # As start_verl.sh does: CANN's environment first (the workers inherit it from the raylet), logical device ids.
-    common = "--num-cpus=1 --object-store-memory=100000000 --include-log-monitor=False --resources='{\"NPU\": 8}' --disable-usage-stats"
+    common = "%s --resources='{\"NPU\": 8}' --disable-usage-stats" % " ".join(SIM_RAY_START_ARGS)
     in_verl(NODE1, "bash", "-c", "%s && ray start --head --port=%d %s" % (CANN, RAY_PORT, common), timeout=120)
     in_verl(NODE2, "bash", "-c", "%s && ray start --address=%s:%d %s" % (CANN, NODE1, RAY_PORT, common), timeout=120)
 
