@@ -556,45 +556,79 @@ def docker_root_short(checked):
             "/etc/docker/daemon.json), then run again." % (image, size / GIB, host, root, free / GIB))
 
 
-# Ray in the training container keeps its session files under /tmp/ray and spills objects there once its object store
-# is full (Ray's docs, "Object Spilling": the temporary directory /tmp/ray/session_*); the store takes 30 % of the memory
-# available at its start, at most 200 GB (ray_constants DEFAULT_OBJECT_STORE_MEMORY_PROPORTION, _MAX_MEMORY_BYTES), and
-# lives in /tmp too when /dev/shm is smaller. Ray treats a disk over 95 % full as full: "/tmp/ray/session_... is over 95%
-# full ... Object creation will fail if spilling is required" (local_fs_capacity_threshold; lmdeploy #3457, ray #36959).
-# Unless the container's /tmp is a mount, that is the container's writable layer: on Docker's data root.
+# Ray in the training container keeps its session files under its temporary folder (/tmp/ray, or `ray start --temp-dir`)
+# and spills objects there once its object store is full (Ray's docs, "Object Spilling"). Unless `--object-store-memory`
+# sets it, the store takes 30 % of the memory available at its start, at most 200 GB and at most 95 % of /dev/shm's free
+# space, but not under 10 GB (ray/_private/utils.py resolve_object_store_memory: DEFAULT_OBJECT_STORE_MEMORY_PROPORTION,
+# DEFAULT_OBJECT_STORE_MAX_MEMORY_BYTES, REQUIRE_SHM_SIZE_THRESHOLD). A store larger than /dev/shm's free space lives in
+# /tmp (older Ray) or Ray's temporary folder (newer: services.py determine_plasma_store_config), both counted as the
+# container's /tmp here. Ray treats a disk over 95 % full as full: "/tmp/ray/session_... is over 95% full ... Object
+# creation will fail if spilling is required" (local_fs_capacity_threshold; lmdeploy #3457, ray #36959). Unless the folder
+# is a mount, that is the container's writable layer: on Docker's data root.
 RAY_STORE_SHARE = 0.3
 RAY_STORE_MAX_BYTES = 200 * 10 ** 9
+RAY_STORE_SHM_SHARE = 0.95
+RAY_STORE_MIN_CAP_BYTES = 10 ** 10
 RAY_DISK_FULL = 0.95
+RAY_TEMP_DIR = "/tmp/ray"
 
 
-def _ray_tmp_mounted(launch):
-    """Whether the training container's /tmp/ray, Ray's session and spilling folder, is a bind mount
-    (verl_container_extra_volumes; /tmp itself may not be one: the settings check keeps system folders out)."""
+def _ray_start_option(launch, option):
+    """The value of `--option=value` in verl_ray_start_args (every `ray start` gets them), else None."""
+    values = [str(arg).split("=", 1)[1] for arg in launch.get("ray_start_args") or [] if str(arg).startswith(option + "=")]
+    return values[-1] if values else None
+
+
+def ray_temp_dir(launch):
+    """Ray's temporary folder in the training container: `--temp-dir` of verl_ray_start_args, else /tmp/ray."""
+    return (_ray_start_option(launch, "--temp-dir") or RAY_TEMP_DIR).rstrip("/") or "/"
+
+
+def ray_store_bytes(launch, available_kb, shm_free_kb):
+    """The object store Ray makes: `--object-store-memory` when given, else Ray's default from the memory available
+    (and /dev/shm's free space, when read); None when neither is known."""
+    given = _ray_start_option(launch, "--object-store-memory")
+    if given is not None and given.isdigit():
+        return int(given)
+    if available_kb is None:
+        return None
+    cap = RAY_STORE_MAX_BYTES
+    if shm_free_kb is not None:
+        cap = min(cap, max(RAY_STORE_MIN_CAP_BYTES, int(shm_free_kb * 1024 * RAY_STORE_SHM_SHARE)))
+    return min(available_kb * 1024 * RAY_STORE_SHARE, cap)
+
+
+def _ray_temp_mounted(launch):
+    """Whether the training container's Ray temporary folder (its sessions and spilling) is on a bind mount
+    (verl_container_extra_volumes: the folder itself or one above it; /tmp itself may not be one: the settings
+    check keeps system folders out)."""
+    temp = ray_temp_dir(launch)
     targets = [str(volume).split(":")[1].rstrip("/") for volume in (launch.get("container") or {}).get("volumes") or []
                if str(volume).count(":") >= 1]
-    return any(target in ("/tmp", "/tmp/ray") for target in targets)
+    return any(target and (temp == target or temp.startswith(target + "/")) for target in targets)
 
 
 def data_root_terms(checked):
     """[(what, bytes)] that this host needs under Docker's data root: the image to pull (when it must be pulled and its size
-    is known), and Ray's room in the container's /tmp (when the host's memory was read): its object store when /dev/shm
-    is smaller, and, unless /tmp/ray is a mount, the store's size again for spilling and the 5 % of the disk Ray keeps free."""
+    is known), and Ray's room in the container (when the host's memory was read, or the store's size given): its object
+    store when /dev/shm is smaller, and, unless Ray's temporary folder is a mount, the store's size again for spilling and
+    the 5 % of the disk Ray keeps free."""
     launch, docker, facts = checked.get("launch") or {}, checked.get("docker") or {}, checked.get("facts") or {}
     terms = []
     pull = _pull(checked)
     if pull is not None:
         terms.append(("the image %s to pull (%.1f GiB on %s)" % (pull[0], pull[1] / GIB, pull[2]), pull[1]))
-    available = (facts.get("memory") or {}).get("available_kb")
-    if available is None or docker.get("root_free_bytes") is None:
-        return terms
-    store = min(available * 1024 * RAY_STORE_SHARE, RAY_STORE_MAX_BYTES)
     shm_free = (facts.get("shm") or {}).get("free_kb")
+    store = ray_store_bytes(launch, (facts.get("memory") or {}).get("available_kb"), shm_free)
+    if store is None or docker.get("root_free_bytes") is None:
+        return terms
+    given = _ray_start_option(launch, "--object-store-memory") is not None
     if shm_free is not None and shm_free * 1024 < store:
         terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
-    if _ray_tmp_mounted(launch):
+    if _ray_temp_mounted(launch):
         return terms
-    terms.append(("Ray's spilling to the container's /tmp/ray, up to its object store (30 %% of the memory available, %.1f GiB)"
-                  % (store / GIB), store))
+    terms.append(("Ray's spilling to the container's %s, up to its object store (%s, %.1f GiB)" % (
+        ray_temp_dir(launch), "--object-store-memory" if given else "Ray's default from the memory available", store / GIB), store))
     size = docker.get("root_size_bytes")
     if size:
         terms.append(("the %d %% of the disk Ray keeps free" % round((1 - RAY_DISK_FULL) * 100), size * (1 - RAY_DISK_FULL)))
@@ -604,7 +638,7 @@ def data_root_terms(checked):
 def docker_root_tight(checked):
     """A warning, never a refusal: less room under Docker's data root than the image's pull with its margin, or than the
     image and Ray's room in the container's /tmp (data_root_terms)."""
-    docker = checked.get("docker") or {}
+    docker, launch = checked.get("docker") or {}, checked.get("launch") or {}
     free, terms = docker.get("root_free_bytes"), data_root_terms(checked)
     pull = _pull(checked)
     if free is None or not terms or (pull is not None and free < pull[1]):
@@ -617,13 +651,14 @@ def docker_root_tight(checked):
     ray_terms = terms[1:] if pull is not None else terms
     if not ray_terms or free >= need:
         return ""
-    return ("Docker's data root %s has %.1f GiB free, and it also holds the training container's /tmp, where Ray keeps its "
+    temp = ray_temp_dir(launch)
+    return ("Docker's data root %s has %.1f GiB free, and it also holds the training container's %s, where Ray keeps its "
             "session files and spills objects: %s come to %.1f GiB. Past 95 %% of the disk Ray fails object creation "
             "(\"/tmp/ray/session_... is over 95%% full ... Object creation will fail if spilling is required\"). Mount a "
-            "folder of a larger disk at the container's /tmp/ray (verl_container_extra_volumes: [\"/data/ray_tmp:/tmp/ray\"]), "
+            "folder of a larger disk at the container's %s (verl_container_extra_volumes: [\"/data/ray_tmp:%s\"]), "
             "enlarge /dev/shm when Ray's store does not fit there, or free space under the data root." % (
-                docker.get("root_dir") or "", free / GIB, ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms),
-                need / GIB))
+                docker.get("root_dir") or "", free / GIB, "/tmp" if temp.startswith("/tmp/") else "/tmp and " + temp,
+                ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms), need / GIB, temp, temp))
 
 
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)

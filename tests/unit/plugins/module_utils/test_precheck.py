@@ -3,6 +3,8 @@ captures, their pids mapped to containers as the host's /proc shows them."""
 from __future__ import annotations
 
 import copy
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -534,44 +536,64 @@ def test_docker_space_short_of_the_image_a_node_must_pull_is_refused():
     assert pc.docker_root_short(_pull_case(10, here=[{"Id": "sha256:1", "RepoTags": [IMAGE], "Size": 1}])) == ""
 
 
-def _ray_case(free_gib, available_gib=1000, shm_free_gib=500, size_gib=None, elsewhere=None, volumes=()):
+def _ray_case(free_gib, available_gib=1000, shm_free_gib=500, size_gib=None, elsewhere=None, volumes=(), ray_args=()):
     """A node whose container's /tmp (Ray's session files and spilling) is on Docker's data root."""
     case = _pull_case(free_gib, elsewhere=elsewhere)
     case["docker"]["root_size_bytes"] = int(size_gib * pc.GIB) if size_gib else None
     case["facts"] = dict(case["facts"], memory={"available_kb": int(available_gib * 2 ** 20)},
                          shm={"size_kb": int(shm_free_gib * 2 ** 20), "free_kb": int(shm_free_gib * 2 ** 20)})
-    case["launch"] = dict(case["launch"], container={"volumes": list(volumes)})
+    case["launch"] = dict(case["launch"], container={"volumes": list(volumes)}, ray_start_args=list(ray_args))
     return case
+
+
+DEFAULT_STORE = "up to its object store (Ray's default from the memory available, "
 
 
 @pytest.mark.parametrize("case, warned, words", [
     # 1000 GiB available: Ray's store is capped at 200 GB (186.3 GiB), and it may spill that much into /tmp.
-    (_ray_case(100), True, "Ray's spilling to the container's /tmp/ray, up to its object store (30 % of the memory available, 186.3 GiB)"),
+    (_ray_case(100), True, "Ray's spilling to the container's /tmp/ray, " + DEFAULT_STORE + "186.3 GiB)"),
     (_ray_case(300), False, ""),
+    # Ray's default store is at most 95 % of /dev/shm's free space: 64 GiB of /dev/shm keep it at 60.8 GiB.
+    (_ray_case(100, shm_free_gib=64), False, ""),
+    (_ray_case(50, shm_free_gib=64), True, DEFAULT_STORE + "60.8 GiB"),
     # The 5 % of the disk Ray keeps free ("is over 95% full ... Object creation will fail if spilling is required").
     (_ray_case(200, size_gib=1000), True, "the 5 % of the disk Ray keeps free 50.0 GiB"),
-    # /dev/shm smaller than the store: the store itself is in /tmp as well.
-    (_ray_case(50, available_gib=100, shm_free_gib=10), True, "Ray's object store in the container's /tmp (/dev/shm has 10.0 GiB free) 30.0 GiB"),
+    # /dev/shm smaller than the store, which Ray's default keeps at 10 GB at least: the store itself is in /tmp as well.
+    (_ray_case(15, available_gib=100, shm_free_gib=4), True, "Ray's object store in the container's /tmp (/dev/shm has 4.0 GiB free) 9.3 GiB"),
+    # --object-store-memory in verl_ray_start_args is the store's size, small or large.
+    (_ray_case(100, ray_args=["--num-cpus=16", "--object-store-memory=100000000"]), False, ""),
+    (_ray_case(100, ray_args=["--object-store-memory=300000000000"]), True, "up to its object store (--object-store-memory, 279.4 GiB)"),
+    (_ray_case(100, shm_free_gib=64, ray_args=["--object-store-memory=100000000000"]), True,
+     "Ray's object store in the container's /tmp (/dev/shm has 64.0 GiB free) 93.1 GiB"),
     # The image to pull comes first; with it, Ray's room.
     (_ray_case(25, available_gib=40, elsewhere=18.5), True, "the image %s to pull (18.5 GiB on head) 18.5 GiB" % IMAGE),
     # The container's /tmp/ray mounted elsewhere: Ray's session and spilling are not on the data root.
     (_ray_case(100, volumes=["/data/ray:/tmp/ray:rw"]), False, ""),
     (_ray_case(100, volumes=["/data/ray_tmp:/tmp/ray"]), False, ""),
+    # Ray's temporary folder moved (--temp-dir, given to every ray start): its spilling goes there, and a mount there
+    # (or above it) takes it off the data root; /tmp/ray is then not Ray's.
+    (_ray_case(100, ray_args=["--temp-dir=/data/ray"]), True, "Ray's spilling to the container's /data/ray, " + DEFAULT_STORE),
+    (_ray_case(100, ray_args=["--temp-dir=/data/ray"], volumes=["/mnt/nvme/ray:/data/ray"]), False, ""),
+    (_ray_case(100, ray_args=["--temp-dir=/data/ray/"], volumes=["/mnt/nvme:/data"]), False, ""),
+    (_ray_case(100, ray_args=["--temp-dir=/data/ray"], volumes=["/mnt/nvme/ray:/tmp/ray"]), True, "/tmp and /data/ray, where Ray keeps"),
 ])
 def test_ray_s_room_in_the_container_s_tmp_is_a_warning_never_a_refusal(case, warned, words):
     text = pc.docker_root_tight(case)
     assert bool(text) is warned and words in text, text
     assert pc.docker_root_short(case) == "", "Ray's room never refuses a setup"
     if warned:
-        assert "verl_container_extra_volumes: [\"/data/ray_tmp:/tmp/ray\"]" in text and "over 95% full" in text, text
-        # The fixes it names: /tmp/ray mounted on a larger disk (and /dev/shm large enough for the store), or space freed.
-        fixed = dict(case, launch=dict(case["launch"], container={"volumes": ["/data/ray_tmp:/tmp/ray"]}),
+        assert "over 95% full" in text, text
+        # The fixes it names: its own mount of Ray's temporary folder on a larger disk (with /dev/shm large enough for the
+        # store), or space freed.
+        mount = json.loads(re.search(r"verl_container_extra_volumes: (\[[^]]*\])", text).group(1))
+        assert mount == ["/data/ray_tmp:%s" % pc.ray_temp_dir(case["launch"])], text
+        fixed = dict(case, launch=dict(case["launch"], container={"volumes": mount}),
                      facts=dict(case["facts"], shm={"size_kb": 2 ** 40, "free_kb": 2 ** 40}))
         assert "Ray" not in pc.docker_root_tight(fixed)
         freed = dict(case, docker=dict(case["docker"], root_free_bytes=10 ** 15, root_size_bytes=10 ** 15))
         assert pc.docker_root_tight(freed) == ""
     from ansible_collections.verl.deploy.plugins.module_utils import _inputs
-    assert _inputs.path_problem("/tmp/ray", "mount") is None, "the fix is a mount the settings check accepts"
+    assert _inputs.path_problem(pc.ray_temp_dir(case["launch"]), "mount") is None, "the fix is a mount the settings check accepts"
 
 
 @pytest.mark.parametrize("free_gib, elsewhere, problem, warning", [
