@@ -144,3 +144,22 @@ def test_a_smoke_launch_whose_save_run_is_refused_names_the_phase_and_fails(tmp_
     assert (verdict["ok"], verdict["proved"], verdict["failed"]["phase"], list(verdict["runs"])) == (False, [], "deploy", ["save"])
     assert "PLAY RECAP" in (tmp_path / "out" / "smoke" / "deploy-smoke-save.log").read_text()
     assert (tmp_path / "logs" / "smoke" / "ckpts" / "m1100000").is_dir() and not (tmp_path / "ckpts").exists()
+
+
+def test_the_rescue_of_a_run_tells_ansibles_timeout_from_another_failure(tmp_path):
+    """compare_mask.yml's and smoke_run.yml's rescue read Ansible's own failed result: a task past its timeout keyword (as the
+    deploy past verl_compare_timeout) and a step that fails otherwise, each in its words (the unit table test has the rest)."""
+    play = tmp_path / "rescue.yml"
+    steps = {"timeout": {"ansible.builtin.command": "sleep 10", "timeout": 3}, "other": {"ansible.builtin.fail": {"msg": "boom"}}}
+    play.write_text(yaml.safe_dump([{"hosts": "localhost", "gather_facts": False, "tasks": [
+        {"name": "Run %s" % name, "block": [dict(step, name="Step %s" % name)], "rescue": [{"ansible.builtin.debug": {
+            "msg": "SAID {{ ansible_failed_result | verl.deploy.compare('rescued', ansible_failed_task.name | default(''), 60) }}"}}]}
+        for name, step in steps.items()]}]))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, str(play), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable], cwd=REPO, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    said = [line.split("SAID ", 1)[1].rstrip("'\"") for line in proc.stdout.splitlines() if "SAID " in line]
+    assert proc.returncode == 0 and len(said) == 2, proc.stdout[-4000:]
+    assert said[0].startswith("the deploy did not end within verl_compare_timeout=60 s. Fix: raise"), said
+    assert said[1] == "Step other failed: boom", said
+    assert "DEPRECATION" not in proc.stdout + proc.stderr  # timedout.frame (deprecated) is not read

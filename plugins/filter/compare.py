@@ -20,7 +20,8 @@ description:
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
     options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
     this run was started in (a deploy runs there, with this run's configuration file).
-  - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped.
+  - C(last_words) (O(_input) a deploy's output) - the line that says why it stopped; C(rescued) (O(_input) the failed
+    result of a run's step, then the task's name and C(verl_compare_timeout)) why that run failed.
   - C(ckpts_not_shared) (O(_input) each node's read of the comparison's checkpoint folder, C(node_facts)' C(ckpts), by host)
     - '' or the refusal of a folder that is not one storage on every node (the rule verl_ckpts_dir has).
   - The smoke launch (playbooks/smoke.yml, C(plugins/module_utils/_smoke.py)) - C(smoke_record) (O(_input) a training's log)
@@ -37,7 +38,7 @@ options:
     description: The step.
     type: str
     required: true
-    choices: [plan, plan_lines, to_run, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words,
+    choices: [plan, plan_lines, to_run, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words, rescued,
               ckpts_not_shared, smoke_record, smoke_verdict, smoke_lines]
 """
 
@@ -147,6 +148,7 @@ def _steps():
         "cli_problems": _cli_problems,
         "cwd": _cwd,
         "last_words": compare.last_words,
+        "rescued": compare.rescued,
         "ckpts_not_shared": lambda reads, folder, log_dir, nnodes: compare.ckpts_not_shared(plain(reads), folder, log_dir, int(nnodes)),
         "smoke_record": _smoke_record,
         "smoke_verdict": _smoke_verdict,

@@ -490,6 +490,18 @@ def deploy_argv(cliargs, python, playbook, inventories, extra_files):
     return argv + [str(playbook)]
 
 
+def rescued(result, task, timeout, limit=600):
+    """Why a short training's run failed, for its record (compare_mask.yml's and smoke_run.yml's rescue): the deploy past
+    verl_compare_timeout (the task's timeout; Ansible's result carries timedout.period), or the step that failed, with its
+    own message."""
+    result = result if isinstance(result, dict) else {}
+    if isinstance(result.get("timedout"), dict) and result["timedout"].get("period"):
+        return ("the deploy did not end within verl_compare_timeout=%d s. Fix: raise verl_compare_timeout (a first deploy "
+                "pulls the image and loads the model), or run deploy.yml alone to see where it waits" % int(timeout))
+    message = " ".join(str(result.get("msg") or "no message").split())
+    return ("%s failed: %s" % (task or "a step of its run", message))[:limit]
+
+
 def last_words(output, limit=600):
     """The words that say why a deploy stopped: Ansible's last error ("[ERROR]: Task failed: ..." from 2.19, else the
     msg of the last failed task); when it says its problems were "named above", the first of them, from the message

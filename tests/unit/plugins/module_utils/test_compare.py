@@ -142,6 +142,23 @@ def test_a_deploy_that_stopped_is_recorded_with_its_last_words():
     assert record["failure"] == {"phase": "deploy", "line": "Ray did not form", "oom": False}
 
 
+@pytest.mark.parametrize("result, task, words", [
+    # Ansible's result of a task past its timeout keyword (the deploy's: verl_compare_timeout).
+    ({"failed": True, "timedout": {"frame": "...", "period": 1800}, "msg": "The task timed out."}, "Run deploy.yml (mask 0000000)",
+     "the deploy did not end within verl_compare_timeout=1800 s. Fix: raise verl_compare_timeout"),
+    # Any other step: named, with its own message (before, every failure was said to be the timeout).
+    ({"failed": True, "msg": "Destination directory /out does not exist"}, "Keep the deploy's output (mask 0000000)",
+     "Keep the deploy's output (mask 0000000) failed: Destination directory /out does not exist"),
+    ({"failed": True, "timedout": None, "msg": "a\n  b"}, "", "a step of its run failed: a b"),
+    (None, "", "a step of its run failed: no message"),
+])
+def test_a_run_that_failed_says_whether_it_was_the_timeout_or_which_step(result, task, words):
+    text = compare.rescued(result, task, 1800)
+    assert text.startswith(words), text
+    assert ("verl_compare_timeout" in text) is bool((result or {}).get("timedout")), text
+    assert compare.measure("0000000", "", 1, 3, "deploy-failed", text)["failure"]["line"] == text
+
+
 # deploy.yml's settings check on a node (validate.yml), which knows the model's layers: VPP with PP 4 and 36 layers.
 NODE_REFUSAL = """TASK [verl.deploy.verl : Name every setting of this host that needs fixing, with its fix] ***
 ok: [node1] =>
