@@ -156,8 +156,8 @@ def test_the_rescue_of_a_run_tells_ansibles_timeout_from_another_failure(tmp_pat
             "msg": "SAID {{ ansible_failed_result | verl.deploy.compare('rescued', ansible_failed_task.name | default(''), 60) }}"}}]}
         for name, step in steps.items()]}]))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
-    proc = subprocess.run([ANSIBLE_PLAYBOOK, str(play), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable], cwd=REPO, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    argv = [ANSIBLE_PLAYBOOK, str(play), "-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + sys.executable]
+    proc = subprocess.run(argv, cwd=REPO, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
     said = [line.split("SAID ", 1)[1].rstrip("'\"") for line in proc.stdout.splitlines() if "SAID " in line]
     assert proc.returncode == 0 and len(said) == 2, proc.stdout[-4000:]
     assert said[0].startswith("the deploy did not end within verl_compare_timeout=60 s. Fix: raise"), said
