@@ -8,14 +8,15 @@ name: ray_joins
 short_description: The workers' joins of the head's Ray, as the head reports them
 version_added: 0.1.0
 description:
-  - Reads the joins each worker collected (async_status results with C(item), C(answered) and C(rejoined)) as the deploy
-    decides on them (in plugins/module_utils/_run_time.py), as the workers that stopped answering, those whose Ray was started
-    again and what they said, and the failed joins' message.
+  - Reads the joins each worker collected (its C(__ray_join_result), async_status's result with C(item), C(answered) and
+    C(rejoined)) and the head's wait as the deploy decides on them (in plugins/module_utils/_run_time.py), as the workers
+    that stopped answering, those whose Ray was started again and what they said, the failed joins' message, and whether
+    the wait failed.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The workers' collected joins.
+    description: Every worker's variables (hostvars); those whose join ran in the background hold C(__ray_join_result).
     type: list
     elements: dict
     required: true
@@ -27,24 +28,31 @@ options:
     description: Ray's port, for the fix.
     type: int
     required: true
+  wait:
+    description: The head's wait's registered result (skipped when there was nothing to wait for); none when it did not run.
+    type: dict
+    required: false
 """
 
 EXAMPLES = r"""
 - name: The workers' joins
   ansible.builtin.set_fact:
-    __ray_joins: "{{ __ray_join_results | verl.deploy.ray_joins(_verl_launch.master_addr, _verl_launch.ray_port) }}"
+    __ray_joins: >-
+      {{ groups | verl.deploy.ray_workers | map('extract', hostvars) | list
+         | verl.deploy.ray_joins(_verl_launch.master_addr, _verl_launch.ray_port, __ray_wait | default(none)) }}
 """
 
 RETURN = r"""
 _value:
-  description: C(unanswered) and C(rejoined) (worker names), C(said) (their sentences), C(problem) (the failed joins, or empty).
+  description: C(unanswered) and C(rejoined) (worker names), C(said) (their sentences), C(problem) (the failed joins, or
+    empty), C(wait_failed) (the wait ran and did not see every node's NPUs).
   type: dict
 """
 
 
-def ray_joins(results, master, port):
+def ray_joins(workers, master, port, wait=None):
     from ansible_collections.verl.deploy.plugins.module_utils._run_time import ray_joins as _ray_joins
-    return _ray_joins(results, master, port)
+    return _ray_joins(workers, master, port, wait)
 
 
 class FilterModule:

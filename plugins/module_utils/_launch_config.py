@@ -759,6 +759,9 @@ def assemble(merged, values, context, network, swanlab, features):
         "npu_per_node": len(devices),
         "world_size": len(devices) * nnodes,
         "data_parallel_size": len(devices) * nnodes // (values["verl_train_tp"] * values["verl_train_pp"]),
+        # How long one node's Ray start or join may take: its retries, each a bounded `ray start` and a pause, and the checks
+        # (roles/ray: the head's step, a worker's background join and its collection).
+        "ray_join_bound": values["verl_ray_join_retries"] * (values["verl_ray_join_delay"] + 70) + 240,
         "container": {
             "privileged": values["verl_container_privileged"],
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],

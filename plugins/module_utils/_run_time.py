@@ -76,12 +76,16 @@ def ray_head_step(result, host):
     }
 
 
-def ray_joins(results, master, port):
-    """The workers' joins as each collected its own (collect.yml: async_status's result with item, answered, rejoined).
+def ray_joins(workers, master, port, wait=None):
+    """The workers' joins as each collected its own, and the head's wait, as the head reports them (report.yml).
 
+    workers: every worker's variables (hostvars); a worker whose join ran in the background in this run holds
+    __ray_join_result (collect.yml: async_status's result with item, answered, rejoined). wait: the head's wait's result
+    (wait.yml; skipped when there was nothing to wait for).
     unanswered: the workers that stopped answering; rejoined: those whose Ray was started again (the training's workers on
     them are gone); said: what the joins said; problem: one sentence per join that did not end well (still running when its
-    bound passed, or a non-zero exit), with the fix, or ""."""
+    bound passed, or a non-zero exit), with the fix, or ""; wait_failed: the wait ran and did not see every node's NPUs."""
+    results = [vars_["__ray_join_result"] for vars_ in workers if _defined(vars_, "__ray_join_result")]
     unanswered = [r["item"] for r in results if not r.get("answered")]
     rejoined = [r for r in results if r.get("rejoined")]
     failed = [r for r in results if r.get("answered") and r.get("rc") != 0]
@@ -90,8 +94,29 @@ def ray_joins(results, master, port):
         problem = " ".join("%s (worker): Ray did not join the head. verl_control.sh ray ended with rc %s; its last lines: %s."
                            % (r["item"], "-" if r.get("rc") is None else r["rc"], _last_lines(r)) for r in failed)
         problem += " Fix: check Ray on those nodes (status.yml), the network between them and %s:%s." % (master, port)
+    wait = wait or {"skipped": True}
     return {"unanswered": unanswered, "rejoined": [r["item"] for r in rejoined],
-            "said": [line for r in results for line in sentences(r.get("stdout", ""))], "problem": problem}
+            "said": [line for r in results for line in sentences(r.get("stdout", ""))], "problem": problem,
+            "wait_failed": not wait.get("skipped") and wait.get("rc", 1) != 0}
+
+
+def ray_joining(workers, runs_as_rendered, head_kept):
+    """After the workers' step (worker.yml), on the head: which workers join the head's Ray in the background in this run
+    (their step started an async job), and whether the reach check (reach.yml) can tell anything: not when a training runs
+    from these settings on a cluster this run left as it was (training_left_as_found), since its rendezvous went through
+    those ports already and nothing is started."""
+    joining = [vars_["inventory_hostname"] for vars_ in workers
+               if _defined(vars_, "__ray_start") and "ansible_job_id" in (vars_["__ray_start"] or {})]
+    return {"joining": joining, "reach_needed": not training_left_as_found(runs_as_rendered, head_kept, joining)}
+
+
+def _defined(vars_, name):
+    """Whether a host's variables hold name (a mapping or Ansible's hostvars of one host)."""
+    try:
+        return name in vars_ and vars_[name] is not None
+    # An undefined value raises when it is read.
+    except Exception:  # pylint: disable=broad-except
+        return False
 
 
 def worker_in_ray(members, node_ip, npus, raylet):

@@ -10,7 +10,8 @@ import hashlib
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    install_plan, ray_head_step, ray_joins, step_changed, training_left_as_found, training_plan, where_to_look, worker_in_ray)
+    install_plan, ray_head_step, ray_joining, ray_joins, step_changed, training_left_as_found, training_plan, where_to_look,
+    worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -84,8 +85,35 @@ def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
                                  "between them and 10.0.0.1:6379."}),
 ])
 def test_the_workers_joins(results, expected):
-    found = ray_joins(results, "10.0.0.1", 6379)
-    assert {key: found[key] for key in expected} == expected
+    # Every worker's variables: those whose join ran in the background hold their collected join; the others nothing.
+    workers = [{"inventory_hostname": "w9"}] + [{"inventory_hostname": r["item"], "__ray_join_result": r} for r in results]
+    found = ray_joins(workers, "10.0.0.1", 6379, {"skipped": True})
+    assert {key: found[key] for key in expected} == expected and found["wait_failed"] is False
+
+
+@pytest.mark.parametrize("wait, failed", [
+    (None, False),                                  # the wait did not run (its play was not reached)
+    ({"skipped": True, "changed": False}, False),   # nothing to wait for
+    ({"rc": 0, "progress": "3/3 nodes"}, False),
+    ({"rc": 3, "progress": "2/3 nodes"}, True),     # not every node's NPUs within verl_ray_wait_timeout
+    ({"failed": True, "msg": "container gone"}, True),  # no answer at all
+])
+def test_the_heads_wait_failed_only_when_it_ran_and_did_not_see_every_npu(wait, failed):
+    assert ray_joins([], "10.0.0.1", 6379, wait)["wait_failed"] is failed
+
+
+@pytest.mark.parametrize("starts, runs_as_rendered, head_kept, joining, needed", [
+    # No worker joins, the head's Ray kept, the training runs from these settings: the reach check can tell nothing.
+    ({"w1": {"skipped": True}, "w2": None}, True, True, [], False),
+    ({"w1": {"ansible_job_id": "j1.1", "started": 1}, "w2": {"skipped": True}}, True, True, ["w1"], True),
+    ({"w1": {"rc": 0}, "w2": {"ansible_job_id": "j2"}}, True, True, ["w2"], True),   # w1 checked in, not started
+    ({}, False, True, [], True),        # nothing runs from these settings: the training will start
+    ({}, "True", False, [], True),      # the head's Ray started again (a fact may come as text)
+])
+def test_which_workers_join_and_whether_the_reach_check_is_needed(starts, runs_as_rendered, head_kept, joining, needed):
+    workers = [dict({"inventory_hostname": name}, **({"__ray_start": start} if start is not None else {}))
+               for name, start in starts.items()]
+    assert ray_joining(workers, runs_as_rendered, head_kept) == {"joining": joining, "reach_needed": needed}
 
 
 @pytest.mark.parametrize("members, node_ip, raylet, listed", [
