@@ -170,6 +170,26 @@ def test_a_training_whose_ray_session_changed_is_orphaned(control, tmp_path):
     assert state(control)["state"] == "orphaned"
 
 
+def test_with_rays_folder_moved_the_session_is_read_there(control, tmp_path):
+    """--temp-dir in verl_ray_start_args (verl_control.env's RAY_TEMP_DIR): Ray's session_latest is in that folder; the
+    default folder's (a Ray started before, without it) says nothing about the training."""
+    moved, default = tmp_path / "moved", tmp_path / "ray-tmp" / "ray"
+    for folder, session in ((moved, "session_1"), (default, "session_old")):
+        folder.mkdir(parents=True)
+        (folder / "session_latest").symlink_to(folder / session)
+    with open(control.folder / "verl_control.env", "a") as env:
+        env.write("RAY_TEMP_DIR=%s\n" % moved)
+    control("start-training", HOLD="60")
+    wait_for(lambda: state(control)["state"] == "running")
+    assert state(control)["ray_session"] == "session_1"
+    (default / "session_latest").unlink()
+    (default / "session_latest").symlink_to(default / "session_new")
+    assert state(control)["state"] == "running", "the default folder is not Ray's"
+    (moved / "session_latest").unlink()
+    (moved / "session_latest").symlink_to(moved / "session_2")
+    assert state(control)["state"] == "orphaned"
+
+
 def test_verify_look_answers_once_per_call_until_the_log_grew(control):
     assert control("verify-look").returncode == 3, "nothing started: not yet"
     control("start-training", HOLD="60", STEPS="40", STEP_SECONDS="0.2")

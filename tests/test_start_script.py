@@ -111,6 +111,8 @@ def test_head_starts_ray_waits_for_all_npus_then_trains(tmp_path, fake):
     assert env["ASCEND_RT_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert env["HCCL_SOCKET_IFNAME"] == env["GLOO_SOCKET_IFNAME"] == env["TP_SOCKET_IFNAME"] == "eth0"
     assert env["NNODES"] == "2" and env["NPU_PER_NODE"] == "8"
+    # verl's ray.init() has no address: it joins the head's Ray by RAY_ADDRESS, wherever --temp-dir put Ray's folder.
+    assert env["RAY_ADDRESS"] == "10.0.0.1:9182"
     for name, value in {"RAY_DEDUP_LOGS": "0", "HYDRA_FULL_ERROR": "1", "TASK_QUEUE_ENABLE": "1", "HCCL_ASYNC_ERROR_HANDLING": "0",
                         "HCCL_EXEC_TIMEOUT": "3600", "HCCL_CONNECT_TIMEOUT": "3600", "VLLM_ASCEND_ENABLE_NZ": "0",
                         "CUDA_DEVICE_MAX_CONNECTIONS": "1"}.items():

@@ -398,6 +398,22 @@ def legacy_address(text):
             "the resolver's first step (getaddrinfo, getent, ssh), reads as %s" % reading, reading)
 
 
+# Ray's temporary folder unless `ray start --temp-dir` names another: its sessions (session_latest), their logs, and the
+# objects it spills.
+RAY_TEMP_DIR = "/tmp/ray"
+
+
+def ray_start_option(args, option):
+    """The value of `--option=value` in verl_ray_start_args (every `ray start` gets them; the last one counts), else None."""
+    values = [str(arg).split("=", 1)[1] for arg in args or [] if str(arg).startswith(option + "=")]
+    return values[-1] if values else None
+
+
+def ray_temp_dir(args):
+    """Ray's temporary folder in the training container: `--temp-dir` of verl_ray_start_args, else /tmp/ray."""
+    return (ray_start_option(args, "--temp-dir") or RAY_TEMP_DIR).rstrip("/") or "/"
+
+
 def image_problem(text):
     """Why an image reference does not follow Docker's reference grammar, or None."""
     match = IMAGE_REFERENCE.fullmatch(text)

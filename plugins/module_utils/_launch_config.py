@@ -894,9 +894,10 @@ def _some(names, limit=8):
 
 
 # What status.yml, stop.yml and logs.yml need: which container, where in it the control script is, where
-# the logs and the rendered scripts are on the host, and the day-2 settings.
+# the logs and the rendered scripts are on the host, where Ray keeps its logs in the container, and the day-2 settings.
 IDENTITY = ("verl_container_name", "verl_workdir", "verl_log_dir", "verl_host_stage_dir", "verl_status_log_lines",
-            "verl_status_stall_seconds", "verl_status_fail_on", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb", "verl_deploy_lock_timeout")
+            "verl_status_stall_seconds", "verl_status_fail_on", "verl_stop_containers", "verl_logs_dir", "verl_logs_max_mb", "verl_deploy_lock_timeout",
+            "verl_ray_start_args")
 
 
 def identity(settings, spec, rules=None, unknown=(), host=None):
@@ -913,6 +914,7 @@ def identity(settings, spec, rules=None, unknown=(), host=None):
     values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
     found = {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}
     found["log_prefix"] = LOG_PREFIX
+    found["ray_temp_dir"] = inputs.ray_temp_dir(found["ray_start_args"])
     return found, list(errors), warnings
 
 

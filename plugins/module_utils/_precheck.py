@@ -26,7 +26,8 @@ from ansible_collections.verl.deploy.plugins.module_utils import _resume
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import expert_sizes, valid_tp_pp, verl_values
 from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of, whole_value_of
-from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, short, system_problem
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, ray_start_option, short, system_problem
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_temp_dir as _ray_temp_dir
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import image_present, npu_containers
 
 
@@ -570,18 +571,15 @@ RAY_STORE_MAX_BYTES = 200 * 10 ** 9
 RAY_STORE_SHM_SHARE = 0.95
 RAY_STORE_MIN_CAP_BYTES = 10 ** 10
 RAY_DISK_FULL = 0.95
-RAY_TEMP_DIR = "/tmp/ray"
 
 
 def _ray_start_option(launch, option):
-    """The value of `--option=value` in verl_ray_start_args (every `ray start` gets them), else None."""
-    values = [str(arg).split("=", 1)[1] for arg in launch.get("ray_start_args") or [] if str(arg).startswith(option + "=")]
-    return values[-1] if values else None
+    return ray_start_option(launch.get("ray_start_args"), option)
 
 
 def ray_temp_dir(launch):
-    """Ray's temporary folder in the training container: `--temp-dir` of verl_ray_start_args, else /tmp/ray."""
-    return (_ray_start_option(launch, "--temp-dir") or RAY_TEMP_DIR).rstrip("/") or "/"
+    """Ray's temporary folder in the training container (_inputs.ray_temp_dir of verl_ray_start_args)."""
+    return _ray_temp_dir(launch.get("ray_start_args"))
 
 
 def ray_store_bytes(launch, available_kb, shm_free_kb):

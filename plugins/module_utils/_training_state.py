@@ -17,6 +17,7 @@ import shlex
 import time
 
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
@@ -64,8 +65,9 @@ CONTROL_VALUES = "verl_control.env"
 
 
 def control_values(config, lock_folder=""):
-    """The text of verl_control.env for a host's launch configuration: its name and Ray role, the cluster's shape, and
-    the one definition of the training process (pgrep -f pattern), its logs, its checkpoints and the deploy's lock.
+    """The text of verl_control.env for a host's launch configuration: its name and Ray role, the cluster's shape, Ray's
+    temporary folder, and the one definition of the training process (pgrep -f pattern), its logs, its checkpoints and
+    the deploy's lock.
     lock_folder: where the lock lives when it is not the deployment's own state folder (a comparison's deploys log
     below <verl_log_dir>/compare and keep the deployment's lock)."""
     values = (
@@ -73,6 +75,8 @@ def control_values(config, lock_folder=""):
         ("RAY_PORT", config["ray_port"]), ("DASHBOARD_PORT", config["dashboard_port"]),
         ("TRAINING_PATTERN", config["training"]["pattern"]), ("LOG_DIR", config["log_dir"]),
         ("LOG_PREFIX", config["training"]["log_prefix"]), ("CKPTS_DIR", config["ckpts_dir"]), ("LOCK_FOLDER", lock_folder or ""),
+        # Ray's temporary folder when verl_ray_start_args move it (empty: Ray's default), where its session_latest is.
+        ("RAY_TEMP_DIR", ray_start_option(config.get("ray_start_args"), "--temp-dir") or ""),
     )
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])

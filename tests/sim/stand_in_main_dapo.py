@@ -17,7 +17,8 @@ What it does, in the real trainer's order:
 2. trainer.device must be "npu". verl's own config checks, run unmodified from verl's files in the image
    (verl/utils/config.py validate_config, the config dataclasses, the DAPO reward manager), must accept
    the config: main_ppo runs them before any worker starts, main_dapo's workers fail on them later.
-3. ray.init(address="auto") joins the running Ray cluster; it needs at least
+3. ray.init() joins the running Ray cluster as verl's does (no address: RAY_ADDRESS, else the cluster `ray start`
+   recorded in Ray's default temporary folder, else a Ray of its own without NPUs, ray #55244); it needs at least
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
    ValueError "Total available GPUs X is less than total desired GPUs Y". Then, as verl's resource
    pool and worker group do (verl/single_controller/ray/base.py: one STRICT_PACK placement group of
@@ -437,7 +438,9 @@ def run(config):
 
     import ray  # as verl: only after the config is known to be good
 
-    ray.init(address="auto", log_to_driver=False)
+    # As verl's run_ppo: ray.init() without an address (RAY_ADDRESS, else the cluster `ray start` recorded in Ray's default
+    # temporary folder; else a Ray of its own, without NPUs). log_to_driver=False: the workers' output stays in their logs.
+    ray.init(log_to_driver=False)
     total = float(ray.cluster_resources().get("NPU", 0.0))
     available = float(ray.available_resources().get("NPU", 0.0))
     if available < wanted:

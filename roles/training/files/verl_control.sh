@@ -41,7 +41,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # HOST ROLE NPU_PER_NODE NNODES RAY_PORT DASHBOARD_PORT, and the one definition of the training process (pgrep -f
-# pattern), its logs and checkpoints: TRAINING_PATTERN LOG_DIR LOG_PREFIX CKPTS_DIR; LOCK_FOLDER (empty: the state folder).
+# pattern), its logs and checkpoints: TRAINING_PATTERN LOG_DIR LOG_PREFIX CKPTS_DIR; LOCK_FOLDER (empty: the state folder);
+# RAY_TEMP_DIR (empty: Ray's default).
 if [ ! -r verl_control.env ]; then
     echo "verl_control.sh: verl_control.env is missing beside it in $(pwd) (an interrupted install). Fix: run deploy.yml again." >&2
     exit 1
@@ -54,7 +55,10 @@ START_OUT="${LOG_DIR}/start_verl.out"
 START_OUT_KEEP=4
 LOCK="${LOCK_FOLDER:-${STATE_DIR}}/deploy.lock"
 LOCK_LEASE=120
-RAY_DIR="${RAY_TMPDIR:-/tmp}/ray"
+# Ray's temporary folder (its session_latest): --temp-dir of verl_ray_start_args (RAY_TEMP_DIR, from verl_control.env),
+# else Ray's default. Ray records the cluster it started (ray_current_cluster) in one or the other, by release.
+RAY_DEFAULT_DIR="${RAY_TMPDIR:-/tmp}/ray"
+RAY_DIR="${RAY_TEMP_DIR:-${RAY_DEFAULT_DIR}}"
 
 die() {
     echo "verl_control.sh on ${HOST}: $*" >&2
@@ -272,11 +276,13 @@ ray_progress() {
     all_joined "${list}" "${want}" || exit 3
 }
 
+cluster_recorded() { [ -e "${RAY_DIR}/ray_current_cluster" ] || [ -e "${RAY_DEFAULT_DIR}/ray_current_cluster" ]; }
+
 stop_stale_ray() {
     # Only Ray's own processes, and its pointer to a cluster that is gone; its session logs stay.
     echo "ray: $1; stopping this node's stale Ray first."
     timeout 120 ray stop --force >/dev/null 2>&1 || true
-    rm -f "${RAY_DIR}/ray_current_cluster"
+    rm -f "${RAY_DIR}/ray_current_cluster" "${RAY_DEFAULT_DIR}/ray_current_cluster"
 }
 
 converge_ray() {
@@ -294,7 +300,7 @@ converge_ray() {
             head_answer false "${listed}"
             return
         fi
-        if raylet_runs || gcs_runs || [ -e "${RAY_DIR}/ray_current_cluster" ]; then
+        if raylet_runs || gcs_runs || cluster_recorded; then
             stop_stale_ray "the head's Ray at ${master_ip}:${RAY_PORT} is not whole"
         fi
     else
@@ -303,7 +309,7 @@ converge_ray() {
             answer changed=false state=in-cluster
             return
         fi
-        if raylet_runs || [ -e "${RAY_DIR}/ray_current_cluster" ]; then
+        if raylet_runs || cluster_recorded; then
             stop_stale_ray "the head lists no ${current_ip} with ${NPU_PER_NODE} NPU (alive: ${listed:-none})"
         fi
     fi

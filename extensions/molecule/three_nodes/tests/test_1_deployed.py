@@ -20,6 +20,15 @@ def test_ray_reports_three_nodes_and_24_npus():
     assert ray_view(hosts("ray_head")[0]) == {"nodes": 3, "npu": 24.0}
 
 
+def test_ray_keeps_its_sessions_where_the_settings_moved_them_and_the_training_joined_that_ray():
+    """settings.yml gives every ray start --temp-dir=/tmp/ray-verl: each node's Ray session is there (not in /tmp/ray), and
+    the training, whose ray.init() has no address as verl's, runs in the head's Ray (its placement found 24 NPUs)."""
+    for node in nodes():
+        assert in_verl(node, "readlink /tmp/ray-verl/session_latest && test ! -e /tmp/ray/session_latest").returncode == 0, node
+    started = json.loads(in_verl(hosts("ray_head")[0], "cat /sim/ckpts/qwen3-8b-dapo/stand_in_started.json").stdout)
+    assert started["ray_nodes"] == 3 and started["available_npus"] == 24.0
+
+
 def test_training_runs_on_the_head_only_and_was_not_restarted():
     head = hosts("ray_head")[0]
     pids = training_pids(head)

@@ -31,7 +31,8 @@ def archive_of(proc):
 def test_logs_collects_every_node_bounded_and_without_the_key(tmp_path):
     # The key where a cloud-mode deploy keeps it, and leaked into a Ray log; a CANN plog larger than the bound.
     in_verl(HEAD, "mkdir -p -m 0700 /root/.swanlab && printf %s " + KEY + " > /root/.swanlab/verl_deploy_api_key")
-    in_verl(HEAD, "echo 'runtime env SWANLAB_API_KEY=%s' >> /tmp/ray/session_latest/logs/leaked.log" % KEY)
+    # Ray's logs in its temporary folder, which this scenario moves (settings.yml, --temp-dir).
+    in_verl(HEAD, "echo 'runtime env SWANLAB_API_KEY=%s' >> /tmp/ray-verl/session_latest/logs/leaked.log" % KEY)
     in_verl(HEAD, "mkdir -p /root/ascend/log/debug/plog && head -c 3000000 /dev/zero | tr '\\0' 'p' > /root/ascend/log/debug/plog/plog-1.log"
             " && echo 'EJ0001 the last plog line' >> /root/ascend/log/debug/plog/plog-1.log")
     on_node(HEAD, "bash", "-c", "mkdir -p /var/log/npu/slog && echo 'driver ok' > /var/log/npu/slog/host.log")

@@ -12,7 +12,7 @@ from helpers.launch_helpers import launch_ok
 
 control_values = FilterModule().filters()["control_values"]
 NAMES = ("HOST", "ROLE", "NPU_PER_NODE", "NNODES", "RAY_PORT", "DASHBOARD_PORT", "TRAINING_PATTERN", "LOG_DIR", "LOG_PREFIX",
-         "CKPTS_DIR", "LOCK_FOLDER")
+         "CKPTS_DIR", "LOCK_FOLDER", "RAY_TEMP_DIR")
 
 
 def sourced(text, tmp_path):
@@ -28,6 +28,8 @@ def sourced(text, tmp_path):
     # The paths the settings check lets through (letters, digits and . _ - / @ % + ~), and a lock folder holding what a
     # shell would run (spaces, quotes, $ and backquotes stay text).
     ({"verl_log_dir": "/data/logs@x+y~%1", "verl_ckpts_dir": "/ckpt/run-1_a.b"}, "/data/logs of 'run' $(touch x) `touch x`"),
+    # Ray's temporary folder moved by verl_ray_start_args (the last --temp-dir counts, as for ray start).
+    ({"verl_ray_start_args": ["--num-cpus=8", "--temp-dir=/tmp/x", "--temp-dir=/data/ray tmp"]}, ""),
 ])
 def test_bash_reads_back_every_value_as_given(overrides, lock_folder, tmp_path):
     config = launch_ok(**overrides)
@@ -36,7 +38,8 @@ def test_bash_reads_back_every_value_as_given(overrides, lock_folder, tmp_path):
         "HOST": config["host"], "ROLE": "head", "NPU_PER_NODE": str(config["npu_per_node"]), "NNODES": "1",
         "RAY_PORT": str(config["ray_port"]), "DASHBOARD_PORT": str(config["dashboard_port"]),
         "TRAINING_PATTERN": config["training"]["pattern"], "LOG_DIR": config["log_dir"], "LOG_PREFIX": "verl_",
-        "CKPTS_DIR": config["ckpts_dir"], "LOCK_FOLDER": lock_folder}
+        "CKPTS_DIR": config["ckpts_dir"], "LOCK_FOLDER": lock_folder,
+        "RAY_TEMP_DIR": "/data/ray tmp" if overrides.get("verl_ray_start_args") else ""}
     assert not (tmp_path / "x").exists()
 
 

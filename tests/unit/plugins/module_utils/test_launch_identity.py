@@ -14,7 +14,13 @@ def test_defaults_name_the_container_and_workdir():
                      "host_stage_dir": "/var/lib/verl-deploy", "status_log_lines": 20, "status_stall_seconds": 1800,
                      "status_fail_on": ["crashed", "stalled", "orphaned", "out-of-ray"],
                      "stop_containers": False, "logs_dir": "/tmp/verl_logs", "logs_max_mb": 20, "log_prefix": "verl_",
-                     "deploy_lock_timeout": 300}
+                     "deploy_lock_timeout": 300, "ray_start_args": [], "ray_temp_dir": "/tmp/ray"}
+
+
+def test_rays_folder_is_where_the_ray_start_args_move_it():
+    """logs.yml collects Ray's logs from <its temporary folder>/session_latest/logs."""
+    found, errors, _warnings = identity({"verl_ray_start_args": ["--num-cpus=8", "--temp-dir=/data/ray/"]}, SPEC, RULES)
+    assert not errors and found["ray_temp_dir"] == "/data/ray"
 
 
 def test_the_trainings_inputs_are_not_needed_even_when_wrong():
@@ -33,6 +39,7 @@ def test_the_trainings_inputs_are_not_needed_even_when_wrong():
     ("verl_logs_dir", "/"),
     ("verl_logs_max_mb", 0),
     ("verl_logs_max_mb", 10 ** 6),
+    ("verl_ray_start_args", ["num-cpus=8"]),
 ])
 def test_a_bad_identity_setting_is_named(name, value):
     _found, errors, _warnings = identity({name: value}, SPEC, RULES)
