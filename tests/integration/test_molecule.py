@@ -52,7 +52,9 @@ def simcluster():
 def scenario_env():
     """Builds (or reuses) the simulated cluster's images; the environment the scenarios read."""
     simcluster().build(verbose=False, verl="all")
-    return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", **simcluster().scenario_env())
+    # DOCKER_TIMEOUT: Molecule's own create and destroy (community.docker, 60 s by default) wait longer for the engine,
+    # which took over a minute to remove a node's container while the other scenario ran (a fresh-clone run, 2026-12-05).
+    return dict(os.environ, NO_COLOR="1", ANSIBLE_NOCOLOR="1", PY_COLORS="0", DOCKER_TIMEOUT="300", **simcluster().scenario_env())
 
 
 @pytest.fixture
