@@ -78,3 +78,11 @@ def test_no_role_reads_another_roles_files():
     """A stage's files are its own: what another stage needs of them, the playbook passes as a declared input."""
     places = [str(path.relative_to(REPO)) for path in REPO.glob("roles/*/tasks/*.yml") if "role_path ~ '/../" in path.read_text()]
     assert places == [], places
+
+
+def test_three_nodes_moves_rays_folder_on_top_of_the_simulated_clusters_own_ray_arguments():
+    """three_nodes' settings.yml replaces verl_ray_start_args as extra vars do: it must be the simulated cluster's list
+    (inventories/sim) with --temp-dir added, not a copy that drifts from it."""
+    sim = yaml.safe_load((REPO / "inventories/sim/group_vars/ray_cluster.yml").read_text())["verl_ray_start_args"]
+    scenario = yaml.safe_load((REPO / "extensions/molecule/three_nodes/settings.yml").read_text())["verl_ray_start_args"]
+    assert scenario == sim + ["--temp-dir=/tmp/ray-verl"]

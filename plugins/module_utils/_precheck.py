@@ -573,8 +573,10 @@ RAY_STORE_MIN_CAP_BYTES = 10 ** 10
 RAY_DISK_FULL = 0.95
 
 
-def _ray_start_option(launch, option):
-    return ray_start_option(launch.get("ray_start_args"), option)
+def _store_given(launch):
+    """--object-store-memory of verl_ray_start_args in bytes, when it is a number (`ray start` refuses anything else)."""
+    given = ray_start_option(launch.get("ray_start_args"), "--object-store-memory")
+    return int(given) if given is not None and given.isdigit() else None
 
 
 def ray_temp_dir(launch):
@@ -585,9 +587,9 @@ def ray_temp_dir(launch):
 def ray_store_bytes(launch, available_kb, shm_free_kb):
     """The object store Ray makes: `--object-store-memory` when given, else Ray's default from the memory available
     (and /dev/shm's free space, when read); None when neither is known."""
-    given = _ray_start_option(launch, "--object-store-memory")
-    if given is not None and given.isdigit():
-        return int(given)
+    given = _store_given(launch)
+    if given is not None:
+        return given
     if available_kb is None:
         return None
     cap = RAY_STORE_MAX_BYTES
@@ -620,13 +622,13 @@ def data_root_terms(checked):
     store = ray_store_bytes(launch, (facts.get("memory") or {}).get("available_kb"), shm_free)
     if store is None or docker.get("root_free_bytes") is None:
         return terms
-    given = _ray_start_option(launch, "--object-store-memory") is not None
     if shm_free is not None and shm_free * 1024 < store:
         terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
     if _ray_temp_mounted(launch):
         return terms
     terms.append(("Ray's spilling to the container's %s, up to its object store (%s, %.1f GiB)" % (
-        ray_temp_dir(launch), "--object-store-memory" if given else "Ray's default from the memory available", store / GIB), store))
+        ray_temp_dir(launch), "--object-store-memory" if _store_given(launch) is not None else "Ray's default from the memory available",
+        store / GIB), store))
     size = docker.get("root_size_bytes")
     if size:
         terms.append(("the %d %% of the disk Ray keeps free" % round((1 - RAY_DISK_FULL) * 100), size * (1 - RAY_DISK_FULL)))
@@ -655,7 +657,7 @@ def docker_root_tight(checked):
             "(\"/tmp/ray/session_... is over 95%% full ... Object creation will fail if spilling is required\"). Mount a "
             "folder of a larger disk at the container's %s (verl_container_extra_volumes: [\"/data/ray_tmp:%s\"]), "
             "enlarge /dev/shm when Ray's store does not fit there, or free space under the data root." % (
-                docker.get("root_dir") or "", free / GIB, "/tmp" if temp.startswith("/tmp/") else "/tmp and " + temp,
+                docker.get("root_dir") or "", free / GIB, "/tmp" if temp == "/tmp" or temp.startswith("/tmp/") else "/tmp and " + temp,
                 ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms), need / GIB, temp, temp))
 
 

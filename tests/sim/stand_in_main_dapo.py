@@ -18,7 +18,7 @@ What it does, in the real trainer's order:
    (verl/utils/config.py validate_config, the config dataclasses, the DAPO reward manager), must accept
    the config: main_ppo runs them before any worker starts, main_dapo's workers fail on them later.
 3. ray.init() joins the running Ray cluster as verl's does (no address: RAY_ADDRESS, else the cluster `ray start`
-   recorded in Ray's default temporary folder, else a Ray of its own without NPUs, ray #55244); it needs at least
+   recorded in Ray's default temporary folder, else a Ray of its own with this node's NPUs only, ray #55244); it needs at least
    trainer.n_gpus_per_node x trainer.nnodes available NPUs, else it fails with verl's own
    ValueError "Total available GPUs X is less than total desired GPUs Y". Then, as verl's resource
    pool and worker group do (verl/single_controller/ray/base.py: one STRICT_PACK placement group of
@@ -439,7 +439,7 @@ def run(config):
     import ray  # as verl: only after the config is known to be good
 
     # As verl's run_ppo: ray.init() without an address (RAY_ADDRESS, else the cluster `ray start` recorded in Ray's default
-    # temporary folder; else a Ray of its own, without NPUs). log_to_driver=False: the workers' output stays in their logs.
+    # temporary folder; else a Ray of its own, with this node's NPUs only). log_to_driver=False: the workers' output stays in their logs.
     ray.init(log_to_driver=False)
     total = float(ray.cluster_resources().get("NPU", 0.0))
     available = float(ray.available_resources().get("NPU", 0.0))
