@@ -10,9 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +22,8 @@ from ansible_collections.verl.deploy.plugins.module_utils._launch_config import 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (launch_record, node_status, parse_lines, sentences,
                                                                                   status_answer)
 from helpers.launch_helpers import launch_ok, write_scripts
+
+REPO = Path(__file__).resolve().parent.parent
 
 STAND_IN_START = r"""#!/bin/bash
 # Stand-in start_verl.sh: `address` as the real one prints it; `train` runs a process holding the
@@ -438,3 +442,15 @@ def test_each_start_keeps_the_previous_starts_output(control):
     assert (control.logs / "start_verl.out").exists() and (control.logs / "start_verl.out.1").exists()
     status = shown(control)
     assert "start output: %s/start_verl.out (the previous start's: %s/start_verl.out.1)" % (control.logs, control.logs) in status
+
+
+def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
+    """node_step's choices (_run_time.CONTROL_STEPS) are the script's `case` lines but supervise (start-training runs it), and
+    the script's refusal of an unknown step lists them."""
+    from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
+    text = (REPO / "roles/training/files/verl_control.sh").read_text()
+    dispatch = text[text.index('case "${step}" in'):]
+    cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)
+    assert [step for step in cased if step != "supervise"] == list(CONTROL_STEPS)
+    listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")
+    assert listed == list(CONTROL_STEPS)

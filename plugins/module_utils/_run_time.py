@@ -49,6 +49,39 @@ def step_changed(result):
     return isinstance(rc, int) and rc != 0
 
 
+# The control script's steps the playbooks run (verl_control.sh's `case`, but supervise, which start-training runs
+# itself). Those that only look change nothing whatever they answer; unlock is the run's own bookkeeping.
+# tests/test_control_script.py holds this list equal to the script's.
+CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
+                 "status", "stop-training", "stop-ray", "unlock", "lock")
+LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
+
+
+def step_result(step, result):
+    """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
+
+    step: the control script's step, or None for a role script that answers as it does (install_files.sh, a one-line
+    script of a role). changed: step_changed, and never for a step that only looks; answer: its KEY=VALUE lines as a dict;
+    said: its sentences for people; training (training-state): the training as parse_training_state reads it;
+    members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
+    text = result.get("stdout", "")
+    read = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": parse_lines(text), "said": sentences(text)}
+    if step == "training-state":
+        read["training"] = parse_training_state(text)
+    if step == "members":
+        read["members"] = [member for member in text.strip().split(",") if member] if result.get("rc") == 0 else []
+    return read
+
+
+def rc_problem(what, result):
+    """Why a step that must end well (verl.deploy.node_step's fail_on_rc) failed, or "": it ran and ended with an exit code
+    other than 0. A step that could not run at all failed already with its module's words."""
+    rc = result.get("rc")
+    if not isinstance(rc, int) or rc == 0:
+        return ""
+    return "%s ended with rc %d; its last lines: %s" % (what, rc, _last_lines(result))
+
+
 def ray_head_step(result, host):
     """The head's `verl_control.sh ray` step as the deploy reads it.
 

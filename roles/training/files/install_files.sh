@@ -7,7 +7,7 @@
 # start_verl.sh sources it (VERL_CANN_PROGRAM, the role's cann_env.sh, with the CANN_SCRIPTS), within SECONDS. The answer:
 # command_check_rc=N and the output's last lines, each "command_check: LINE" (the deploy decides, _versions.command_check).
 # A command the image refuses installs nothing in the container, so that a re-run looks, differs and checks again.
-# After an "installed PATH" line per file: changed=true (the install step's verl.deploy.step_changed).
+# After an "installed PATH" line per file: changed=true (read by the install step's verl.deploy.node_step).
 set -eu
 stage="$1" container="$2" workdir="$3" seconds="${4:-}"
 if [ $# -ge 4 ]; then shift 4; else shift $#; fi

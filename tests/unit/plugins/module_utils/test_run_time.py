@@ -10,8 +10,8 @@ import hashlib
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    install_plan, ray_head_step, ray_joining, ray_joins, step_changed, training_left_as_found, training_plan, where_to_look,
-    worker_in_ray)
+    LOOK_STEPS, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result, training_left_as_found,
+    training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -28,6 +28,53 @@ MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
 ])
 def test_changed_is_what_the_step_answered(result, changed):
     assert step_changed(result) is changed
+
+
+@pytest.mark.parametrize("step, result, expected", [
+    # A step that changes: what it answered; its sentences and its answer as a dict.
+    ("stop-training", {"rc": 0, "stdout": "training: stopped (pid 7)\nchanged=true\nstate=stopped\n"},
+     {"changed": True, "answer": {"changed": "true", "state": "stopped"}, "said": ["training: stopped (pid 7)"]}),
+    ("stop-ray", {"rc": 1, "stdout": "", "stderr": "ray: not found"}, {"changed": True, "answer": {}, "said": []}),
+    ("stop-ray", {"rc": 127, "stdout": ""}, {"changed": True}),
+    # Steps that only look, and unlock, never report changed, whatever they answer or however they end.
+    ("unlock", {"rc": 0, "stdout": "changed=true\n"}, {"changed": False}),
+    ("ray-check", {"rc": 3, "stdout": ""}, {"changed": False}),
+    ("status", {"rc": 1, "stdout": ""}, {"changed": False}),
+    # training-state: the training as the deploy reads it; no answer reads as unknown.
+    ("training-state", {"rc": 0, "stdout": "state=running\npid=7\nquiet_for=2\n"},
+     {"changed": False, "training": {"state": "running", "pid": "7", "quiet_for": "2"}}),
+    ("training-state", {"failed": True, "msg": "No such container: verl"}, {"changed": False, "training": {"state": "unknown"}}),
+    # members: the nodes alive as a list; none when the head could not be asked.
+    ("members", {"rc": 0, "stdout": "10.0.0.1=8,10.0.0.2=8\n"}, {"changed": False, "members": ["10.0.0.1=8", "10.0.0.2=8"]}),
+    ("members", {"rc": 0, "stdout": "\n"}, {"members": []}),
+    ("members", {"rc": 1, "stdout": "10.0.0.1=8\n"}, {"members": []}),
+    # A background job not finished yet (no exit code), and a role's script (no step).
+    ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": ""}, {"changed": False}),
+    (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": True, "said": ["installed /verl/a.sh"]}),
+    (None, {"rc": 0, "stdout": "changed=false\n"}, {"changed": False}),
+])
+def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
+    found = step_result(step, result)
+    assert {key: found[key] for key in expected if key != "training"} == {k: v for k, v in expected.items() if k != "training"}
+    for key, value in expected.get("training", {}).items():
+        assert found["training"][key] == value
+    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step == "members")
+
+
+def test_the_steps_that_only_look_are_steps_of_the_script():
+    from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
+    assert LOOK_STEPS < set(CONTROL_STEPS)
+
+
+@pytest.mark.parametrize("result, problem", [
+    ({"rc": 0, "stdout": "changed=true\n"}, ""),
+    ({"failed": True, "msg": "No such container"}, ""),  # did not run: its module failed with its own words
+    ({"rc": 1, "stderr": "docker: Error response from daemon: No such container: verl\n"},
+     "install (a role's script) ended with rc 1; its last lines: docker: Error response from daemon: No such container: verl"),
+    ({"rc": 2, "stderr": "", "stdout": ""}, "install (a role's script) ended with rc 2; its last lines: (no output)"),
+])
+def test_a_step_that_must_end_well(result, problem):
+    assert rc_problem("install (a role's script)", result) == problem
 
 
 @pytest.mark.parametrize("result, expected", [

@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Controller side of verl.deploy.node_step (docs: plugins/modules/node_step.py): one step on a node, run in one round
+trip through community.docker.docker_container_exec (in a container) or ansible.builtin.command (on the host), and read
+here in Python (plugins/module_utils/_run_time.py: step_result)."""
+from __future__ import annotations
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
+
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, rc_problem, step_result
+
+ARGUMENT_SPEC = {
+    "container": {"type": "str"},
+    "step": {"type": "str", "choices": list(CONTROL_STEPS)},
+    "workdir": {"type": "str"},
+    "args": {"type": "list", "elements": "str", "default": []},
+    "lock_env": {"type": "list", "elements": "str", "default": []},
+    "argv": {"type": "list", "elements": "str"},
+    "stdin": {"type": "str"},
+    "job": {"type": "str"},
+    "fail_on_rc": {"type": "bool", "default": False},
+}
+CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"]], "required_one_of": [["step", "argv", "job"]],
+               "required_by": {"step": ["workdir", "container"]}}
+
+
+def said_as(args):
+    """The step as a message names it: verl_control.sh STEP, a role's script by its $0 (sh -c SCRIPT NAME ...), or the program."""
+    if args["step"]:
+        return "verl_control.sh " + args["step"]
+    argv = args["argv"]
+    if len(argv) > 3 and argv[1] == "-c":
+        return "%s (a role's script)" % argv[3]
+    return argv[0] if argv else "the step"
+
+
+class ActionModule(ActionBase):
+    """Run the step (or collect the background job that ran it) and return its result, read."""
+
+    TRANSFERS_FILES = False
+    _supports_async = True
+
+    def _command(self, args):
+        if args["step"]:
+            argv = args["lock_env"] + ["bash", args["workdir"].rstrip("/") + "/verl_control.sh", args["step"]] + args["args"]
+        else:
+            argv = args["lock_env"] + args["argv"]
+        module_args = {"argv": argv}
+        if args["stdin"] is not None:
+            module_args["stdin"] = args["stdin"]
+        if args["container"]:
+            return "community.docker.docker_container_exec", dict(module_args, container=args["container"])
+        return "ansible.builtin.command", module_args
+
+    def _job_status(self, jid, task_vars):
+        """What ansible.builtin.async_status answers for the job (as its own action plugin asks)."""
+        async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
+        found = {"ansible_job_id": jid, "started": True, "finished": False, "stdout": "", "stderr": ""}
+        found = merge_hash(found, self._execute_module(module_name="ansible.legacy.async_status", task_vars=task_vars,
+                                                       module_args={"jid": jid, "mode": "status", "_async_dir": async_dir}))
+        found["started"], found["finished"] = bool(found.get("started")), bool(found.get("finished"))
+        return found
+
+    def run(self, tmp=None, task_vars=None):
+        result = super().run(tmp, task_vars)
+        del tmp
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, **CONSTRAINTS)
+        if args["job"]:
+            done = self._job_status(args["job"], task_vars)
+        else:
+            module, module_args = self._command(args)
+            wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
+            done = self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async)
+            if wrap_async or done.get("skipped"):
+                # Started in the background (its result is collected with job=), or not run in check mode.
+                return merge_hash(result, dict(done, changed=False))
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+            if isinstance(done.get("rc"), int) and done.get("msg") == "non-zero return code":
+                # ansible.builtin.command fails on it; a step that ran is judged here, as in a container.
+                done = {key: value for key, value in done.items() if key not in ("failed", "msg", "exception")}
+        result = merge_hash(result, done)
+        result.update(step_result(args["step"], done))
+        if isinstance(done.get("rc"), int):
+            # It ran: failed only with fail_on_rc (said explicitly, as Ansible would take a non-zero rc for a failure).
+            problem = rc_problem(said_as(args), done) if args["fail_on_rc"] else ""
+            result["failed"] = bool(problem)
+            if problem:
+                result["msg"] = problem
+        return result

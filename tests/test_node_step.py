@@ -1,0 +1,94 @@
+"""verl.deploy.node_step in a real ansible-playbook (local connection, so the host form: O(argv) without a container; the
+container form runs in every simulated-cluster deploy): what a step answered becomes `changed`, `answer` and `said`; a
+step that must end well fails with its last lines; a step started in the background is collected with `job` and read
+the same way; the module's documentation lists the action plugin's options and steps."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from ansible_collections.verl.deploy.plugins.action.node_step import ARGUMENT_SPEC
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
+from ansible_collections.verl.deploy.plugins.modules import node_step
+
+REPO = Path(__file__).resolve().parent.parent
+ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+
+PLAY = r"""- hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: A step that changed something
+      verl.deploy.node_step:
+        argv: [sh, -c, 'echo "made {0}"; mkdir -p "$1" && echo changed=true', made, "{0}"]
+      register: made
+    - name: The same step again, that changed nothing
+      verl.deploy.node_step:
+        argv: [sh, -c, 'echo "there already"; echo changed=false', again]
+      register: again
+    - name: A step in the background
+      verl.deploy.node_step:
+        argv: [sh, -c, 'sleep 1; echo "joined"; echo changed=true; echo state=started', join]
+      register: started
+      async: 30
+      poll: 0
+    - name: Collect it
+      verl.deploy.node_step:
+        job: "{{{{ started.ansible_job_id }}}}"
+      register: joined
+      until: joined.finished
+      retries: 20
+      delay: 1
+    - name: A step that must end well and does not
+      verl.deploy.node_step:
+        argv: [sh, -c, 'echo "docker: Error response from daemon: No such container: verl" >&2; exit 3', install]
+        fail_on_rc: true
+      register: failed
+      ignore_errors: true
+    - name: The same step, left to the task that reads it
+      verl.deploy.node_step:
+        argv: [sh, -c, 'exit 3', install]
+      register: read
+    - name: Keep the results
+      ansible.builtin.copy:
+        content: "{{{{ {{'made': made, 'again': again, 'started': started, 'joined': joined, 'failed': failed, 'read': read}} | to_json }}}}"
+        dest: "{1}"
+        mode: "0600"
+"""
+
+
+def test_node_step_reads_what_the_step_answered(tmp_path):
+    play, out = tmp_path / "play.yml", tmp_path / "results.json"
+    play.write_text(PLAY.format(tmp_path / "made", out))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_ASYNC_DIR=str(tmp_path / "async"))
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", "localhost,", str(play), "-e", "ansible_python_interpreter=%s" % sys.executable],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = json.loads(out.read_text())
+    made, again, started, joined, failed, read = (found[name] for name in ("made", "again", "started", "joined", "failed", "read"))
+    assert (made["changed"], made["rc"], made["answer"], made["said"]) == (True, 0, {"changed": "true"}, ["made %s" % (tmp_path / "made")])
+    assert (again["changed"], again["said"]) == (False, ["there already"])
+    # In the background: started, nothing read yet; collected: read as if it had run in the foreground.
+    assert started["changed"] is False and started["ansible_job_id"]
+    assert (joined["finished"], joined["changed"], joined["answer"], joined["said"]) == (True, True, {"changed": "true", "state": "started"},
+                                                                                         ["joined"])
+    assert failed["failed"] is True
+    assert failed["msg"] == ("install (a role's script) ended with rc 3; its last lines: docker: Error response from daemon: "
+                             "No such container: verl")
+    # Without fail_on_rc a step that ended badly fails nothing; without an answer it may have changed something half-way.
+    assert (read.get("failed", False), read["rc"], read["changed"]) == (False, 3, True)
+    assert "changed=" in proc.stdout and "failed=0" in proc.stdout
+
+
+def test_the_documentation_is_the_action_plugins():
+    doc = yaml.safe_load(node_step.DOCUMENTATION)
+    assert set(doc["options"]) == set(ARGUMENT_SPEC)
+    for name, spec in ARGUMENT_SPEC.items():
+        assert doc["options"][name]["type"] == spec["type"], name
+        assert doc["options"][name].get("default") == spec.get("default"), name
+    assert doc["options"]["step"]["choices"] == list(CONTROL_STEPS) == ARGUMENT_SPEC["step"]["choices"]
