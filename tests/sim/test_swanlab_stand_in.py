@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _swanlab_proof as sp
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import step_result
 
 SIM = Path(__file__).resolve().parent
 REPO = SIM.parents[1]
@@ -165,7 +166,10 @@ class Container:
         with CHECK.open() as program:
             proc = subprocess.run(argv, stdin=program, capture_output=True, text=True, env=env, timeout=180, check=False)
         assert KEY not in proc.stdout + proc.stderr + " ".join(argv), "the key is in the proof's output or arguments"
-        return proc, sp.verdict(proc.stdout, launch, proc.returncode, proc.stderr)
+        verdict = sp.verdict(proc.stdout, launch, proc.returncode, proc.stderr)
+        # The task's change (verl.deploy.node_step reads the answer): a run was created on the server now.
+        assert step_result(None, {"rc": proc.returncode, "stdout": proc.stdout})["changed"] is verdict["created"], proc.stdout
+        return proc, verdict
 
     def files_holding_the_key(self):
         return sorted(str(path.relative_to(self.home.parent)) for path in self.home.parent.rglob("*")

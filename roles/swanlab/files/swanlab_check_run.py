@@ -14,7 +14,8 @@ older or newer than the SDK) fails here, not at the training's first log call ho
 
 An unchanged re-run does not create a run each time: RECORD (0600, next to the key file) keeps what was proven (host,
 workspace, project, mode, the SDK's version, never the key); the same again without "force" (the key file was not
-rewritten) answers "skipped". Answers one line: proof={"result": "accepted" | "refused" | "unfinished" | "skipped", ...}.
+rewritten) answers "skipped". Answers two lines: proof={"result": "accepted" | "refused" | "unfinished" | "skipped", ...},
+then changed=true when a run was created on the server now (accepted, unfinished), else changed=false.
 """
 import contextlib
 import json
@@ -27,7 +28,8 @@ import time
 
 
 def say(answer):
-    sys.stdout.write("proof=%s\n" % json.dumps(answer, sort_keys=True))
+    created = answer["result"] in ("accepted", "unfinished")
+    sys.stdout.write("proof=%s\nchanged=%s\n" % (json.dumps(answer, sort_keys=True), "true" if created else "false"))
     sys.stdout.flush()
 
 
