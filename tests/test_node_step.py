@@ -10,11 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ansible_collections.verl.deploy.plugins.action.node_step import ARGUMENT_SPEC
+from ansible_collections.verl.deploy.plugins.action.wait_progress import ARGUMENT_SPEC as WAIT_SPEC
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
-from ansible_collections.verl.deploy.plugins.modules import node_step
+from ansible_collections.verl.deploy.plugins.modules import node_step, wait_progress
 
 REPO = Path(__file__).resolve().parent.parent
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
@@ -85,10 +87,13 @@ def test_node_step_reads_what_the_step_answered(tmp_path):
     assert "changed=" in proc.stdout and "failed=0" in proc.stdout
 
 
-def test_the_documentation_is_the_action_plugins():
-    doc = yaml.safe_load(node_step.DOCUMENTATION)
-    assert set(doc["options"]) == set(ARGUMENT_SPEC)
-    for name, spec in ARGUMENT_SPEC.items():
-        assert doc["options"][name]["type"] == spec["type"], name
-        assert doc["options"][name].get("default") == spec.get("default"), name
-    assert doc["options"]["step"]["choices"] == list(CONTROL_STEPS) == ARGUMENT_SPEC["step"]["choices"]
+@pytest.mark.parametrize("module, spec", [(node_step, ARGUMENT_SPEC), (wait_progress, WAIT_SPEC)])
+def test_the_documentation_is_the_action_plugins(module, spec):
+    """Both plugins that run the control script's steps document the options they take, and its steps."""
+    doc = yaml.safe_load(module.DOCUMENTATION)
+    assert set(doc["options"]) == set(spec)
+    for name, option in spec.items():
+        assert doc["options"][name]["type"] == option["type"], name
+        assert doc["options"][name].get("default") == option.get("default"), name
+        assert doc["options"][name].get("required", False) == option.get("required", False), name
+    assert doc["options"]["step"]["choices"] == list(CONTROL_STEPS) == spec["step"]["choices"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, rc_problem, step_result
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, rc_problem, step_result
 
 ARGUMENT_SPEC = {
     "container": {"type": "str"},
@@ -44,7 +44,7 @@ class ActionModule(ActionBase):
 
     def _command(self, args):
         if args["step"]:
-            argv = args["lock_env"] + ["bash", args["workdir"].rstrip("/") + "/verl_control.sh", args["step"]] + args["args"]
+            argv = control_argv(args["workdir"], args["step"], args["args"], args["lock_env"])
         else:
             argv = args["lock_env"] + args["argv"]
         module_args = {"argv": argv}

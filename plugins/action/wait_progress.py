@@ -12,18 +12,25 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv
 
 display = Display()
 
 ARGUMENT_SPEC = {
     "what": {"type": "str", "required": True},
-    "argv": {"type": "list", "elements": "str", "required": True},
+    "argv": {"type": "list", "elements": "str"},
+    "step": {"type": "str", "choices": list(CONTROL_STEPS)},
+    "workdir": {"type": "str"},
+    "args": {"type": "list", "elements": "str", "default": []},
+    "lock_env": {"type": "list", "elements": "str", "default": []},
     "container": {"type": "str"},
     "chdir": {"type": "str"},
     "timeout": {"type": "int", "required": True},
     "interval": {"type": "int", "default": 5},
     "pending_rc": {"type": "int", "default": 3},
 }
+CONSTRAINTS = {"mutually_exclusive": [["step", "argv"]], "required_one_of": [["step", "argv"]],
+               "required_by": {"step": ["workdir", "container"]}}
 
 
 def progress_line(host, what, progress, elapsed, timeout):
@@ -80,10 +87,11 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def _probe(self, args, task_vars):
+        argv = control_argv(args["workdir"], args["step"], args["args"], args["lock_env"]) if args["step"] else args["argv"]
         if args["container"]:
-            module, module_args = "community.docker.docker_container_exec", {"container": args["container"], "argv": args["argv"]}
+            module, module_args = "community.docker.docker_container_exec", {"container": args["container"], "argv": argv}
         else:
-            module, module_args = "ansible.builtin.command", {"argv": args["argv"]}
+            module, module_args = "ansible.builtin.command", {"argv": argv}
         if args["chdir"]:
             module_args["chdir"] = args["chdir"]
         return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
@@ -91,7 +99,7 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)
         del tmp
-        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC)
+        _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, **CONSTRAINTS)
         if args["timeout"] < 1 or args["interval"] < 1:
             result.update(failed=True, msg="timeout=%d, interval=%d: give at least 1 second each." % (args["timeout"], args["interval"]))
             return result

@@ -57,6 +57,12 @@ CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state"
 LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
 
 
+def control_argv(workdir, step, args=(), lock_env=()):
+    """The command of a control script's step in the container (verl.deploy.node_step and wait_progress build it here):
+    lock_env (this run's lock identity, `env VERL_DEPLOY_LOCK_TOKEN=...`), then bash <workdir>/verl_control.sh STEP ARGS."""
+    return list(lock_env) + ["bash", workdir.rstrip("/") + "/verl_control.sh", step] + [str(arg) for arg in args]
+
+
 def step_result(step, result):
     """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
 

@@ -23,10 +23,29 @@ options:
     type: str
     required: true
   argv:
-    description: The probe, as an argument list (no shell). It must only read.
+    description: The probe, as an argument list (no shell). It must only read. One of O(argv) and O(step) is required.
     type: list
     elements: str
-    required: true
+  step:
+    description:
+      - The probe as a step of the control script that only looks (V(ray-progress), V(verify-look), V(npus-look)), run as
+        M(verl.deploy.node_step) runs it, in O(container).
+    type: str
+    choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
+              stop-training, stop-ray, unlock, lock]
+  workdir:
+    description: The folder of the control script in the container. Required with O(step).
+    type: str
+  args:
+    description: The step's arguments.
+    type: list
+    elements: str
+    default: []
+  lock_env:
+    description: The argument prefix that gives the step this run's lock identity (its looks renew the lock).
+    type: list
+    elements: str
+    default: []
   container:
     description: Run the probe in this Docker container on the host (with M(community.docker.docker_container_exec)).
     type: str
@@ -58,7 +77,9 @@ EXAMPLES = r"""
   verl.deploy.wait_progress:
     what: Ray
     container: verl
-    argv: [bash, /root/verl_control.sh, ray-progress, "4", "8"]
+    workdir: /verl
+    step: ray-progress
+    args: ["4"]
     timeout: 600
 """
 
