@@ -21,9 +21,10 @@ ARGUMENT_SPEC = {
     "stdin": {"type": "str"},
     "job": {"type": "str"},
     "fail_on_rc": {"type": "bool", "default": False},
+    "env": {"type": "dict"},
 }
 CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"]], "required_one_of": [["step", "argv", "job"]],
-               "required_by": {"step": ["workdir", "container"]}}
+               "required_by": {"step": ["workdir", "container"], "env": ["container"]}}
 
 
 def said_as(args):
@@ -51,7 +52,8 @@ class ActionModule(ActionBase):
         if args["stdin"] is not None:
             module_args["stdin"] = args["stdin"]
         if args["container"]:
-            return "community.docker.docker_container_exec", dict(module_args, container=args["container"])
+            return "community.docker.docker_container_exec", dict(module_args, container=args["container"], **(
+                {"env": args["env"]} if args["env"] else {}))
         return "ansible.builtin.command", module_args
 
     def _job_status(self, jid, task_vars):

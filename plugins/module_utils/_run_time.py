@@ -66,12 +66,15 @@ def control_argv(workdir, step, args=(), lock_env=()):
 def step_result(step, result):
     """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
 
-    step: the control script's step, or None for a role script that answers as it does (install_files.sh, a one-line
-    script of a role). changed: step_changed, and never for a step that only looks; answer: its KEY=VALUE lines as a dict;
+    step: the control script's step, or None for a role's script (install_files.sh, the container check, a one-line script
+    of a role). changed: step_changed, and never for a step that only looks; a role's script changed something only when
+    it says so (changed=true), so that one that only reads needs no answer; answer: its KEY=VALUE lines as a dict;
     said: its sentences for people; training (training-state): the training as parse_training_state reads it;
     members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
     text = result.get("stdout", "")
-    read = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": parse_lines(text), "said": sentences(text)}
+    answer = parse_lines(text)
+    changed = answer.get("changed") == "true" if step is None else step not in LOOK_STEPS and step_changed(result)
+    read = {"changed": changed, "answer": answer, "said": sentences(text)}
     if step == "training-state":
         read["training"] = parse_training_state(text)
     if step == "members":

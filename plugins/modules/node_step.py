@@ -11,11 +11,12 @@ version_added: 0.2.0
 description:
   - Runs one step of the control script C(verl_control.sh) in the training container (O(step)), or a role's script that
     answers as it does, in a container or on the host (O(argv)), in one round trip, and reads its answer in Python.
-  - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is what its
-    C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check), V(training-state),
-    V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report changed. Without that
-    line, a step that ended with an exit code other than 0 may have changed something half-way and reports changed; one
-    refused for another deploy's lock (exit code 4) did not.
+  - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is
+    what its C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check),
+    V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
+    changed. Without that line, a step that ended with an exit code other than 0 may have changed something half-way and
+    reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
+    something only when it says so.
   - A step that ran does not fail the task whatever its exit code (unless O(fail_on_rc)); the task that reads it decides,
     from RV(rc) and RV(answer). The task fails when the step could not run (no such container).
   - With O(job), collects the result of a step started in the background (C(async), C(poll=0)) as
@@ -63,6 +64,9 @@ options:
     description: Fail the task, with the step's last lines, when the step ends with an exit code other than 0.
     type: bool
     default: false
+  env:
+    description: Environment variables of the step in O(container) (values as strings).
+    type: dict
 attributes:
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.

@@ -52,6 +52,9 @@ def test_changed_is_what_the_step_answered(result, changed):
     ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": ""}, {"changed": False}),
     (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": True, "said": ["installed /verl/a.sh"]}),
     (None, {"rc": 0, "stdout": "changed=false\n"}, {"changed": False}),
+    # A role's script that says nothing (a read, as the container check) or fails without saying changed nothing.
+    (None, {"rc": 0, "stdout": "stack={}\n"}, {"changed": False, "answer": {"stack": "{}"}}),
+    (None, {"rc": 5, "stdout": "", "stderr": "npu-smi: not found"}, {"changed": False}),
 ])
 def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     found = step_result(step, result)
