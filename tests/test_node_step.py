@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from ansible_collections.verl.deploy.plugins.action.node_step import ARGUMENT_SPEC
+from ansible_collections.verl.deploy.plugins.doc_fragments import control_step
 from ansible_collections.verl.deploy.plugins.action.wait_progress import ARGUMENT_SPEC as WAIT_SPEC
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
 from ansible_collections.verl.deploy.plugins.modules import node_step, wait_progress
@@ -91,6 +92,8 @@ def test_node_step_reads_what_the_step_answered(tmp_path):
 def test_the_documentation_is_the_action_plugins(module, spec):
     """Both plugins that run the control script's steps document the options they take, and its steps."""
     doc = yaml.safe_load(module.DOCUMENTATION)
+    doc["options"].update(yaml.safe_load(control_step.ModuleDocFragment.DOCUMENTATION)["options"])
+    assert doc["extends_documentation_fragment"][-1] == "verl.deploy.control_step"
     assert set(doc["options"]) == set(spec)
     for name, option in spec.items():
         assert doc["options"][name]["type"] == option["type"], name

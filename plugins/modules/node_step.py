@@ -29,29 +29,9 @@ options:
   container:
     description: The container to run in (with M(community.docker.docker_container_exec)); without it, the host.
     type: str
-  step:
-    description: The control script's step; its script is O(workdir)C(/verl_control.sh). One of O(step), O(argv) and O(job) is
-      required.
-    type: str
-    choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
-              stop-training, stop-ray, unlock, lock]
-  workdir:
-    description: The folder of the control script in the container (the deploy's C(verl_workdir)). Required with O(step).
-    type: str
-  args:
-    description: The step's arguments.
-    type: list
-    elements: str
-    default: []
-  lock_env:
-    description:
-      - The argument prefix that gives the step this run's lock identity (C(env VERL_DEPLOY_LOCK_TOKEN=...)), for the steps
-        that change the cluster on the head.
-    type: list
-    elements: str
-    default: []
   argv:
-    description: A role's script, as an argument list (no shell), instead of O(step).
+    description: A role's script, as an argument list (no shell), instead of O(step). One of O(step), O(argv) and O(job) is
+      required.
     type: list
     elements: str
   stdin:
@@ -67,6 +47,8 @@ options:
   env:
     description: Environment variables of the step in O(container) (values as strings).
     type: dict
+extends_documentation_fragment:
+  - verl.deploy.control_step
 attributes:
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.

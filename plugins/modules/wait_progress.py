@@ -23,29 +23,11 @@ options:
     type: str
     required: true
   argv:
-    description: The probe, as an argument list (no shell). It must only read. One of O(argv) and O(step) is required.
-    type: list
-    elements: str
-  step:
     description:
-      - The probe as a step of the control script that only looks (V(ray-progress), V(verify-look), V(npus-look)), run as
-        M(verl.deploy.node_step) runs it, in O(container).
-    type: str
-    choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
-              stop-training, stop-ray, unlock, lock]
-  workdir:
-    description: The folder of the control script in the container. Required with O(step).
-    type: str
-  args:
-    description: The step's arguments.
+      - The probe, as an argument list (no shell). It must only read. One of O(argv) and O(step) (a step that only looks,
+        V(ray-progress), V(verify-look) or V(npus-look), run as M(verl.deploy.node_step) runs it) is required.
     type: list
     elements: str
-    default: []
-  lock_env:
-    description: The argument prefix that gives the step this run's lock identity (its looks renew the lock).
-    type: list
-    elements: str
-    default: []
   container:
     description: Run the probe in this Docker container on the host (with M(community.docker.docker_container_exec)).
     type: str
@@ -66,6 +48,7 @@ options:
     default: 3
 extends_documentation_fragment:
   - verl.deploy.attributes.read_only
+  - verl.deploy.control_step
 attributes:
   action:
     description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
