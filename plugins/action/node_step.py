@@ -9,7 +9,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, rc_problem, step_result
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, exec_module, rc_problem, step_result
 
 ARGUMENT_SPEC = {
     "container": {"type": "str"},
@@ -43,19 +43,6 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _supports_async = True
 
-    def _command(self, args):
-        if args["step"]:
-            argv = control_argv(args["workdir"], args["step"], args["args"], args["lock_env"])
-        else:
-            argv = args["lock_env"] + args["argv"]
-        module_args = {"argv": argv}
-        if args["stdin"] is not None:
-            module_args["stdin"] = args["stdin"]
-        if args["container"]:
-            return "community.docker.docker_container_exec", dict(module_args, container=args["container"], **(
-                {"env": args["env"]} if args["env"] else {}))
-        return "ansible.builtin.command", module_args
-
     def _job_status(self, jid, task_vars):
         """What ansible.builtin.async_status answers for the job (as its own action plugin asks)."""
         async_dir = self._remote_expand_user(self.get_shell_option("async_dir", default="~/.ansible_async"))
@@ -72,7 +59,9 @@ class ActionModule(ActionBase):
         if args["job"]:
             done = self._job_status(args["job"], task_vars)
         else:
-            module, module_args = self._command(args)
+            argv = (control_argv(args["workdir"], args["step"], args["args"], args["lock_env"]) if args["step"]
+                    else args["lock_env"] + args["argv"])
+            module, module_args = exec_module(argv, args["container"], stdin=args["stdin"], env=args["env"])
             wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
             done = self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async)
             if wrap_async or done.get("skipped"):

@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, exec_module
 
 display = Display()
 
@@ -88,12 +88,7 @@ class ActionModule(ActionBase):
 
     def _probe(self, args, task_vars):
         argv = control_argv(args["workdir"], args["step"], args["args"], args["lock_env"]) if args["step"] else args["argv"]
-        if args["container"]:
-            module, module_args = "community.docker.docker_container_exec", {"container": args["container"], "argv": argv}
-        else:
-            module, module_args = "ansible.builtin.command", {"argv": argv}
-        if args["chdir"]:
-            module_args["chdir"] = args["chdir"]
+        module, module_args = exec_module(argv, args["container"], chdir=args["chdir"])
         return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
 
     def run(self, tmp=None, task_vars=None):

@@ -84,11 +84,24 @@ def step_result(step, result):
 
 def rc_problem(what, result):
     """Why a step that must end well (verl.deploy.node_step's fail_on_rc) failed, or "": it ran and ended with an exit code
-    other than 0. A step that could not run at all failed already with its module's words."""
+    other than 0; refused for another deploy's lock, the script's own words (who holds it, the fix). A step that could not
+    run at all failed already with its module's words."""
     rc = result.get("rc")
     if not isinstance(rc, int) or rc == 0:
         return ""
+    if rc == LOCK_REFUSED:
+        return "%s was refused: %s" % (what, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
     return "%s ended with rc %d; its last lines: %s" % (what, rc, _last_lines(result))
+
+
+def exec_module(argv, container=None, **options):
+    """The module that runs argv in one round trip (verl.deploy.node_step and wait_progress): in the container with
+    community.docker.docker_container_exec, else on the host with ansible.builtin.command; the options given (stdin, env,
+    chdir) are passed on, those left empty are not."""
+    module_args = dict({name: value for name, value in options.items() if value}, argv=argv)
+    if container:
+        return "community.docker.docker_container_exec", dict(module_args, container=container)
+    return "ansible.builtin.command", module_args
 
 
 def ray_head_step(result, host):

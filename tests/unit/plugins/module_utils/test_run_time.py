@@ -10,7 +10,7 @@ import hashlib
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    LOOK_STEPS, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result, training_left_as_found,
+    LOOK_STEPS, exec_module, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result, training_left_as_found,
     training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
@@ -75,9 +75,22 @@ def test_the_steps_that_only_look_are_steps_of_the_script():
     ({"rc": 1, "stderr": "docker: Error response from daemon: No such container: verl\n"},
      "install (a role's script) ended with rc 1; its last lines: docker: Error response from daemon: No such container: verl"),
     ({"rc": 2, "stderr": "", "stdout": ""}, "install (a role's script) ended with rc 2; its last lines: (no output)"),
+    # Refused for another deploy's lock: the script's words (who holds it, the fix), without its prefix.
+    ({"rc": 4, "stderr": "verl_control.sh on n1: another deploy (controller c pid 1) holds the lock. Fix: wait.\n"},
+     "install (a role's script) was refused: another deploy (controller c pid 1) holds the lock. Fix: wait."),
 ])
 def test_a_step_that_must_end_well(result, problem):
     assert rc_problem("install (a role's script)", result) == problem
+
+
+@pytest.mark.parametrize("container, options, expected", [
+    ("verl", {"stdin": None, "env": {"A": "1"}},
+     ("community.docker.docker_container_exec", {"argv": ["true"], "container": "verl", "env": {"A": "1"}})),
+    (None, {"stdin": "x", "env": None}, ("ansible.builtin.command", {"argv": ["true"], "stdin": "x"})),
+    (None, {"chdir": None}, ("ansible.builtin.command", {"argv": ["true"]})),
+])
+def test_the_module_that_runs_a_step(container, options, expected):
+    assert exec_module(["true"], container, **options) == expected
 
 
 @pytest.mark.parametrize("result, expected", [
