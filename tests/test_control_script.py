@@ -281,7 +281,8 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     first = control("ray", **no_ray, **lock_env("run-a"))
     assert first.returncode == 0, first.stderr
     assert sentences(first.stdout) == ["ray: started"] and "Ray runtime started." in first.stderr, first.stdout
-    assert parse_lines(first.stdout) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false"}
+    assert parse_lines(first.stdout) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false",
+                                         "released": "false"}
     assert parse_lines(control("ray", **no_ray, **lock_env("run-a")).stdout)["lock"] == "held"
     assert parse_lines(control("ray", **no_ray).stdout)["lock"] == "none"
     # Another deploy (run-b) waits for run-a's lock, which run-a releases meanwhile.
@@ -296,6 +297,42 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     assert said[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and said[0].endswith("; waiting at most 20 s.")
     assert said[1].startswith("lock: taken after waiting ") and said[2:] == ["ray: started"], said
     assert parse_lines(out)["lock"] == "waited"
+
+
+def ray_here(control, members):
+    """The environment of a head whose Ray runs and whose GCS lists `members` alive (IP=NPUS,...)."""
+    bin_dir = control.logs.parent / "ray-here-bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("pgrep", "#!/bin/sh\nexit 0\n"), ("python3", "#!/bin/sh\necho '%s'\n" % members)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"])}
+
+
+def test_a_whole_ray_left_alone_releases_the_lock_when_the_deploy_has_nothing_else_to_change(control):
+    """VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE (the deploy found a training running from its settings): a head step that leaves
+    Ray alone with every node's NPUs listed releases the lock itself (released=true; deploy.yml then runs no unlock step).
+    Not when a node's NPUs are missing, nor for a comparison's lock, nor without being asked."""
+    lock = control.state / "deploy.lock"
+    whole = ray_here(control, "10.0.0.2=8")
+    asked = dict(lock_env("run-a"), VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE="1")
+    proc = control("ray", **whole, **asked)
+    assert proc.returncode == 0, proc.stderr
+    assert sentences(proc.stdout) == ["ray: the head runs at 10.0.0.1:9182; left alone."], proc.stdout
+    assert parse_lines(proc.stdout) == {"changed": "false", "state": "in-cluster", "lock": "free", "members": "10.0.0.2=8",
+                                        "complete": "true", "released": "true"}
+    assert not lock.exists()
+    for env in (dict(whole, **lock_env("run-a")), dict(whole, **asked, VERL_DEPLOY_LOCK_KEEP="1")):
+        proc = control("ray", **env)
+        assert proc.returncode == 0 and parse_lines(proc.stdout)["released"] == "false", proc.stdout + proc.stderr
+        assert lock.exists()
+        assert control("unlock", **lock_env("run-a")).returncode == 0 and not lock.exists()
+    # A cluster of two nodes whose second node's NPUs are not listed: the workers' join follows, the lock stays.
+    values = control.folder / "verl_control.env"
+    values.write_text(values.read_text() + "NNODES=2\n")
+    proc = control("ray", **whole, **asked)
+    assert parse_lines(proc.stdout)["complete"] == "false" and parse_lines(proc.stdout)["released"] == "false", proc.stdout
+    assert lock.exists()
 
 
 def test_a_head_whose_ray_timed_out_at_startup_is_stopped_and_started_once_more(control, tmp_path):

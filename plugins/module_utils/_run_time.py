@@ -109,7 +109,10 @@ def ray_head_step(result, host):
 
     members: the Ray nodes its GCS listed alive after the step ("IP=NPUS,..."); complete: that list holds every node's NPUs
     (the wait has nothing to wait for when no worker joins); kept: the head's Ray was left alone and this deploy took the
-    lock without waiting for another one (the settings check's read of the training still holds); say: the step's
+    lock without waiting for another one (the settings check's read of the training still holds); released: the step
+    released the lock itself (asked to by VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE, since a training runs from these settings,
+    it left Ray alone and found every node's NPUs): no unlock step follows, and a later step that changes something takes
+    the lock again; say: the step's
     sentences are worth showing (how it took the lock, or what it did to Ray); problem: why the deploy stops here, or ""."""
     found = parse_lines(result.get("stdout", ""))
     rc, lock = result.get("rc"), found.get("lock", "")
@@ -125,6 +128,7 @@ def ray_head_step(result, host):
                    "/tmp/ray/session_latest/logs), then run deploy.yml again." % (host, (result.get("stderr") or "").strip()[-600:] or "no output"))
     return {
         "changed": changed, "members": found.get("members", ""), "complete": found.get("complete") == "true", "lock": lock,
+        "released": rc == 0 and found.get("released") == "true",
         "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
         "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed),
         "said": sentences(result.get("stdout", "")), "problem": problem,

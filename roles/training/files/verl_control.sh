@@ -24,7 +24,8 @@
 # People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (decided on in
 # plugins/module_utils/_run_time.py): ray, stop-training, stop-ray and unlock end with changed=true|false and state=...;
 # the head's ray also with lock=none|held|free|waited|taken-over (how it took the deploy's lock), members=IP=NPUS,...
-# (the nodes alive now) and complete=true|false (all NPUs joined). Each step's stdout is its sentences and that block;
+# (the nodes alive now), complete=true|false (all NPUs joined) and released=true|false (it released the lock itself,
+# head_answer). Each step's stdout is its sentences and that block;
 # what the programs it runs print (start_verl.sh, ray start) goes to stderr, with the errors.
 # One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
 # messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
@@ -162,11 +163,16 @@ lock_renew() {
 
 lock_end() {
     # At the end of the holder's step: fresh again when it went well (0) or is to be looked at again (3);
-    # released when it failed, for the deploy ends with that failure; kept when the lock is a comparison's
+    # released when it failed, for the deploy ends with that failure, or when the step leaves the deploy nothing to
+    # change (LOCK_RELEASE, head_answer); kept when the lock is a comparison's
     # (VERL_DEPLOY_LOCK_KEEP): it goes on with its next mask and releases the lock at its end.
     local code=$?
     if lock_mine; then
-        if [ "${code}" = 0 ] || [ "${code}" = 3 ] || [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ]; then touch "${LOCK}"; else rm -f "${LOCK}"; fi
+        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || { { [ "${code}" = 0 ] || [ "${code}" = 3 ]; } && [ -z "${LOCK_RELEASE:-}" ]; }; then
+            touch "${LOCK}"
+        else
+            rm -f "${LOCK}"
+        fi
     fi
     exit "${code}"
 }
@@ -333,11 +339,19 @@ converge_ray() {
 
 head_answer() {
     # The head's answer to `ray`: whether it changed, how it took the deploy's lock (lock_take), the nodes alive now,
-    # and whether they hold every node's NPUs.
-    local changed="$1" listed="$2" complete=false
+    # and whether they hold every node's NPUs. With VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE (the deploy found a training running
+    # from its settings), a Ray left alone that holds every node's NPUs, under a lock this deploy took without waiting,
+    # leaves the deploy nothing to change: the lock is released at the end of this step (released=true), not by a step of
+    # its own. A later step that changes something takes it again.
+    local changed="$1" listed="$2" complete=false released=false
     ! all_joined "${listed}" || complete=true
+    if [ "${changed}" = false ] && [ "${complete}" = true ] && [ -n "${VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE:-}" ] \
+        && [ -z "${VERL_DEPLOY_LOCK_KEEP:-}" ] && { [ "${LOCK_HOW}" = free ] || [ "${LOCK_HOW}" = held ]; }; then
+        LOCK_RELEASE=1
+        released=true
+    fi
     answer "changed=${changed}" "state=$([ "${changed}" = true ] && echo started || echo in-cluster)" "lock=${LOCK_HOW:-none}" \
-        "members=${listed}" "complete=${complete}"
+        "members=${listed}" "complete=${complete}" "released=${released}"
 }
 
 check_ray() {

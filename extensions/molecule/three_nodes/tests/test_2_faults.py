@@ -186,7 +186,9 @@ LOCK = "/sim/logs/.verl-deploy/deploy.lock"
 
 def test_two_deploys_at_once_start_one_training(tmp_path):
     """One with verl_restart=true, one without (and a short lock wait): whichever comes second waits for the
-    first's lock or is refused naming it; never two trainings, never a stale exit code."""
+    first's lock or is refused naming it, unless the one without came first: it finds the training running from its
+    settings and Ray whole, so its Ray step releases the lock at once and it changes nothing. Never two trainings, never
+    a stale exit code."""
     pid = training_pids(HEAD)
     restart = playbook_in_background("deploy.yml", "-e", "verl_restart=true", out=tmp_path / "restart.out")
     plain = playbook_in_background("deploy.yml", "-e", "verl_deploy_lock_timeout=5", out=tmp_path / "plain.out")
@@ -195,7 +197,8 @@ def test_two_deploys_at_once_start_one_training(tmp_path):
     both = restart.output + plain.output
     waited = "holds the cluster's lock since" in both
     refused = "another deploy is changing this cluster: the deploy of controller" in plain.output
-    assert waited or refused, "the two deploys never met at the lock:\n%s\n%s" % (tail(restart), tail(plain))
+    first = plain.returncode == 0 and {counts["changed"] for counts in recap(plain.stdout).values()} == {0}
+    assert waited or refused or first, "the two deploys never met at the lock:\n%s\n%s" % (tail(restart), tail(plain))
     if refused:
         assert plain.returncode != 0 and "waited 5 s (verl_deploy_lock_timeout) and changed nothing" in plain.output, tail(plain)
         assert {counts["changed"] for counts in recap(plain.stdout).values()} == {0}, tail(plain)

@@ -96,7 +96,11 @@ def test_the_module_that_runs_a_step(container, options, expected):
 @pytest.mark.parametrize("result, expected", [
     # Left alone, the lock free: kept, nothing to say.
     ({"rc": 0, "stdout": "ray: in the cluster\nchanged=false\nstate=running\nlock=free\n" + MEMBERS + "complete=true\n"},
-     {"changed": False, "kept": True, "say": False, "complete": True, "members": "10.0.0.1=8,10.0.0.2=8", "problem": ""}),
+     {"changed": False, "kept": True, "say": False, "complete": True, "members": "10.0.0.1=8,10.0.0.2=8", "problem": "",
+      "released": False}),
+    # Left alone, and the lock released by the step itself (a training runs from these settings on the whole cluster).
+    ({"rc": 0, "stdout": "changed=false\nstate=in-cluster\nlock=free\n" + MEMBERS + "complete=true\nreleased=true\n"},
+     {"changed": False, "kept": True, "say": False, "released": True}),
     # Started again: changed, said, not kept; workers still to join.
     ({"rc": 0, "stdout": HEAD_SAID + "changed=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"},
      {"changed": True, "kept": False, "say": True, "complete": False, "members": "10.0.0.1=8", "problem": ""}),
