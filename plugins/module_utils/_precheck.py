@@ -14,6 +14,7 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+import json
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _memory_fit as memory_fit
@@ -598,21 +599,57 @@ def ray_store_bytes(launch, available_kb, shm_free_kb):
     return min(available_kb * 1024 * RAY_STORE_SHARE, cap)
 
 
-def _ray_temp_mounted(launch):
-    """Whether the training container's Ray temporary folder (its sessions and spilling) is on a bind mount
-    (verl_container_extra_volumes: the folder itself or one above it; /tmp itself may not be one: the settings
-    check keeps system folders out)."""
-    temp = ray_temp_dir(launch)
+def _mounted(launch, folder):
+    """Whether a folder of the training container is on a bind mount (verl_container_extra_volumes: the folder itself or
+    one above it; /tmp itself may not be one: the settings check keeps system folders out)."""
     targets = [str(volume).split(":")[1].rstrip("/") for volume in (launch.get("container") or {}).get("volumes") or []
                if str(volume).count(":") >= 1]
-    return any(target and (temp == target or temp.startswith(target + "/")) for target in targets)
+    return any(target and (folder == target or folder.startswith(target + "/")) for target in targets)
+
+
+def ray_spill_dirs(launch):
+    """The folders Ray spills objects to in the training container, as Ray 2.60 decides (node.py,
+    _get_object_spilling_config): `--object-spilling-directory`, else `object_spilling_directory` of `--system-config`,
+    else RAY_object_spilling_directory (verl_extra_env), else a filesystem `object_spilling_config` (`--system-config`,
+    else RAY_object_spilling_config) and its directory_path (one or a list), else the session folder under Ray's temporary
+    folder. [] when the configured spilling is not to a local file system (smart_open: S3 and the like)."""
+    args, env = launch.get("ray_start_args"), launch.get("extra_env") or {}
+    try:
+        system = json.loads(ray_start_option(args, "--system-config") or "{}")
+    except ValueError:  # `ray start` refuses it; nothing else is read from it here
+        system = {}
+    system = system if isinstance(system, dict) else {}
+    directory = (ray_start_option(args, "--object-spilling-directory") or system.get("object_spilling_directory")
+                 or env.get("RAY_object_spilling_directory"))
+    if directory:
+        return [str(directory).rstrip("/") or "/"]
+    config = system.get("object_spilling_config") or env.get("RAY_object_spilling_config")
+    if not config:
+        return [ray_temp_dir(launch)]
+    try:
+        config = json.loads(config) if isinstance(config, str) else config
+        if config.get("type") != "filesystem":
+            return []
+        paths = (config.get("params") or {}).get("directory_path")
+    except (ValueError, AttributeError):  # Ray refuses a config it cannot read
+        return [ray_temp_dir(launch)]
+    paths = [paths] if isinstance(paths, str) else paths if isinstance(paths, list) else []
+    return [str(path).rstrip("/") or "/" for path in paths if path] or [ray_temp_dir(launch)]
+
+
+def ray_data_root_folders(launch):
+    """The training container's folders, not on a mount, where Ray writes as much as its object store: the store's own
+    files with `--plasma-directory`, and its spilling (ray_spill_dirs)."""
+    plasma = ray_start_option(launch.get("ray_start_args"), "--plasma-directory")
+    folders = [plasma.rstrip("/") or "/"] if plasma else []
+    return [folder for folder in dict.fromkeys(folders + ray_spill_dirs(launch)) if not _mounted(launch, folder)]
 
 
 def data_root_terms(checked):
     """[(what, bytes)] that this host needs under Docker's data root: the image to pull (when it must be pulled and its size
     is known), and Ray's room in the container (when the host's memory was read, or the store's size given): its object
-    store when /dev/shm is smaller, and, unless Ray's temporary folder is a mount, the store's size again for spilling and
-    the 5 % of the disk Ray keeps free."""
+    store when /dev/shm is smaller (or in `--plasma-directory`, unless that is a mount), and, unless the folders Ray spills
+    to are mounts (ray_spill_dirs), the store's size again for spilling and the 5 % of the disk Ray keeps free."""
     launch, docker, facts = checked.get("launch") or {}, checked.get("docker") or {}, checked.get("facts") or {}
     terms = []
     pull = _pull(checked)
@@ -622,12 +659,17 @@ def data_root_terms(checked):
     store = ray_store_bytes(launch, (facts.get("memory") or {}).get("available_kb"), shm_free)
     if store is None or docker.get("root_free_bytes") is None:
         return terms
-    if shm_free is not None and shm_free * 1024 < store:
+    plasma = ray_start_option(launch.get("ray_start_args"), "--plasma-directory")
+    if plasma:
+        if not _mounted(launch, plasma.rstrip("/") or "/"):
+            terms.append(("Ray's object store in the container's %s (--plasma-directory)" % plasma, store))
+    elif shm_free is not None and shm_free * 1024 < store:
         terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
-    if _ray_temp_mounted(launch):
+    spill = [folder for folder in ray_spill_dirs(launch) if not _mounted(launch, folder)]
+    if not spill:
         return terms
     terms.append(("Ray's spilling to the container's %s, up to its object store (%s, %.1f GiB)" % (
-        ray_temp_dir(launch), "--object-store-memory" if _store_given(launch) is not None else "Ray's default from the memory available",
+        " and ".join(spill), "--object-store-memory" if _store_given(launch) is not None else "Ray's default from the memory available",
         store / GIB), store))
     size = docker.get("root_size_bytes")
     if size:
@@ -651,14 +693,17 @@ def docker_root_tight(checked):
     ray_terms = terms[1:] if pull is not None else terms
     if not ray_terms or free >= need:
         return ""
-    temp = ray_temp_dir(launch)
+    folders = ray_data_root_folders(launch) or [ray_temp_dir(launch)]
+    elsewhere = [folder for folder in folders if folder != "/tmp" and not folder.startswith("/tmp/")]
+    mounts = ["/data/ray_tmp%s:%s" % (index or "", folder) for index, folder in enumerate(folders)]
     return ("Docker's data root %s has %.1f GiB free, and it also holds the training container's %s, where Ray keeps its "
             "session files and spills objects: %s come to %.1f GiB. Past 95 %% of the disk Ray fails object creation "
             "(\"/tmp/ray/session_... is over 95%% full ... Object creation will fail if spilling is required\"). Mount a "
-            "folder of a larger disk at the container's %s (verl_container_extra_volumes: [\"/data/ray_tmp:%s\"]), "
+            "folder of a larger disk at the container's %s (verl_container_extra_volumes: %s), "
             "enlarge /dev/shm when Ray's store does not fit there, or free space under the data root." % (
-                docker.get("root_dir") or "", free / GIB, "/tmp" if temp == "/tmp" or temp.startswith("/tmp/") else "/tmp and " + temp,
-                ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms), need / GIB, temp, temp))
+                docker.get("root_dir") or "", free / GIB, " and ".join(["/tmp"] + elsewhere),
+                ", ".join("%s %.1f GiB" % (what, size / GIB) for what, size in terms), need / GIB, " and ".join(folders),
+                json.dumps(mounts)))
 
 
 # --------------------------------------------------------------------------- the checkpoint folder (rules: _ckpts.py)
