@@ -342,7 +342,7 @@ HOSTILE_BUT_LEGAL = [
     # Hydra's parser takes shell syntax only inside a quoted string: each reaches the trainer as one literal argument.
     {"verl_extra_overrides": ["trainer.a='%s'" % SUBST, "trainer.b='%s'" % BACKTICK, "trainer.c='%s'" % QUOTE_BREAK.replace("'", "\\'"),
                               "trainer.d='%s'" % DQUOTE_BREAK]},
-    {"verl_ray_start_args": ["--temp-dir=" + SUBST, "--x=" + BACKTICK, "--y=" + QUOTE_BREAK]},
+    {"verl_ray_start_args": ["--temp-dir=/data/" + SUBST, "--x=" + BACKTICK, "--y=" + QUOTE_BREAK]},
     {"verl_model_path": "/m/~x@y%+-1", "verl_experiment_name": "a-b.c_d", "verl_project_name": "p.q-r_s"},
     {"verl_swanlab_enabled": True, "verl_swanlab_mode": "offline", "verl_swanlab_workspace": "w-1.2"},
 ]

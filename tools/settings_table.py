@@ -225,7 +225,7 @@ def bounds(entry):
         "image": "Docker image reference" + ("; empty: chosen for the chip" if entry.get("empty") else ""),
         "images": "`910b` and/or `a3`, each a Docker image reference",
         "address": "IPv4 address (dotted decimal) or DNS name", "ipv4": "IPv4 address (dotted decimal)", "ifname": "interface name",
-        "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items", "overrides": "Hydra overrides",
+        "requirement": "pip requirement (not an option)", "ray_args": "`--option[=value]` items, `--temp-dir=` absolute", "overrides": "Hydra overrides",
         "loggers": "each one of %s (a list, or one string separated by commas)" % ", ".join(
             "`%s`" % name for name in _packaged("_launch_config").LOGGERS) if rule == "loggers" else "",
         "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder",

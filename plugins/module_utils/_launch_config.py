@@ -291,8 +291,21 @@ def _each_item(valid, problem):
     return rule
 
 
-_rule_ray_args = _each_item(lambda item: item.startswith("--"), "is not a ray start option. Fix: give options such as "
-                            "--num-cpus=16, one per list item")
+def _rule_ray_args(name, entry, value, errors, context):
+    """Each item a `ray start` option; `--temp-dir=DIR` absolute, as Ray requires ("temp_dir must be absolute path or
+    None.", ray #36431: before it a relative one hung the start until its time-out, ray #30650)."""
+    for item in value:
+        if not item.startswith("--"):
+            errors.add(name, item, "%s holds %s, which is not a ray start option. Fix: give options such as --num-cpus=16, one "
+                       "per list item." % (name, inputs.show(item)))
+            return None
+        option, _sign, given = item.partition("=")
+        if option == "--temp-dir" and not given.startswith("/"):
+            errors.add(name, item, "%s holds %s: Ray's temporary folder must be an absolute path of the training container "
+                       "(`ray start` refuses it: \"temp_dir must be absolute path or None.\"). Fix: write it as --temp-dir=/data/ray, "
+                       "one list item." % (name, inputs.show(item)))
+            return None
+    return value
 
 
 def _rule_loggers(name, entry, value, errors, context):

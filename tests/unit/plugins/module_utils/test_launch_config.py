@@ -57,6 +57,9 @@ def test_coerce_converts_to_the_type_within_its_bounds(name, raw, expected):
     ("ipv4", "verl_node_ip", "10.0.0.2", "10.0.0.2"), ("ifname", "verl_socket_ifname", "enp1s0", "enp1s0"),
     ("requirement", "verl_swanlab_package", "swanlab==0.10.3", "swanlab==0.10.3"), ("requirement", "verl_swanlab_package", "-e x", None),
     ("ray_args", "verl_ray_start_args", ["--num-cpus=4"], ["--num-cpus=4"]), ("ray_args", "verl_ray_start_args", ["x"], None),
+    # Ray refuses a temporary folder that is not absolute ("temp_dir must be absolute path or None."); the fix's form passes.
+    ("ray_args", "verl_ray_start_args", ["--temp-dir=ray_tmp"], None), ("ray_args", "verl_ray_start_args", ["--temp-dir"], None),
+    ("ray_args", "verl_ray_start_args", ["--temp-dir=/data/ray"], ["--temp-dir=/data/ray"]),
     ("overrides", "verl_extra_overrides", ["+a.b=c d"], ["+a.b=c d"]), ("overrides", "verl_extra_overrides", ["a b"], None),
     ("overrides", "verl_extra_overrides", ["trainer.hydra_x=1", "a.target=b"], ["trainer.hydra_x=1", "a.target=b"]),
     ("overrides", "verl_extra_overrides", ["+x._target_=os.system"], None),
