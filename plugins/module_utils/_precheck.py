@@ -610,20 +610,19 @@ def _mounted(launch, folder):
 def ray_spill_dirs(launch):
     """The folders Ray spills objects to in the training container, as Ray 2.60 decides (node.py,
     _get_object_spilling_config): `--object-spilling-directory`, else `object_spilling_directory` of `--system-config`,
-    else RAY_object_spilling_directory (verl_extra_env), else a filesystem `object_spilling_config` (`--system-config`,
-    else RAY_object_spilling_config) and its directory_path (one or a list), else the session folder under Ray's temporary
-    folder. [] when the configured spilling is not to a local file system (smart_open: S3 and the like)."""
-    args, env = launch.get("ray_start_args"), launch.get("extra_env") or {}
+    else a filesystem `object_spilling_config` of `--system-config` and its directory_path (one or a list), else the
+    session folder under Ray's temporary folder. [] when the configured spilling is not to a local file system (smart_open:
+    S3 and the like). (Ray's RAY_object_spilling_* variables are not among those verl_extra_env may set.)"""
+    args = launch.get("ray_start_args")
     try:
         system = json.loads(ray_start_option(args, "--system-config") or "{}")
     except ValueError:  # `ray start` refuses it; nothing else is read from it here
         system = {}
     system = system if isinstance(system, dict) else {}
-    directory = (ray_start_option(args, "--object-spilling-directory") or system.get("object_spilling_directory")
-                 or env.get("RAY_object_spilling_directory"))
+    directory = ray_start_option(args, "--object-spilling-directory") or system.get("object_spilling_directory")
     if directory:
         return [str(directory).rstrip("/") or "/"]
-    config = system.get("object_spilling_config") or env.get("RAY_object_spilling_config")
+    config = system.get("object_spilling_config")
     if not config:
         return [ray_temp_dir(launch)]
     try:

@@ -600,26 +600,24 @@ SPILL_S3 = json.dumps({"object_spilling_config": json.dumps({"type": "smart_open
 SPILL_TWO = json.dumps({"object_spilling_config": json.dumps({"type": "filesystem", "params": {"directory_path": ["/mnt/a", "/mnt/b"]}})})
 
 
-@pytest.mark.parametrize("ray_args, extra_env, volumes, words", [
+@pytest.mark.parametrize("ray_args, volumes, words", [
     # Where Ray 2.60 spills (node.py, _get_object_spilling_config): a spilling folder on a mount takes spilling off the data root.
-    (["--object-spilling-directory=/mnt/spill"], {}, ["/data/spill:/mnt/spill"], None),
-    (["--object-spilling-directory=/mnt/spill"], {}, [], "Ray's spilling to the container's /mnt/spill, "),
-    (['--system-config={"object_spilling_directory": "/mnt/spill"}'], {}, ["/nvme:/mnt"], None),
-    ([], {"RAY_object_spilling_directory": "/mnt/spill"}, ["/nvme/spill:/mnt/spill"], None),
-    (["--system-config=" + SPILL_TWO], {}, ["/nvme:/mnt"], None),
-    (["--system-config=" + SPILL_TWO], {}, ["/nvme/a:/mnt/a"], "Ray's spilling to the container's /mnt/b, "),
+    (["--object-spilling-directory=/mnt/spill"], ["/data/spill:/mnt/spill"], None),
+    (["--object-spilling-directory=/mnt/spill"], [], "Ray's spilling to the container's /mnt/spill, "),
+    (['--system-config={"object_spilling_directory": "/mnt/spill"}'], ["/nvme:/mnt"], None),
+    (["--system-config=" + SPILL_TWO], ["/nvme:/mnt"], None),
+    (["--system-config=" + SPILL_TWO], ["/nvme/a:/mnt/a"], "Ray's spilling to the container's /mnt/b, "),
     # Spilling to object storage (smart_open, S3): nothing spills to the container's disk.
-    (["--system-config=" + SPILL_S3], {}, [], None),
+    (["--system-config=" + SPILL_S3], [], None),
     # The object store's own files in --plasma-directory: on the data root unless that is a mount.
-    (["--plasma-directory=/mnt/plasma", "--object-spilling-directory=/mnt/spill"], {}, ["/nvme:/mnt/spill"],
+    (["--plasma-directory=/mnt/plasma", "--object-spilling-directory=/mnt/spill"], ["/nvme:/mnt/spill"],
      "Ray's object store in the container's /mnt/plasma (--plasma-directory)"),
-    (["--plasma-directory=/mnt/plasma", "--object-spilling-directory=/mnt/spill"], {}, ["/nvme:/mnt"], None),
+    (["--plasma-directory=/mnt/plasma", "--object-spilling-directory=/mnt/spill"], ["/nvme:/mnt"], None),
 ])
-def test_ray_s_spilling_and_store_folders_count_only_off_a_mount(ray_args, extra_env, volumes, words):
+def test_ray_s_spilling_and_store_folders_count_only_off_a_mount(ray_args, volumes, words):
     """A valid setup that moved Ray's spilling or store to a mounted disk is not warned about; one that did not is, and the
     mounts the warning gives take the warning away."""
     case = _ray_case(100, ray_args=ray_args, volumes=volumes)
-    case["launch"]["extra_env"] = extra_env
     text = pc.docker_root_tight(case)
     assert (text == "") is (words is None) and (words is None or words in text), text
     if words:
