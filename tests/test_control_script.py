@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import (launch_record, node_status, parse_lines, sentences,
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_lines, parse_training_state,
+                                                                                  sentences,
                                                                                   status_answer)
 from helpers.launch_helpers import launch_ok, write_scripts
 
@@ -76,9 +77,10 @@ def control(tmp_path):
 
 
 def state(run):
+    """The training as the playbooks read it: the script's facts, classified in Python (parse_training_state)."""
     proc = run("training-state")
     assert proc.returncode == 0, proc.stderr
-    return dict(line.split("=", 1) for line in proc.stdout.splitlines())
+    return parse_training_state(proc.stdout)
 
 
 def shown(run, stall=1800):
@@ -120,7 +122,7 @@ def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     with open(control.logs / "verl_qwen3_8b_run_1.log", "a", encoding="utf-8") as log:
         log.write("state=running\n")
     found, tails = status_answer(control("status", "", "5").stdout)
-    assert (found["in_ray"], found["state"], found["exit_code"]) == ("no", "crashed", "3"), found
+    assert (found["in_ray"], classify(found), found["exit_code"]) == ("no", "crashed", "3"), found
     assert tails["log"][-1] == "state=running" and tails["start_output"], tails
     assert "log: %s/verl_qwen3_8b_run_1.log (last 5 lines)" % control.logs in status
     assert "start output: %s/start_verl.out" % control.logs in status  # and, the training having crashed, its last lines

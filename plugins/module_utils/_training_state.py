@@ -94,14 +94,44 @@ def parse_training_state(text):
     return _state_from(parse_lines(text))
 
 
+def classify(found):
+    """The training's state from the facts `verl_control.sh training-state` answers (the control script looks, this
+    decides): running (its process runs), orphaned (it runs, but the Ray session it started in is not the one that runs
+    now: ray_session_started against ray_session), else not-started (never started: no started_at), stopped (stopped_at),
+    finished (exit code 0) or crashed. A control script of an earlier release answers state= itself, which holds; no
+    answer at all (no container, no script) is unknown."""
+    if found.get("state"):
+        return found["state"]
+    if "pid" not in found:
+        return "unknown"
+    if found.get("pid"):
+        started_in, now_in = found.get("ray_session_started", ""), found.get("ray_session", "")
+        return "orphaned" if started_in and started_in != now_in else "running"
+    if not found.get("started_at"):
+        return "not-started"
+    if found.get("stopped_at"):
+        return "stopped"
+    return "finished" if found.get("exit_code") == "0" else "crashed"
+
+
+def quiet_for(found):
+    """Seconds since the running training's last step, else its start (now: the script's clock); "" when it does not run
+    (a deploy names a stalled one it leaves alone). An earlier release's script answers it itself."""
+    if "quiet_for" in found or "now" not in found:
+        return found.get("quiet_for", "")
+    since = (found.get("last_step") or "").split(" ")[0] or found.get("started_at", "")
+    if not found.get("pid") or not since.isdigit() or not str(found["now"]).isdigit():
+        return ""
+    return str(int(found["now"]) - int(since))
+
+
 def _state_from(found):
     state = {key: found.get(key, "") for key in STATE_KEYS}
+    state["state"], state["quiet_for"] = classify(found), quiet_for(found)
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
     except ValueError:
         state["launch"] = None
-    if not state["state"]:
-        state["state"] = "unknown"
     return state
 
 

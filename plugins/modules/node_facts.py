@@ -364,7 +364,7 @@ container_step:
       saying why), C(stdout), C(stderr). Empty without O(container_step).
   returned: always
   type: dict
-  sample: {container: verl, argv: [bash, /verl/verl_control.sh, training-state], rc: 0, stdout: "state=running\n", stderr: ''}
+  sample: {container: verl, argv: [bash, /verl/verl_control.sh, training-state], rc: 0, stdout: "pid=4242\nstarted_at=1796480000\n", stderr: ''}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written

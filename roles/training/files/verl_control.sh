@@ -8,7 +8,8 @@
 #   bash verl_control.sh ray-progress NODES         head: one look, "A/NODES nodes, B/C NPU"; exit 0 when all are in, 3 when not yet
 #   bash verl_control.sh ray [MEMBERS]              this node in the head's Ray cluster with its NPUs, else (re)started
 #   bash verl_control.sh ray-check MEMBERS          worker: exit 0 when `ray` would leave it alone, 3 when it has to join
-#   bash verl_control.sh training-state             head: KEY=VALUE lines (state, pid, exit code, steps, launch record)
+#   bash verl_control.sh training-state             head: KEY=VALUE facts (pid, exit code, steps, Ray sessions, launch
+#                                                   record); the state is decided from them in _training_state.py
 #   bash verl_control.sh start-training             head: start_verl.sh train, detached, recorded in the state folder
 #   bash verl_control.sh verify-look                head: one look of the deploy's wait for the training (exit 0 its log
 #                                                   grew since the last look or it finished, 3 not yet)
@@ -523,44 +524,22 @@ npus_look() {
 }
 
 training_state() {
-    # KEY=VALUE lines for the playbooks. state: running | orphaned (runs, but the Ray session it
-    # started in is gone) | crashed | finished | stopped | not-started.
+    # The facts the playbooks decide the training's state from (plugins/module_utils/_training_state.py, classify:
+    # running, orphaned, crashed, finished, stopped, not-started), as KEY=VALUE lines.
     head_only training-state
     # A comparison reads the state of its mask's training every few seconds: that keeps its lock fresh (no-op without its token).
     lock_renew
-    local pid code state session
-    pid="$(training_pid)"
-    code="$(state_of exit_code)"
-    session="$(ray_session)"
-    if [ -n "${pid}" ]; then
-        state=running
-        if [ -n "$(state_of ray_session)" ] && [ "$(state_of ray_session)" != "${session}" ]; then
-            state=orphaned
-        fi
-    elif [ ! -s "${STATE_DIR}/started_at" ]; then
-        state=not-started
-    elif [ -s "${STATE_DIR}/stopped_at" ]; then
-        state=stopped
-    elif [ "${code}" = 0 ]; then
-        state=finished
-    else
-        state=crashed
-    fi
-    echo "state=${state}"
-    echo "pid=${pid}"
-    echo "exit_code=${code}"
+    echo "pid=$(training_pid)"
+    echo "exit_code=$(state_of exit_code)"
     echo "started_at=$(state_of started_at)"
     echo "stopped_at=$(state_of stopped_at)"
     echo "first_step=$(state_of first_step)"
     echo "last_step=$(state_of last_step)"
-    echo "ray_session=${session}"
+    # The Ray session this node runs now, and the one the training started in.
+    echo "ray_session=$(ray_session)"
+    echo "ray_session_started=$(state_of ray_session)"
     echo "log=$(latest_log)"
-    # Seconds since the running training's last step (or its start): a deploy names a stalled one it leaves alone.
-    local since
-    since="$(state_of last_step)"
-    since="${since%% *}"
-    [ -n "${since}" ] || since="$(state_of started_at)"
-    echo "quiet_for=$([ -n "${pid}" ] && [ -n "${since}" ] && echo $(($(now) - since)))"
+    echo "now=$(now)"
     echo "launch=$(state_of launch.json)"
 }
 

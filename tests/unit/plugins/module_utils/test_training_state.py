@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift, launch_record, parse_training_state
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import classify, launch_drift, launch_record, parse_training_state
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
 
 BASE = launch_ok()
@@ -265,3 +265,33 @@ def test_a_default_experiment_name_is_no_drift_of_its_own():
 def test_the_one_definition_of_stalled(training, stalled):
     from ansible_collections.verl.deploy.plugins.module_utils._training_state import is_stalled
     assert is_stalled(training, 1800) is stalled
+
+
+FACTS = {"pid": "", "exit_code": "", "started_at": "", "stopped_at": "", "last_step": "", "ray_session": "session_b",
+         "ray_session_started": "session_b", "now": "1000"}
+
+
+@pytest.mark.parametrize("facts, state, quiet", [
+    # What verl_control.sh training-state answers: facts; the state is decided here (classify).
+    ({}, "not-started", ""),
+    ({"pid": "7", "started_at": "900"}, "running", "100"),
+    ({"pid": "7", "started_at": "900", "last_step": "990 12"}, "running", "10"),
+    # Started in a Ray session that is no longer the one running: its Ray cluster was restarted under it.
+    ({"pid": "7", "started_at": "900", "ray_session_started": "session_a"}, "orphaned", "100"),
+    ({"pid": "7", "started_at": "900", "ray_session_started": ""}, "running", "100"),  # a start before the session was kept
+    ({"started_at": "900", "stopped_at": "950"}, "stopped", ""),
+    ({"started_at": "900", "exit_code": "0"}, "finished", ""),
+    ({"started_at": "900", "exit_code": "3"}, "crashed", ""),
+    ({"started_at": "900"}, "crashed", ""),  # ended with no exit code kept: the container or the node restarted under it
+])
+def test_the_state_is_decided_from_the_scripts_facts(facts, state, quiet):
+    found = parse_training_state("\n".join("%s=%s" % item for item in dict(FACTS, **facts).items()))
+    assert (found["state"], found["quiet_for"]) == (state, quiet)
+
+
+def test_an_earlier_scripts_own_state_and_quiet_time_hold():
+    """A container still holding the control script of an earlier release (before a deploy replaces it) answers state= and
+    quiet_for= itself."""
+    found = parse_training_state("state=running\npid=7\nquiet_for=42\nstarted_at=900\n")
+    assert (found["state"], found["quiet_for"]) == ("running", "42")
+    assert classify({"pid": "7", "state": "stopped"}) == "stopped" and classify({}) == "unknown"
