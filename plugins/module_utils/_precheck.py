@@ -636,12 +636,17 @@ def ray_spill_dirs(launch):
     return [str(path).rstrip("/") or "/" for path in paths if path] or [ray_temp_dir(launch)]
 
 
+def _plasma_dir(launch):
+    """`--plasma-directory` of verl_ray_start_args (the object store's files go there), or None."""
+    plasma = ray_start_option(launch.get("ray_start_args"), "--plasma-directory")
+    return (plasma.rstrip("/") or "/") if plasma else None
+
+
 def ray_data_root_folders(launch):
     """The training container's folders, not on a mount, where Ray writes as much as its object store: the store's own
     files with `--plasma-directory`, and its spilling (ray_spill_dirs)."""
-    plasma = ray_start_option(launch.get("ray_start_args"), "--plasma-directory")
-    folders = [plasma.rstrip("/") or "/"] if plasma else []
-    return [folder for folder in dict.fromkeys(folders + ray_spill_dirs(launch)) if not _mounted(launch, folder)]
+    folders = ([_plasma_dir(launch)] if _plasma_dir(launch) else []) + ray_spill_dirs(launch)
+    return [folder for folder in dict.fromkeys(folders) if not _mounted(launch, folder)]
 
 
 def data_root_terms(checked):
@@ -658,13 +663,13 @@ def data_root_terms(checked):
     store = ray_store_bytes(launch, (facts.get("memory") or {}).get("available_kb"), shm_free)
     if store is None or docker.get("root_free_bytes") is None:
         return terms
-    plasma = ray_start_option(launch.get("ray_start_args"), "--plasma-directory")
+    plasma, on_root = _plasma_dir(launch), ray_data_root_folders(launch)
     if plasma:
-        if not _mounted(launch, plasma.rstrip("/") or "/"):
+        if plasma in on_root:
             terms.append(("Ray's object store in the container's %s (--plasma-directory)" % plasma, store))
     elif shm_free is not None and shm_free * 1024 < store:
         terms.append(("Ray's object store in the container's /tmp (/dev/shm has %.1f GiB free)" % (shm_free / 2 ** 20), store))
-    spill = [folder for folder in ray_spill_dirs(launch) if not _mounted(launch, folder)]
+    spill = [folder for folder in ray_spill_dirs(launch) if folder in on_root]
     if not spill:
         return terms
     terms.append(("Ray's spilling to the container's %s, up to its object store (%s, %.1f GiB)" % (
