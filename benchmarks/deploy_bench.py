@@ -42,7 +42,11 @@ def ansible_playbook(repo, playbook, inventory, extra, log, times, forks=None):
     argv = [str(Path(sys.executable).with_name("ansible-playbook")), "-i", str(inventory), str(repo / playbook)] + extra
     if forks:
         argv += ["--forks", str(forks)]
-    env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"), ANSIBLE_CALLBACKS_ENABLED="deploy_bench_timer",
+    # The timer beside what the checkout's ansible.cfg enables (an older checkout may have no preload), which also imports the
+    # simulated nodes' connection before the forks, as the Molecule scenarios' configuration has it.
+    callbacks = ["deploy_bench_timer"] + (["verl.deploy.preload"] if (repo / "plugins/callback/preload.py").exists() else [])
+    env = dict(os.environ, ANSIBLE_CALLBACK_PLUGINS=str(HERE / "callback_plugins"), ANSIBLE_CALLBACKS_ENABLED=",".join(callbacks),
+               VERL_DEPLOY_PRELOAD_MODULES="ansible_collections.verl_sim.cluster.plugins.connection.node",
                DEPLOY_BENCH_TIMES=str(times), ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     if times.exists():
         times.unlink()
