@@ -42,6 +42,7 @@ Importable: build(), up(), down(), status(), info(), inventory(), prune().
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import fcntl
 import hashlib
@@ -697,6 +698,12 @@ def prune(verbose=True):
     return removed
 
 
+def _timed(step):
+    """(what step() returned, its seconds)."""
+    begin = time.monotonic()
+    return step(), time.monotonic() - begin
+
+
 def build(verbose=True, verl=DEFAULT_VERL):
     """Build (or reuse) the four images, the verl image for verl release `verl` ("all": the default's refs, and the
     verl image of every release); returns {kind: image ref}. Prints what it did and how long it took."""
@@ -711,20 +718,23 @@ def build(verbose=True, verl=DEFAULT_VERL):
     started = time.monotonic()
     with _lock("build"):
         steps = (
-            ("base", lambda: _build_base(recipes)),
             ("node", lambda: _build_dockerfile("node", recipes, recipes.node_dockerfile(), recipes.node_files())),
             ("registry", lambda: _build_dockerfile("registry", recipes, recipes.registry_dockerfile(),
                                                    {"config.yml": Recipes.REGISTRY_CONFIG.encode()})),
             ("verl", lambda: _build_verl(recipes)),
         )
-        for kind, step in steps:
-            begin = time.monotonic()
-            ref, how = step()
+        built = [("base", _timed(lambda: _build_base(recipes)))]
+        # The three others start from the base alone: built side by side, the node's and the registry's apt installs while
+        # the verl image's pip installs run (13 s of a fresh build's 90 on the 2-core machine).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(steps)) as pool:
+            running = [(kind, pool.submit(_timed, step)) for kind, step in steps]
+            built += [(kind, future.result()) for kind, future in running]
+        for kind, ((ref, how), seconds) in built:
             refs[kind] = ref
             if verbose:
                 kind = "verl %s" % verl if kind == "verl" else kind
                 log = _log_path(kind.split()[0], ref.split(":")[1]).relative_to(REPO)
-                say("%-30s %-44s %6.1f s  %4d MB  (log %s)" % (ref, how, time.monotonic() - begin, _image_size(ref) / 1e6, log))
+                say("%-30s %-44s %6.1f s  %4d MB  (log %s)" % (ref, how, seconds, _image_size(ref) / 1e6, log))
             fresh = fresh or how != "reused"
         if fresh:
             _prune_cache(refs)
