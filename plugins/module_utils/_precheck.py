@@ -645,7 +645,7 @@ def _plasma_dir(launch):
 def ray_data_root_folders(launch):
     """The training container's folders, not on a mount, where Ray writes as much as its object store: the store's own
     files with `--plasma-directory`, and its spilling (ray_spill_dirs)."""
-    folders = ([_plasma_dir(launch)] if _plasma_dir(launch) else []) + ray_spill_dirs(launch)
+    folders = [folder for folder in [_plasma_dir(launch)] + ray_spill_dirs(launch) if folder]
     return [folder for folder in dict.fromkeys(folders) if not _mounted(launch, folder)]
 
 
