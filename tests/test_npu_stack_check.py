@@ -16,6 +16,8 @@ import pytest
 
 from helpers.launch_helpers import ATB_LIBRARY, cann_stand_in
 
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import container_check
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
 
 REPO = Path(__file__).resolve().parent.parent
@@ -381,6 +383,49 @@ def test_the_first_operation_is_skipped_while_the_deploys_training_holds_the_npu
         holder.wait()
     assert verdict["problems"] == []
     assert "NPU 0 not touched: pid(s) %d of this container hold its NPUs (the deploy's training runs there)." % holder.pid in verdict["notes"]
+
+
+def _holding(device):
+    """A process of this 'container' that holds an NPU open, as the deploy's training does."""
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR); "
+                               "print('held', flush=True); time.sleep(60)", device], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_the_check_keeps_its_call_and_the_pre_checks_run_of_it_stands_for_it_only_beside_the_training(image):
+    """The container stage gives the check its own call on stdin (VERL_CHECK_RECORD); the next pre-check runs that call
+    (node_facts: the record's argv and env, with VERL_CHECK_NO_NPU_OP), which touches no NPU. Its run stands for the stage's
+    only for the same call and while the training holds the NPUs, and is then judged as the stage's own run would be."""
+    env = dict(image["env"], VERL_CANN_PROGRAM=CANN_ENV, SIM_NPU_FIRST_OP_ERROR="561103")  # an NPU operation would fail
+    argv = ["bash", "-c", CHECK, "npu-stack-check", "8", *image["scripts"]]
+    call = container_check(argv, env, {}, True)
+    record = image["workdir"] / ".npu_stack_check.json"
+    staged = subprocess.run(call["argv"], env=dict(call["env"], VERL_CHECK_RECORD=str(record)), input=call["record"] + "\n",
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert staged.returncode == 0 and "failed with torch_npu" in image_stack(staged.stdout, "dapo")["problems"][0], staged.stdout
+    kept = json.loads(record.read_text())
+    assert kept == {"argv": call["argv"], "env": call["env"]}
+
+    def pre_check():
+        proc = subprocess.run(kept["argv"], env=dict(kept["env"], VERL_CHECK_NO_NPU_OP="1"), capture_output=True, text=True,
+                              timeout=60, check=False)
+        return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr, "record": call_digest(kept)}
+
+    free = pre_check()
+    assert image_stack(free, "dapo")["problems"] == [], free["stdout"]  # no NPU operation ran
+    assert container_check(argv, env, free, True)["reuse"] is False  # the NPUs were free: the stage runs its NPU operation
+    holder = _holding(os.path.join(env["SIM_DEV_DIR"], "davinci0"))
+    try:
+        held = pre_check()
+        stage = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert container_check(argv, env, held, True) == dict(call, reuse=True, result=held)
+    assert image_stack(held, "dapo") == image_stack({"rc": stage.returncode, "stdout": stage.stdout}, "dapo")
+    assert container_check(argv, env, held, False)["reuse"] is False  # the stage created or started the container
+    assert container_check(argv, dict(env, VERL_ENTRY_FILE="recipe/other.py"), held, True)["reuse"] is False  # another call
 
 
 def test_without_the_sourcing_of_cann_given_it_stops_naming_it(tmp_path, container):

@@ -20,8 +20,8 @@ options:
     type: list
     elements: dict
     required: true
-  runs_as_rendered:
-    description: Whether a training runs from these settings and is not to be restarted (the settings check's C(_training_runs_as_rendered)).
+  left_alone:
+    description: Whether this run leaves the training as the settings check read it (running from these settings, or finished; C(_training_left_alone)).
     type: raw
     required: true
   head_kept:
@@ -35,7 +35,7 @@ EXAMPLES = r"""
   ansible.builtin.set_fact:
     _ray_cluster: >-
       {{ groups | verl.deploy.ray_workers | map('extract', hostvars) | list
-         | verl.deploy.ray_joining(_training_runs_as_rendered | default(false), _ray_head.kept) }}
+         | verl.deploy.ray_joining(_training_left_alone | default(false), _ray_head.kept) }}
 """
 
 RETURN = r"""
@@ -45,9 +45,9 @@ _value:
 """
 
 
-def ray_joining(workers, runs_as_rendered, head_kept):
+def ray_joining(workers, left_alone, head_kept):
     from ansible_collections.verl.deploy.plugins.module_utils._run_time import ray_joining as _ray_joining
-    return _ray_joining(workers, runs_as_rendered, head_kept)
+    return _ray_joining(workers, left_alone, head_kept)
 
 
 class FilterModule:

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 name: training_left_as_found
-short_description: Whether a training runs from these settings on a cluster this run left as it was
+short_description: Whether the training is as the settings check read it, on a cluster this run left as it was
 version_added: 0.1.0
 description:
-  - True when the training ran from these settings (and is not to be restarted), the head's Ray was left alone, this
-    deploy waited for no other deploy's lock, and no worker's Ray was started in this run. Then the settings check's read
+  - True when the settings check read a training this run leaves alone (running from these settings, or finished), the
+    head's Ray was left alone, this deploy waited for no other deploy's lock, and no worker's Ray was started in this run. Then the settings check's read
     of the training still holds, and the reach check has nothing to probe.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: Whether a training runs from these settings (the settings check's C(_training_runs_as_rendered)).
+    description: Whether this run leaves the training as the settings check read it (running from these settings, or finished; C(_training_left_alone)).
     type: bool
     required: true
   head_kept:
@@ -32,7 +32,7 @@ options:
 EXAMPLES = r"""
 - name: Whether to read the training again
   ansible.builtin.set_fact:
-    __training_left_as_found: "{{ _training_runs_as_rendered | verl.deploy.training_left_as_found(true, []) }}"
+    __training_left_as_found: "{{ _training_left_alone | verl.deploy.training_left_as_found(true, []) }}"
 """
 
 RETURN = r"""
@@ -42,9 +42,9 @@ _value:
 """
 
 
-def training_left_as_found(runs_as_rendered, head_kept, workers_started=()):
+def training_left_as_found(left_alone, head_kept, workers_started=()):
     from ansible_collections.verl.deploy.plugins.module_utils._run_time import training_left_as_found as _training_left_as_found
-    return _training_left_as_found(runs_as_rendered, head_kept, workers_started)
+    return _training_left_as_found(left_alone, head_kept, workers_started)
 
 
 class FilterModule:

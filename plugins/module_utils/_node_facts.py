@@ -15,7 +15,9 @@ No Ansible imports.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import ipaddress
+import json
 import os
 import re
 import stat
@@ -167,6 +169,15 @@ def read_text(path):
             return handle.read()
     except OSError:
         return None
+
+
+def call_digest(call):
+    """The digest of a container check's call ({"argv": [...], "env": {...}}) as its record holds it and as the container
+    stage renders it again: sha256 of its JSON with sorted keys, values as text (both sides agree whatever types a template
+    gave them)."""
+    text = {"argv": [str(arg) for arg in (call or {}).get("argv") or []],
+            "env": {str(key): str(value) for key, value in ((call or {}).get("env") or {}).items()}}
+    return hashlib.sha256(json.dumps(text, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
 def demultiplex(stream):

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
 
@@ -159,14 +161,13 @@ def ray_joins(workers, master, port, wait=None):
             "wait_failed": not wait.get("skipped") and wait.get("rc", 1) != 0}
 
 
-def ray_joining(workers, runs_as_rendered, head_kept):
+def ray_joining(workers, left_alone, head_kept):
     """After the workers' step (worker.yml), on the head: which workers join the head's Ray in the background in this run
-    (their step started an async job), and whether the reach check (reach.yml) can tell anything: not when a training runs
-    from these settings on a cluster this run left as it was (training_left_as_found), since its rendezvous went through
-    those ports already and nothing is started."""
+    (their step started an async job), and whether the reach check (reach.yml) can tell anything: not when the training is
+    left as it was found on a cluster this run left as it was (training_left_as_found): nothing is started."""
     joining = [vars_["inventory_hostname"] for vars_ in workers
                if _defined(vars_, "__ray_start") and "ansible_job_id" in (vars_["__ray_start"] or {})]
-    return {"joining": joining, "reach_needed": not training_left_as_found(runs_as_rendered, head_kept, joining)}
+    return {"joining": joining, "reach_needed": not training_left_as_found(left_alone, head_kept, joining)}
 
 
 def _defined(vars_, name):
@@ -189,13 +190,14 @@ def worker_in_ray(members, node_ip, npus, raylet):
     return "%s=%s" % (node_ip, npus) in str(members or "").split(",")
 
 
-def training_left_as_found(runs_as_rendered, head_kept, workers_started):
-    """Whether a training runs from these settings on a cluster this run left as it was: it ran from these settings (and is
-    not to be restarted: the settings check's _training_runs_as_rendered), the head's Ray was left alone and this deploy
-    waited for no other one's lock (ray_head_step's kept), and no worker's Ray was started in this run. Then the settings
-    check's read of the training still holds (no second read), and its rendezvous went through the ports the reach check
-    would probe (no probe)."""
-    return _true(runs_as_rendered) and _true(head_kept) and not workers_started
+def training_left_as_found(left_alone, head_kept, workers_started):
+    """Whether the training is as the settings check read it, on a cluster this run left as it was: that read found a
+    training this run leaves alone (one that runs from these settings, or one that finished, and no verl_restart: the
+    settings check's _training_left_alone), the head's Ray was left alone and this deploy waited for no other one's lock
+    (ray_head_step's kept), and no worker's Ray was started in this run. Then the read still holds (no second read), and
+    the reach check has nothing to tell (no probe): nothing is started, and a running training's rendezvous went through
+    those ports already."""
+    return _true(left_alone) and _true(head_kept) and not workers_started
 
 
 def training_plan(state_text, launch, lost_workers, host):
@@ -244,6 +246,31 @@ def _one_step_more(finished, launch, host):
             "checkpoint (global_step_%d) and, past its total already, trains, saves and logs one step more (step %d) and ends. "
             "To train further, give a larger verl_train_steps; to start over, verl_resume_mode=disable." % (
                 host, reached, steps, reached, reached + 1))
+
+
+def container_check(argv, env, read, as_read):
+    """The container stage's check (roles/container/files/npu_stack_check.sh), and whether the pre-check's run of it stands
+    for it. argv, env: its call as this run renders it; read: the pre-check's run of the call the last deploy's check kept
+    (node_facts' container_check: the digest of that call, rc, stdout); as_read: the container ran when the pre-check read
+    it, and this stage neither created nor started it.
+
+    reuse: the pre-check ran this same call in this same container and it passed, and the training held the NPUs then (its
+    first_op names the holders), so the stage's own check would have skipped its NPU operation too and found the same;
+    result: what to judge then (the pre-check's run). Otherwise the stage runs the check: call (argv, env as text) and
+    record (the call as the check keeps it, JSON, for the next deploy's pre-check)."""
+    call = {"argv": [str(arg) for arg in argv], "env": {str(key): str(value) for key, value in (env or {}).items()}}
+    read = read or {}
+    reuse = _true(as_read) and read.get("rc") == 0 and read.get("record") == call_digest(call) and bool(_first_op(read).get("held"))
+    return dict(call, record=json.dumps(call, sort_keys=True), reuse=reuse, result=read if reuse else None)
+
+
+def _first_op(result):
+    """The check's first_op (its stack= line), {} without one."""
+    lines = [line for line in str(result.get("stdout") or "").splitlines() if line.startswith("stack=")]
+    try:
+        return json.loads(lines[-1][len("stack="):]).get("first_op") or {}
+    except (IndexError, ValueError, AttributeError):
+        return {}
 
 
 def install_plan(files_b64, names, modes, installed):

@@ -123,6 +123,23 @@ options:
         type: list
         elements: str
         required: true
+  container_check:
+    description:
+      - The container stage's check as the last deploy ran it in a container of this host, when that container runs. The
+        call it kept in O(container_check.record) (its arguments and environment, JSON) is run again without its operation
+        on an NPU (with C(VERL_CHECK_NO_NPU_OP=1)), so it only reads. Its answer is RV(container_check); the container stage
+        then needs no call of its own when it would run the same call and the training holds the NPUs.
+      - Omitted, nothing is run.
+    type: dict
+    suboptions:
+      container:
+        description: The container's name.
+        type: str
+        required: true
+      record:
+        description: The record's path in the container.
+        type: str
+        required: true
   parquet_paths:
     description:
       - Parquet files whose schema and row count to read from their footer into RV(parquet) (the data sets, on the Ray head),
@@ -365,6 +382,14 @@ container_step:
   returned: always
   type: dict
   sample: {container: verl, argv: [bash, /verl/verl_control.sh, training-state], rc: 0, stdout: "pid=4242\nstarted_at=1796480000\n", stderr: ''}
+container_check:
+  description:
+    - O(container_check)'s answer - C(container), C(record) (the digest of the call it ran, as the container stage computes
+      it; empty when there was none), C(rc) (V(null) when it was not run, with C(msg) saying why), C(stdout), C(stderr).
+      Empty without O(container_check).
+  returned: always
+  type: dict
+  sample: {container: verl, record: 9f86d081884c7d65..., rc: 0, stdout: "look=...\nraylet=running\nstack={...}\n", stderr: ''}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written
@@ -605,19 +630,44 @@ def _docker_get(host, path, timeout):
     return json.loads(_docker_request(host, path, timeout))
 
 
+CHECK_SECONDS = 900
+
+
+def run_recorded_check(module, docker, check):
+    """The container check as the record in the container keeps its call, run again without its NPU operation:
+    {container, record (the call's digest, nf.call_digest), rc, stdout, stderr}; rc None, with msg, when it was not run
+    (no container running, no record, a record that is not a call)."""
+    read = run_in_container(module, docker, {'container': check['container'], 'argv': ['cat', check['record']]})
+    result = {'container': check['container'], 'record': '', 'rc': None, 'stdout': '', 'stderr': ''}
+    if read['rc'] != 0:
+        return dict(result, msg=read.get('msg') or 'not run: no record %s in the container' % check['record'])
+    try:
+        call = json.loads(read['stdout'])
+        argv, env = [str(arg) for arg in call['argv']], {str(key): str(value) for key, value in call['env'].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return dict(result, msg='not run: the record %s is not a call (%s)' % (check['record'], exc))
+    # Bounded by the check itself (its Python at most 600 s, the count of the prompts its own deadline); the engine's
+    # stream may be quiet that long.
+    ran = run_in_container(module, docker, {'container': check['container'], 'argv': argv,
+                                            'env': dict(env, VERL_CHECK_NO_NPU_OP='1'), 'timeout': CHECK_SECONDS})
+    return dict(result, record=nf.call_digest(call), **{key: ran.get(key) for key in ('rc', 'stdout', 'stderr', 'msg') if key in ran})
+
+
 def run_in_container(module, docker, step):
     """A step of the training container, run as `docker exec` runs it (the engine's exec API), when the container runs:
-    {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run."""
+    {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run. step's env: its environment there."""
     name = step['container']
     result = {'container': name, 'argv': step['argv'], 'rc': None, 'stdout': '', 'stderr': ''}
     found = [item for item in docker.get('containers', []) if '/' + name in (item.get('Names') or [])]
     if not docker.get('can_talk_to_docker') or not found or found[0].get('State') != 'running':
         return dict(result, msg='not run: the container %s does not run here' % name)
     host = _docker_host(module)
-    timeout = module.params['docker_timeout']
+    timeout = step.get('timeout') or module.params['docker_timeout']
     try:
-        created = json.loads(_docker_request(host, '/containers/%s/exec' % quote(found[0]['Id']), timeout,
-                                             {'Cmd': step['argv'], 'AttachStdout': True, 'AttachStderr': True}))
+        body = {'Cmd': step['argv'], 'AttachStdout': True, 'AttachStderr': True}
+        if step.get('env'):
+            body['Env'] = ['%s=%s' % item for item in sorted(step['env'].items())]
+        created = json.loads(_docker_request(host, '/containers/%s/exec' % quote(found[0]['Id']), timeout, body))
         stream = _docker_request(host, '/exec/%s/start' % quote(created['Id']), timeout, {'Detach': False, 'Tty': False})
         ended = _docker_get(host, '/exec/%s/json' % quote(created['Id']), timeout)
     except (OSError, ValueError, KeyError, http.client.HTTPException) as exc:
@@ -730,6 +780,8 @@ def main():
             state_dir=dict(type='str', default=''),
             container_step=dict(type='dict', options=dict(container=dict(type='str', required=True),
                                                           argv=dict(type='list', elements='str', required=True))),
+            container_check=dict(type='dict', options=dict(container=dict(type='str', required=True),
+                                                           record=dict(type='str', required=True))),
         ),
         supports_check_mode=True,
     )
@@ -747,6 +799,7 @@ def main():
         device_holders=read_holders(processes),
         docker=docker,
         container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
+        container_check=run_recorded_check(module, docker, params['container_check']) if params['container_check'] else {},
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
         model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},

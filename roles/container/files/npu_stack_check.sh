@@ -15,6 +15,13 @@
 set -o pipefail
 want="$1"
 shift
+# With VERL_CHECK_RECORD (a file in verl_workdir), the container stage gives this check's own call on stdin (its arguments and
+# environment, JSON) and it is kept there first: the next deploy's pre-check runs the same call in its one read of the node
+# (verl.deploy.node_facts, with VERL_CHECK_NO_NPU_OP), and the container stage of that deploy needs no call of its own when
+# nothing differs (check_reusable in plugins/module_utils/_run_time.py).
+if [ -n "${VERL_CHECK_RECORD:-}" ]; then
+    mkdir -p "$(dirname "${VERL_CHECK_RECORD}")" && cat >"${VERL_CHECK_RECORD}.new" && mv -f "${VERL_CHECK_RECORD}.new" "${VERL_CHECK_RECORD}"
+fi
 # With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first one answer line
 # look=MODE SHA256 NAME,... for the launch files there (*.sh, *.env and launch.json at its top; empty when there are none), so
 # that the launch-scripts stage needs no call of its own to compare them; and raylet=running|none, whether Ray's raylet
@@ -184,11 +191,14 @@ def _holders(folder):
 # One set_device and one small operation on the first NPU of this deploy (logical id 0 under ASCEND_RT_VISIBLE_DEVICES):
 # a driver that does not fit the image's CANN lets everything above pass and fails only at the first operator. Not while
 # the deploy's own training runs on these NPUs (it proves the stack, and must not be disturbed). SIM_DEV_DIR: where the
-# simulated runtime's device files are (tests); /dev on a node.
+# simulated runtime's device files are (tests); /dev on a node. Nor in the pre-check's run (VERL_CHECK_NO_NPU_OP): it changes
+# nothing before the confirmation.
 stack["first_op"] = {"device": 0}
 held = _holders(os.environ.get("SIM_DEV_DIR", "/dev"))
 if held:
-    stack["first_op"]["skipped"] = "pid(s) %s of this container hold its NPUs" % ", ".join(map(str, held))
+    stack["first_op"].update(held=held, skipped="pid(s) %s of this container hold its NPUs" % ", ".join(map(str, held)))
+elif os.environ.get("VERL_CHECK_NO_NPU_OP"):
+    stack["first_op"]["skipped"] = "the pre-check runs no NPU operation"
 else:
     try:
         import torch

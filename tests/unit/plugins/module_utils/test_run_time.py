@@ -9,9 +9,10 @@ import base64
 import hashlib
 import json
 
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    LOOK_STEPS, exec_module, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result, training_left_as_found,
-    training_plan, where_to_look, worker_in_ray)
+    LOOK_STEPS, container_check, exec_module, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
+    training_left_as_found, training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -169,7 +170,7 @@ def test_the_heads_wait_failed_only_when_it_ran_and_did_not_see_every_npu(wait, 
     assert ray_joins([], "10.0.0.1", 6379, wait)["wait_failed"] is failed
 
 
-@pytest.mark.parametrize("starts, runs_as_rendered, head_kept, joining, needed", [
+@pytest.mark.parametrize("starts, left_alone, head_kept, joining, needed", [
     # No worker joins, the head's Ray kept, the training runs from these settings: the reach check can tell nothing.
     ({"w1": {"skipped": True}, "w2": None}, True, True, [], False),
     ({"w1": {"ansible_job_id": "j1.1", "started": 1}, "w2": {"skipped": True}}, True, True, ["w1"], True),
@@ -177,10 +178,10 @@ def test_the_heads_wait_failed_only_when_it_ran_and_did_not_see_every_npu(wait, 
     ({}, False, True, [], True),        # nothing runs from these settings: the training will start
     ({}, "True", False, [], True),      # the head's Ray started again (a fact may come as text)
 ])
-def test_which_workers_join_and_whether_the_reach_check_is_needed(starts, runs_as_rendered, head_kept, joining, needed):
+def test_which_workers_join_and_whether_the_reach_check_is_needed(starts, left_alone, head_kept, joining, needed):
     workers = [dict({"inventory_hostname": name}, **({"__ray_start": start} if start is not None else {}))
                for name, start in starts.items()]
-    assert ray_joining(workers, runs_as_rendered, head_kept) == {"joining": joining, "reach_needed": needed}
+    assert ray_joining(workers, left_alone, head_kept) == {"joining": joining, "reach_needed": needed}
 
 
 @pytest.mark.parametrize("members, node_ip, raylet, listed", [
@@ -198,7 +199,7 @@ def test_a_worker_is_left_alone_without_a_call_only_when_listed_with_its_npus_an
     assert worker_in_ray(members, node_ip, 8, raylet) is listed
 
 
-@pytest.mark.parametrize("runs_as_rendered, head_kept, lost, holds", [
+@pytest.mark.parametrize("left_alone, head_kept, lost, holds", [
     (True, True, [], True),
     (False, True, [], False),      # nothing ran from these settings (or verl_restart): read again
     (True, False, [], False),      # the head's Ray restarted or another deploy's lock was waited for
@@ -206,8 +207,33 @@ def test_a_worker_is_left_alone_without_a_call_only_when_listed_with_its_npus_an
     ("True", "True", [], True),    # as a template may hand the facts over
     ("False", True, [], False),
 ])
-def test_the_settings_checks_read_holds_only_when_nothing_touched_the_training(runs_as_rendered, head_kept, lost, holds):
-    assert training_left_as_found(runs_as_rendered, head_kept, lost) is holds
+def test_the_settings_checks_read_holds_only_when_nothing_touched_the_training(left_alone, head_kept, lost, holds):
+    assert training_left_as_found(left_alone, head_kept, lost) is holds
+
+
+CHECK_ARGV = ["bash", "-c", "the check", "npu-stack-check", 8, "/usr/local/Ascend/ascend-toolkit/set_env.sh"]
+CHECK_ENV = {"VERL_LOOK_DIR": "/verl", "VERL_MAX_PROMPT_LENGTH": 1024}  # a template may hand over a number
+HELD = 'look=\nraylet=running\nstack={"first_op": {"device": 0, "held": [42], "skipped": "pid(s) 42 of this container hold its NPUs"}}\n'
+FREE = 'look=\nraylet=none\nstack={"first_op": {"device": 0, "skipped": "the pre-check runs no NPU operation"}}\n'
+AS_KEPT = call_digest({"argv": CHECK_ARGV, "env": CHECK_ENV})
+
+
+@pytest.mark.parametrize("read, as_read, reuse", [
+    ({"rc": 0, "record": AS_KEPT, "stdout": HELD}, True, True),
+    ({"rc": 0, "record": AS_KEPT, "stdout": FREE}, True, False),      # the NPUs were free: the stage's check runs its NPU operation
+    ({"rc": 0, "record": AS_KEPT, "stdout": HELD}, False, False),     # the stage created or started the container, or read it itself
+    ({"rc": 0, "record": "another", "stdout": HELD}, True, False),    # the last deploy's call differs from this run's
+    ({"rc": 4, "record": AS_KEPT, "stdout": "torch_npu does not load"}, True, False),  # it failed: the stage's own check says why
+    ({"rc": None, "record": "", "msg": "not run: no record"}, True, False),  # an older deploy kept no call, or no container runs
+    ({"rc": 0, "record": AS_KEPT, "stdout": "stack=not json\n"}, True, False),
+    ({}, True, False),                                                # no pre-check read (the role on its own)
+])
+def test_the_pre_checks_run_of_the_container_check_stands_for_it_only_for_the_same_call_beside_the_training(read, as_read, reuse):
+    decided = container_check(CHECK_ARGV, CHECK_ENV, read, as_read)
+    assert decided["reuse"] is reuse and decided["result"] == (read if reuse else None)
+    # The call as text, and the record the check keeps of it: what the next pre-check runs, with the same digest.
+    assert decided["argv"][4] == "8" and decided["env"]["VERL_MAX_PROMPT_LENGTH"] == "1024"
+    assert call_digest(json.loads(decided["record"])) == AS_KEPT
 
 
 def state(name, pid="42", quiet="3"):

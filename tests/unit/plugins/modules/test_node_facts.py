@@ -16,6 +16,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.verl.deploy.plugins.modules import node_facts
+from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 
 FIXTURES = Path(__file__).resolve().parents[3] / 'fixtures' / 'npu-smi'
 INFO_008 = FIXTURES / '008_info_910B3_2of8cards_v25.5.1_proc_VLLMEngineCore_trimmed.txt'
@@ -30,7 +31,15 @@ ENGINE = {
     '/images/json': [{'Id': 'sha256:1', 'RepoTags': ['verl:1'], 'RepoDigests': [], 'Size': 5}],
     '/info': {'DockerRootDir': '/'},
     '/exec/e1/json': {'ExitCode': 3, 'Running': False},
+    '/exec/e2/json': {'ExitCode': 0, 'Running': False},
+    '/exec/e3/json': {'ExitCode': 0, 'Running': False},
 }
+# The container check's call as the last deploy's check kept it (roles/container/files/npu_stack_check.sh), and its answer.
+RECORD = '/verl/.npu_stack_check.json'
+KEPT_CALL = {'argv': ['bash', '-c', 'the check', 'npu-stack-check', '8'], 'env': {'VERL_LOOK_DIR': '/verl', 'VERL_MAX_PROMPT_LENGTH': '1024'}}
+CHECK_OUT = 'look=\nraylet=running\nstack={"first_op": {"held": [42]}}\n'
+EXECS = {('cat', RECORD): ('e2', json.dumps(KEPT_CALL).encode() + b'\n'), tuple(KEPT_CALL['argv']): ('e3', CHECK_OUT.encode())}
+SEEN_ENV = []
 # An exec's output as the engine streams it without a terminal: 8-byte frame headers (1 stdout, 2 stderr; the size).
 EXEC_STREAM = b''.join(bytes([kind, 0, 0, 0]) + len(data).to_bytes(4, 'big') + data
                        for kind, data in ((1, b'state=running\n'), (2, b'a warning\n'), (1, b'pid=42\n')))
@@ -47,13 +56,16 @@ class _Engine(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
-        if self.path == '/containers/c1/exec' and body['Cmd'] == ['bash', '/verl/verl_control.sh', 'training-state']:
-            data = json.dumps({'Id': 'e1'}).encode()
+        streams = {'/exec/e1/start': EXEC_STREAM, **{'/exec/%s/start' % exec_id: bytes([1, 0, 0, 0]) + len(out).to_bytes(4, 'big') + out
+                                                     for exec_id, out in EXECS.values()}}
+        if self.path == '/containers/c1/exec' and (body['Cmd'] == ['bash', '/verl/verl_control.sh', 'training-state'] or tuple(body['Cmd']) in EXECS):
+            SEEN_ENV.append(body.get('Env'))
+            data = json.dumps({'Id': EXECS.get(tuple(body['Cmd']), ('e1',))[0]}).encode()
             self.send_response(201)
             self.send_header('Content-Length', str(len(data)))
-        elif self.path == '/exec/e1/start' and body == {'Detach': False, 'Tty': False}:
+        elif self.path in streams and body == {'Detach': False, 'Tty': False}:
             # As the engine does: no length, the stream, then the connection closed.
-            data = EXEC_STREAM
+            data = streams[self.path]
             self.send_response(200)
             self.send_header('Content-Type', 'application/vnd.docker.multiplexed-stream')
             self.close_connection = True
@@ -270,6 +282,23 @@ def test_a_step_in_the_running_container_is_answered_in_the_same_call(capsys, tm
                                  'container_step': STEP})['container_step']
     assert unread['rc'] is None and unread['stdout'] == '', unread
     assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker': False})['container_step'] == {}
+
+
+def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_operation(capsys, tmp_path, engine):
+    """The pre-check runs the call the container stage's check kept in the container, in its environment and with
+    VERL_CHECK_NO_NPU_OP, and answers with the call's digest (the stage compares it with its own call); without a record, or
+    without the container running, nothing runs."""
+    SEEN_ENV.clear()
+    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
+                                 'container_check': {'container': 'verl', 'record': RECORD}})['container_check']
+    assert result == {'container': 'verl', 'record': nf.call_digest(KEPT_CALL), 'rc': 0, 'stdout': CHECK_OUT, 'stderr': ''}, result
+    assert SEEN_ENV == [None, ['VERL_CHECK_NO_NPU_OP=1', 'VERL_LOOK_DIR=/verl', 'VERL_MAX_PROMPT_LENGTH=1024']]
+    missing = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
+                                  'container_check': {'container': 'verl', 'record': '/verl/none.json'}})['container_check']
+    assert missing['rc'] is None and missing['record'] == '' and missing['msg'].startswith('not run'), missing
+    stopped = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
+                                  'container_check': {'container': 'old', 'record': RECORD}})['container_check']
+    assert stopped['rc'] is None and stopped['msg'] == 'not run: the container old does not run here', stopped
 
 
 def test_the_last_training_is_read_with_the_checkpoint_folder_in_the_same_call(capsys, tmp_path):
