@@ -125,7 +125,8 @@ options:
         required: true
   container_check:
     description:
-      - The container stage's check as the last deploy ran it in a container of this host, when that container runs. The
+      - The container stage's check as the last deploy ran it in a container of this host, when that container runs and
+        a process of it holds an NPU (the training). The
         call it kept in O(container_check.record) (its arguments and environment, JSON) is run again without its operation
         on an NPU (with C(VERL_CHECK_NO_NPU_OP=1)), so it only reads. Its answer is RV(container_check); the container stage
         then needs no call of its own when it would run the same call and the training holds the NPUs.
@@ -633,12 +634,17 @@ def _docker_get(host, path, timeout):
 CHECK_SECONDS = 900
 
 
-def run_recorded_check(module, docker, check):
+def run_recorded_check(module, docker, check, holders):
     """The container check as the record in the container keeps its call, run again without its NPU operation:
     {container, record (the call's digest, nf.call_digest), rc, stdout, stderr}; rc None, with msg, when it was not run
-    (no container running, no record, a record that is not a call)."""
-    read = run_in_container(module, docker, {'container': check['container'], 'argv': ['cat', check['record']]})
+    (no container running, no process of it holding an NPU, no record, a record that is not a call). holders: the
+    device holders of this host (nf.device_holders). Only while the container's own processes (the training) hold NPUs
+    can the container stage use this run instead of its own, which then runs its NPU operation."""
     result = {'container': check['container'], 'record': '', 'rc': None, 'stdout': '', 'stderr': ''}
+    ids = {item.get('Id') for item in docker.get('containers', []) if '/' + check['container'] in (item.get('Names') or [])}
+    if not any(holder.get('container_id') in ids for holder in holders or ()):
+        return dict(result, msg='not run: no process of the container %s holds an NPU' % check['container'])
+    read = run_in_container(module, docker, {'container': check['container'], 'argv': ['cat', check['record']]})
     if read['rc'] != 0:
         return dict(result, msg=read.get('msg') or 'not run: no record %s in the container' % check['record'])
     try:
@@ -792,14 +798,15 @@ def main():
     processes = read_fds()
     sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
     docker = read_docker(module) if params['docker'] else NOT_READ
+    holders = read_holders(processes)
     result = dict(
         changed=False,
         npu=npu,
         hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
-        device_holders=read_holders(processes),
+        device_holders=holders,
         docker=docker,
         container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
-        container_check=run_recorded_check(module, docker, params['container_check']) if params['container_check'] else {},
+        container_check=run_recorded_check(module, docker, params['container_check'], holders) if params['container_check'] else {},
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
         model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},

@@ -284,10 +284,12 @@ def test_a_step_in_the_running_container_is_answered_in_the_same_call(capsys, tm
     assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker': False})['container_step'] == {}
 
 
-def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_operation(capsys, tmp_path, engine):
-    """The pre-check runs the call the container stage's check kept in the container, in its environment and with
-    VERL_CHECK_NO_NPU_OP, and answers with the call's digest (the stage compares it with its own call); without a record, or
-    without the container running, nothing runs."""
+def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_operation(capsys, monkeypatch, tmp_path, engine):
+    """While the container's training holds NPUs, the pre-check runs the call the container stage's check kept in the
+    container, in its environment and with VERL_CHECK_NO_NPU_OP, and answers with the call's digest (the stage compares it
+    with its own call); without a record, without the container running, or with no NPU held by it, nothing runs."""
+    holders = [{'device': '/dev/davinci0', 'pid': 42, 'name': 'python3', 'container_id': 'c1'}]
+    monkeypatch.setattr(node_facts, 'read_holders', lambda _processes: holders)
     SEEN_ENV.clear()
     result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
                                  'container_check': {'container': 'verl', 'record': RECORD}})['container_check']
@@ -298,7 +300,12 @@ def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_o
     assert missing['rc'] is None and missing['record'] == '' and missing['msg'].startswith('not run'), missing
     stopped = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
                                   'container_check': {'container': 'old', 'record': RECORD}})['container_check']
-    assert stopped['rc'] is None and stopped['msg'] == 'not run: the container old does not run here', stopped
+    assert stopped['rc'] is None and stopped['msg'] == 'not run: no process of the container old holds an NPU', stopped
+    holders[0]['container_id'] = 'another'
+    free = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
+                               'container_check': {'container': 'verl', 'record': RECORD}})['container_check']
+    assert free['rc'] is None and free['msg'] == 'not run: no process of the container verl holds an NPU', free
+    assert len(SEEN_ENV) == 2, 'after the first read, nothing ran in the container'
 
 
 def test_the_last_training_is_read_with_the_checkpoint_folder_in_the_same_call(capsys, tmp_path):
