@@ -126,9 +126,9 @@ options:
   container_check:
     description:
       - The container stage's check as the last deploy ran it in a container of this host, when that container runs and
-        a process of it holds an NPU (the training). The
-        call it kept in O(container_check.record) (its arguments and environment, JSON) is run again without its operation
-        on an NPU (with C(VERL_CHECK_NO_NPU_OP=1)), so it only reads. Its answer is RV(container_check); the container stage
+        a process of it holds an NPU (the training), beside the other reads. The call it kept in O(container_check.record)
+        (its arguments and environment, JSON) is run again without its operation on an NPU (with C(VERL_CHECK_NO_NPU_OP=1)),
+        so it only reads. Its answer is RV(container_check); the container stage
         then needs no call of its own when it would run the same call and the training holds the NPUs.
       - Omitted, nothing is run.
     type: dict
@@ -437,6 +437,7 @@ ansible_facts:
   type: dict
 """
 
+import concurrent.futures
 import http.client
 import json
 import os
@@ -765,6 +766,40 @@ def read_python():
     return {'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'missing': missing}
 
 
+def read_host(module, params, processes, holders, docker):
+    """Everything node_facts returns but the container check."""
+    network = read_network(module)
+    npu = read_npu(module)
+    sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
+    return dict(
+        changed=False,
+        npu=npu,
+        hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
+        device_holders=holders,
+        docker=docker,
+        container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
+        paths={path: nf.path_state(path) for path in params['paths'] if path},
+        # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
+        model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
+        found={
+            'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
+            'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
+        },
+        network=network,
+        ckpts=read_ckpts_dir(params['ckpts_dir']),
+        resume=read_resume(params['ckpts_dir'], params['resume_from']),
+        last_training=read_last_training(params['state_dir'], params['ckpts_dir']) if params['state_dir'] else {},
+        parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
+        shm=read_shm(),
+        memory=nf.meminfo(_read('/proc/meminfo')),
+        python=read_python(),
+        listening_ports=sorted(sockets),
+        port_holders=read_port_holders(processes, sockets),
+        # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
+        ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
+    )
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -793,40 +828,15 @@ def main():
     )
     # Everything below only reads, so check mode reads too.
     params = module.params
-    network = read_network(module)
-    npu = read_npu(module)
     processes = read_fds()
-    sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
-    docker = read_docker(module) if params['docker'] else NOT_READ
     holders = read_holders(processes)
-    result = dict(
-        changed=False,
-        npu=npu,
-        hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
-        device_holders=holders,
-        docker=docker,
-        container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
-        container_check=run_recorded_check(module, docker, params['container_check'], holders) if params['container_check'] else {},
-        paths={path: nf.path_state(path) for path in params['paths'] if path},
-        # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
-        model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
-        found={
-            'models': nf.find_paths(params['model_search_paths'], MODEL_PATTERNS, 'directory', 4, params['search_limit']),
-            'datasets': nf.find_paths(params['dataset_search_paths'], DATASET_PATTERNS, 'file', 6, params['search_limit']),
-        },
-        network=network,
-        ckpts=read_ckpts_dir(params['ckpts_dir']),
-        resume=read_resume(params['ckpts_dir'], params['resume_from']),
-        last_training=read_last_training(params['state_dir'], params['ckpts_dir']) if params['state_dir'] else {},
-        parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
-        shm=read_shm(),
-        memory=nf.meminfo(_read('/proc/meminfo')),
-        python=read_python(),
-        listening_ports=sorted(sockets),
-        port_holders=read_port_holders(processes, sockets),
-        # Named as setup names them: ansible_default_ipv4 (also ansible_facts.default_ipv4) and ansible_interfaces.
-        ansible_facts=dict(ansible_default_ipv4=network['default_ipv4'], ansible_interfaces=network['interfaces']),
-    )
+    docker = read_docker(module) if params['docker'] else NOT_READ
+    # The container check waits on the container (its imports, on the head its count of the prompts): it runs beside the
+    # reads of this host below, so the read takes about as long as the longer of the two.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as beside:
+        checked = beside.submit(run_recorded_check, module, docker, params['container_check'], holders) if params['container_check'] else None
+        result = read_host(module, params, processes, holders, docker)
+        result['container_check'] = checked.result() if checked else {}
     module.exit_json(**result)
 
 
