@@ -399,8 +399,8 @@ def test_the_check_keeps_its_call_and_the_pre_checks_run_of_it_stands_for_it_onl
     only for the same call and while the training holds the NPUs, and is then judged as the stage's own run would be."""
     env = dict(image["env"], VERL_CANN_PROGRAM=CANN_ENV, SIM_NPU_FIRST_OP_ERROR="561103")  # an NPU operation would fail
     argv = ["bash", "-c", CHECK, "npu-stack-check", "8", *image["scripts"]]
-    call = container_check(argv, env, {}, True)
-    record = image["workdir"] / ".npu_stack_check.json"
+    call = container_check(argv, env, {}, True, image["workdir"])
+    record = Path(call["record_path"])
     staged = subprocess.run(call["argv"], env=dict(call["env"], VERL_CHECK_RECORD=str(record)), input=call["record"] + "\n",
                             capture_output=True, text=True, timeout=60, check=False)
     assert staged.returncode == 0 and "failed with torch_npu" in image_stack(staged.stdout, "dapo")["problems"][0], staged.stdout
@@ -414,7 +414,7 @@ def test_the_check_keeps_its_call_and_the_pre_checks_run_of_it_stands_for_it_onl
 
     free = pre_check()
     assert image_stack(free, "dapo")["problems"] == [], free["stdout"]  # no NPU operation ran
-    assert container_check(argv, env, free, True)["reuse"] is False  # the NPUs were free: the stage runs its NPU operation
+    assert container_check(argv, env, free, True, image["workdir"])["reuse"] is False  # the NPUs were free: the stage runs its NPU operation
     holder = _holding(os.path.join(env["SIM_DEV_DIR"], "davinci0"))
     try:
         held = pre_check()
@@ -422,10 +422,10 @@ def test_the_check_keeps_its_call_and_the_pre_checks_run_of_it_stands_for_it_onl
     finally:
         holder.kill()
         holder.wait()
-    assert container_check(argv, env, held, True) == dict(call, reuse=True, result=held)
+    assert container_check(argv, env, held, True, image["workdir"]) == dict(call, reuse=True, result=held)
     assert image_stack(held, "dapo") == image_stack({"rc": stage.returncode, "stdout": stage.stdout}, "dapo")
-    assert container_check(argv, env, held, False)["reuse"] is False  # the stage created or started the container
-    assert container_check(argv, dict(env, VERL_ENTRY_FILE="recipe/other.py"), held, True)["reuse"] is False  # another call
+    assert container_check(argv, env, held, False, image["workdir"])["reuse"] is False  # the stage created or started the container
+    assert container_check(argv, dict(env, VERL_ENTRY_FILE="recipe/other.py"), held, True, image["workdir"])["reuse"] is False  # another call
 
 
 def test_without_the_sourcing_of_cann_given_it_stops_naming_it(tmp_path, container):

@@ -9,8 +9,8 @@ short_description: Whether the training is as the settings check read it, on a c
 version_added: 0.1.0
 description:
   - True when the settings check read a training this run leaves alone (running from these settings, or finished), the
-    head's Ray was left alone, this deploy waited for no other deploy's lock, and no worker's Ray was started in this run. Then the settings check's read
-    of the training still holds, and the reach check has nothing to probe.
+    head's Ray was left alone, this deploy waited for no other deploy's lock, and no worker's Ray was started in this run.
+    Then the settings check's read of the training still holds, and the reach check has nothing to probe.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:

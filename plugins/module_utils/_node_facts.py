@@ -171,6 +171,16 @@ def read_text(path):
         return None
 
 
+# Where the container stage's check keeps its own call, in verl_workdir (roles/container/files/npu_stack_check.sh writes it,
+# node_facts runs it in the next deploy's read).
+CHECK_RECORD = ".npu_stack_check.json"
+
+
+def check_record(workdir):
+    """The path of the container check's record in the container, for verl_workdir `workdir`."""
+    return "%s/%s" % (str(workdir).rstrip("/"), CHECK_RECORD)
+
+
 def call_digest(call):
     """The digest of a container check's call ({"argv": [...], "env": {...}}) as its record holds it and as the container
     stage renders it again: sha256 of its JSON with sorted keys, values as text (both sides agree whatever types a template

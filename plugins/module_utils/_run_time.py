@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
+from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
 
@@ -248,20 +248,21 @@ def _one_step_more(finished, launch, host):
                 host, reached, steps, reached, reached + 1))
 
 
-def container_check(argv, env, read, as_read):
+def container_check(argv, env, read, as_read, workdir):
     """The container stage's check (roles/container/files/npu_stack_check.sh), and whether the pre-check's run of it stands
     for it. argv, env: its call as this run renders it; read: the pre-check's run of the call the last deploy's check kept
     (node_facts' container_check: the digest of that call, rc, stdout); as_read: the container ran when the pre-check read
-    it, and this stage neither created nor started it.
+    it, and this stage neither created nor started it; workdir: verl_workdir, where the check keeps its record.
 
     reuse: the pre-check ran this same call in this same container and it passed, and the training held the NPUs then (its
     first_op names the holders), so the stage's own check would have skipped its NPU operation too and found the same;
-    result: what to judge then (the pre-check's run). Otherwise the stage runs the check: call (argv, env as text) and
-    record (the call as the check keeps it, JSON, for the next deploy's pre-check)."""
+    result: what to judge then (the pre-check's run). Otherwise the stage runs the check: call (argv, env as text),
+    record (the call as the check keeps it, JSON, for the next deploy's pre-check) and record_path (where it keeps it)."""
     call = {"argv": [str(arg) for arg in argv], "env": {str(key): str(value) for key, value in (env or {}).items()}}
     read = read or {}
     reuse = _true(as_read) and read.get("rc") == 0 and read.get("record") == call_digest(call) and bool(_first_op(read).get("held"))
-    return dict(call, record=json.dumps(call, sort_keys=True), reuse=reuse, result=read if reuse else None)
+    return dict(call, record=json.dumps(call, sort_keys=True), record_path=check_record(workdir), reuse=reuse,
+                result=read if reuse else None)
 
 
 def _first_op(result):

@@ -126,10 +126,10 @@ options:
   container_check:
     description:
       - The container stage's check as the last deploy ran it in a container of this host, when that container runs and
-        a process of it holds an NPU (the training), beside the other reads. The call it kept in O(container_check.record)
+        a process of it holds an NPU (the training), beside the other reads. The call it kept in O(container_check.workdir)
         (its arguments and environment, JSON) is run again without its operation on an NPU (with C(VERL_CHECK_NO_NPU_OP=1)),
-        so it only reads. Its answer is RV(container_check); the container stage
-        then needs no call of its own when it would run the same call and the training holds the NPUs.
+        so it only reads. Its answer is RV(container_check); the container stage then needs no call of its own when it
+        would run the same call and the training holds the NPUs.
       - Omitted, nothing is run.
     type: dict
     suboptions:
@@ -137,8 +137,8 @@ options:
         description: The container's name.
         type: str
         required: true
-      record:
-        description: The record's path in the container.
+      workdir:
+        description: C(verl_workdir) in the container, where the check keeps its call.
         type: str
         required: true
   parquet_paths:
@@ -645,14 +645,15 @@ def run_recorded_check(module, docker, check, holders):
     ids = {item.get('Id') for item in docker.get('containers', []) if '/' + check['container'] in (item.get('Names') or [])}
     if not any(holder.get('container_id') in ids for holder in holders or ()):
         return dict(result, msg='not run: no process of the container %s holds an NPU' % check['container'])
-    read = run_in_container(module, docker, {'container': check['container'], 'argv': ['cat', check['record']]})
+    record = nf.check_record(check['workdir'])
+    read = run_in_container(module, docker, {'container': check['container'], 'argv': ['cat', record]})
     if read['rc'] != 0:
-        return dict(result, msg=read.get('msg') or 'not run: no record %s in the container' % check['record'])
+        return dict(result, msg=read.get('msg') or 'not run: no record %s in the container' % record)
     try:
         call = json.loads(read['stdout'])
         argv, env = [str(arg) for arg in call['argv']], {str(key): str(value) for key, value in call['env'].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        return dict(result, msg='not run: the record %s is not a call (%s)' % (check['record'], exc))
+        return dict(result, msg='not run: the record %s is not a call (%s)' % (record, exc))
     # Bounded by the check itself (its Python at most 600 s, the count of the prompts its own deadline); the engine's
     # stream may be quiet that long.
     ran = run_in_container(module, docker, {'container': check['container'], 'argv': argv,
@@ -822,7 +823,7 @@ def main():
             container_step=dict(type='dict', options=dict(container=dict(type='str', required=True),
                                                           argv=dict(type='list', elements='str', required=True))),
             container_check=dict(type='dict', options=dict(container=dict(type='str', required=True),
-                                                           record=dict(type='str', required=True))),
+                                                           workdir=dict(type='str', required=True))),
         ),
         supports_check_mode=True,
     )

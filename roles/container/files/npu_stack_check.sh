@@ -18,7 +18,7 @@ shift
 # With VERL_CHECK_RECORD (a file in verl_workdir), the container stage gives this check's own call on stdin (its arguments and
 # environment, JSON) and it is kept there first: the next deploy's pre-check runs the same call in its one read of the node
 # (verl.deploy.node_facts, with VERL_CHECK_NO_NPU_OP), and the container stage of that deploy needs no call of its own when
-# nothing differs (check_reusable in plugins/module_utils/_run_time.py).
+# nothing differs (container_check in plugins/module_utils/_run_time.py).
 if [ -n "${VERL_CHECK_RECORD:-}" ]; then
     mkdir -p "$(dirname "${VERL_CHECK_RECORD}")" && cat >"${VERL_CHECK_RECORD}.new" && mv -f "${VERL_CHECK_RECORD}.new" "${VERL_CHECK_RECORD}"
 fi

@@ -229,11 +229,11 @@ AS_KEPT = call_digest({"argv": CHECK_ARGV, "env": CHECK_ENV})
     ({}, True, False),                                                # no pre-check read (the role on its own)
 ])
 def test_the_pre_checks_run_of_the_container_check_stands_for_it_only_for_the_same_call_beside_the_training(read, as_read, reuse):
-    decided = container_check(CHECK_ARGV, CHECK_ENV, read, as_read)
+    decided = container_check(CHECK_ARGV, CHECK_ENV, read, as_read, "/verl/")
     assert decided["reuse"] is reuse and decided["result"] == (read if reuse else None)
     # The call as text, and the record the check keeps of it: what the next pre-check runs, with the same digest.
     assert decided["argv"][4] == "8" and decided["env"]["VERL_MAX_PROMPT_LENGTH"] == "1024"
-    assert call_digest(json.loads(decided["record"])) == AS_KEPT
+    assert call_digest(json.loads(decided["record"])) == AS_KEPT and decided["record_path"] == "/verl/.npu_stack_check.json"
 
 
 def state(name, pid="42", quiet="3"):

@@ -292,18 +292,18 @@ def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_o
     monkeypatch.setattr(node_facts, 'read_holders', lambda _processes: holders)
     SEEN_ENV.clear()
     result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
-                                 'container_check': {'container': 'verl', 'record': RECORD}})['container_check']
+                                 'container_check': {'container': 'verl', 'workdir': '/verl'}})['container_check']
     assert result == {'container': 'verl', 'record': nf.call_digest(KEPT_CALL), 'rc': 0, 'stdout': CHECK_OUT, 'stderr': ''}, result
     assert SEEN_ENV == [None, ['VERL_CHECK_NO_NPU_OP=1', 'VERL_LOOK_DIR=/verl', 'VERL_MAX_PROMPT_LENGTH=1024']]
     missing = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
-                                  'container_check': {'container': 'verl', 'record': '/verl/none.json'}})['container_check']
+                                  'container_check': {'container': 'verl', 'workdir': '/none'}})['container_check']
     assert missing['rc'] is None and missing['record'] == '' and missing['msg'].startswith('not run'), missing
     stopped = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
-                                  'container_check': {'container': 'old', 'record': RECORD}})['container_check']
+                                  'container_check': {'container': 'old', 'workdir': '/verl'}})['container_check']
     assert stopped['rc'] is None and stopped['msg'] == 'not run: no process of the container old holds an NPU', stopped
     holders[0]['container_id'] = 'another'
     free = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
-                               'container_check': {'container': 'verl', 'record': RECORD}})['container_check']
+                               'container_check': {'container': 'verl', 'workdir': '/verl'}})['container_check']
     assert free['rc'] is None and free['msg'] == 'not run: no process of the container verl holds an NPU', free
     assert len(SEEN_ENV) == 2, 'after the first read, nothing ran in the container'
 
