@@ -486,7 +486,7 @@ def test_each_start_keeps_the_previous_starts_output(control):
 def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
     """node_step's choices (_run_time.CONTROL_STEPS) are the script's `case` lines but supervise (start-training runs it), and
     the script's refusal of an unknown step lists them."""
-    from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
     text = (REPO / "roles/training/files/verl_control.sh").read_text()
     dispatch = text[text.index('case "${step}" in'):]
     cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)

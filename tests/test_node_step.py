@@ -16,7 +16,7 @@ import yaml
 from ansible_collections.verl.deploy.plugins.action.node_step import ARGUMENT_SPEC
 from ansible_collections.verl.deploy.plugins.doc_fragments import control_step
 from ansible_collections.verl.deploy.plugins.action.wait_progress import ARGUMENT_SPEC as WAIT_SPEC
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
 from ansible_collections.verl.deploy.plugins.modules import node_step, wait_progress
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,9 +57,15 @@ PLAY = r"""- hosts: localhost
       verl.deploy.node_step:
         argv: [sh, -c, 'exit 3', install]
       register: read
+    - name: A step that reads its input, whose last line has no new line
+      verl.deploy.node_step:
+        argv: [sh, -c, 'while read -r line; do echo "got $line"; done', lines]
+        stdin: "a\nb"
+      register: lines
     - name: Keep the results
       ansible.builtin.copy:
-        content: "{{{{ {{'made': made, 'again': again, 'started': started, 'joined': joined, 'failed': failed, 'read': read}} | to_json }}}}"
+        content: "{{{{ {{'made': made, 'again': again, 'started': started, 'joined': joined, 'failed': failed, 'read': read,
+                       'lines': lines}} | to_json }}}}"
         dest: "{1}"
         mode: "0600"
 """
@@ -86,6 +92,29 @@ def test_node_step_reads_what_the_step_answered(tmp_path):
     # Without fail_on_rc a step that ended badly fails nothing; a role's script that says nothing changed nothing.
     assert (read.get("failed", False), read["rc"], read["changed"]) == (False, 3, False)
     assert "changed=" in proc.stdout and "failed=0" in proc.stdout
+    # Its input ends with a new line, as ansible.builtin.command ends it: the last line is read.
+    assert found["lines"]["said"] == ["got a", "got b"]
+
+
+DOCKER = """#!/bin/sh
+# A stand-in for the Docker CLI's `docker exec`: the engine's words for a missing container, else the command's argv and
+# the values of the variables it names with -e, taken from its own environment as the CLI takes them.
+case " $* " in *" gone "*) { echo "Error response from daemon: No such container: gone" >&2; exit 1; };; esac
+echo "argv: $*"
+echo "A=$A"
+"""
+
+
+def test_in_a_container_the_values_stay_out_of_the_argv_and_a_missing_container_did_not_run(tmp_path):
+    docker = tmp_path / "docker"
+    docker.write_text(DOCKER)
+    docker.chmod(0o755)
+    params = {"container": "verl", "step": None, "workdir": None, "args": [], "lock_env": [], "argv": ["true"], "stdin": None,
+              "env": {"A": "s3cret"}, "chdir": None}
+    ran = node_step.run(params, str(docker))
+    assert ran == {"rc": 0, "stdout": "argv: exec -e A verl true\nA=s3cret", "stderr": ""}
+    gone = node_step.run(dict(params, container="gone", env=None), str(docker))
+    assert gone["failed"] and gone["msg"] == "gone: Error response from daemon: No such container: gone" and "rc" not in gone
 
 
 @pytest.mark.parametrize("module, spec", [(node_step, ARGUMENT_SPEC), (wait_progress, WAIT_SPEC)])

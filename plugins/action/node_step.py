@@ -1,30 +1,18 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Controller side of verl.deploy.node_step (docs: plugins/modules/node_step.py): one step on a node, run in one round
-trip through community.docker.docker_container_exec (in a container) or ansible.builtin.command (on the host), and read
-here in Python (plugins/module_utils/_run_time.py: step_result)."""
+"""Controller side of verl.deploy.node_step (docs: plugins/modules/node_step.py): the module runs the step on the host in
+one round trip (in a container with `docker exec`), or its result is collected when it ran in the background; read here in
+Python (plugins/module_utils/_run_time.py: step_result)."""
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, exec_module, rc_problem, step_result
+from ansible_collections.verl.deploy.plugins.module_utils._run_time import rc_problem, step_result
+from ansible_collections.verl.deploy.plugins.modules.node_step import ARGUMENT_SPEC, CONSTRAINTS
 
-ARGUMENT_SPEC = {
-    "container": {"type": "str"},
-    "step": {"type": "str", "choices": list(CONTROL_STEPS)},
-    "workdir": {"type": "str"},
-    "args": {"type": "list", "elements": "str", "default": []},
-    "lock_env": {"type": "list", "elements": "str", "default": []},
-    "argv": {"type": "list", "elements": "str"},
-    "stdin": {"type": "str"},
-    "job": {"type": "str"},
-    "fail_on_rc": {"type": "bool", "default": False},
-    "env": {"type": "dict"},
-}
-CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"]], "required_one_of": [["step", "argv", "job"]],
-               "required_by": {"step": ["workdir", "container"], "env": ["container"]}}
+MODULE = "verl.deploy.node_step"
 
 
 def said_as(args):
@@ -59,18 +47,14 @@ class ActionModule(ActionBase):
         if args["job"]:
             done = self._job_status(args["job"], task_vars)
         else:
-            argv = (control_argv(args["workdir"], args["step"], args["args"], args["lock_env"]) if args["step"]
-                    else args["lock_env"] + args["argv"])
-            module, module_args = exec_module(argv, args["container"], stdin=args["stdin"], env=args["env"])
+            # The options given (those left out count as given for the module's mutually exclusive ones).
+            module_args = {name: value for name, value in args.items() if name not in ("job", "fail_on_rc") and value is not None}
             wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
-            done = self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async)
+            done = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async)
             if wrap_async or done.get("skipped"):
                 # Started in the background (its result is collected with job=), or not run in check mode.
                 return merge_hash(result, dict(done, changed=False))
             self._remove_tmp_path(self._connection._shell.tmpdir)
-            if isinstance(done.get("rc"), int) and done.get("msg") == "non-zero return code":
-                # ansible.builtin.command fails on it; a step that ran is judged here, as in a container.
-                done = {key: value for key, value in done.items() if key not in ("failed", "msg", "exception")}
         result = merge_hash(result, done)
         result.update(step_result(args["step"], done))
         if isinstance(done.get("rc"), int):

@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
 from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS, control_argv, exec_module
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
 
 display = Display()
 
@@ -87,9 +87,10 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
 
     def _probe(self, args, task_vars):
-        argv = control_argv(args["workdir"], args["step"], args["args"], args["lock_env"]) if args["step"] else args["argv"]
-        module, module_args = exec_module(argv, args["container"], chdir=args["chdir"])
-        return self._execute_module(module_name=module, module_args=module_args, task_vars=task_vars)
+        # The probe runs as verl.deploy.node_step runs a step (its module, on the host).
+        names = ("container", "step", "workdir", "args", "lock_env") if args["step"] else ("container", "argv", "chdir")
+        module_args = {name: args[name] for name in names if args[name] is not None}
+        return self._execute_module(module_name="verl.deploy.node_step", module_args=module_args, task_vars=task_vars)
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 class ModuleDocFragment:
     """A step of the control script (verl_control.sh) in the training container, as verl.deploy.node_step and
-    verl.deploy.wait_progress name it (plugins/module_utils/_run_time.py: CONTROL_STEPS, control_argv)."""
+    verl.deploy.wait_progress name it (plugins/module_utils/_control_step.py: CONTROL_STEPS, control_argv)."""
 
     DOCUMENTATION = r"""
 options:

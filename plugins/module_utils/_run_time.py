@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
@@ -51,20 +52,6 @@ def step_changed(result):
     return isinstance(rc, int) and rc != 0
 
 
-# The control script's steps the playbooks run (verl_control.sh's `case`, but supervise, which start-training runs
-# itself). Those that only look change nothing whatever they answer; unlock is the run's own bookkeeping.
-# tests/test_control_script.py holds this list equal to the script's.
-CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
-                 "status", "stop-training", "stop-ray", "unlock", "lock")
-LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
-
-
-def control_argv(workdir, step, args=(), lock_env=()):
-    """The command of a control script's step in the container (verl.deploy.node_step and wait_progress build it here):
-    lock_env (this run's lock identity, `env VERL_DEPLOY_LOCK_TOKEN=...`), then bash <workdir>/verl_control.sh STEP ARGS."""
-    return list(lock_env) + ["bash", workdir.rstrip("/") + "/verl_control.sh", step] + [str(arg) for arg in args]
-
-
 def step_result(step, result):
     """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
 
@@ -94,16 +81,6 @@ def rc_problem(what, result):
     if rc == LOCK_REFUSED:
         return "%s was refused: %s" % (what, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
     return "%s ended with rc %d; its last lines: %s" % (what, rc, _last_lines(result))
-
-
-def exec_module(argv, container=None, **options):
-    """The module that runs argv in one round trip (verl.deploy.node_step and wait_progress): in the container with
-    community.docker.docker_container_exec, else on the host with ansible.builtin.command; the options given (stdin, env,
-    chdir) are passed on, those left empty are not."""
-    module_args = dict({name: value for name, value in options.items() if value}, argv=argv)
-    if container:
-        return "community.docker.docker_container_exec", dict(module_args, container=container)
-    return "ansible.builtin.command", module_args
 
 
 def ray_head_step(result, host):

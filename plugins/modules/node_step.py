@@ -11,6 +11,8 @@ version_added: 0.2.0
 description:
   - Runs one step of the control script C(verl_control.sh) in the training container (O(step)), or a role's script that
     answers as it does, in a container or on the host (O(argv)), in one round trip, and reads its answer in Python.
+  - On the host the module runs the step with the Docker CLI (C(docker exec)); the values of O(env) go to the CLI's own
+    environment, never to its arguments, so they do not show in the host's process list.
   - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is
     what its C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
@@ -18,7 +20,8 @@ description:
     reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
     something only when it says so.
   - A step that ran does not fail the task whatever its exit code (unless O(fail_on_rc)); the task that reads it decides,
-    from RV(rc) and RV(answer). The task fails when the step could not run (no such container).
+    from RV(rc) and RV(answer). The task fails, without RV(rc), when the step could not run (the container is missing,
+    stopped or paused, or the Docker engine does not answer).
   - With O(job), collects the result of a step started in the background (C(async), C(poll=0)) as
     M(ansible.builtin.async_status) does, and reads it the same way once it has finished (O(step) may name it; a step
     that only looks never reports changed).
@@ -27,7 +30,10 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   container:
-    description: The container to run in (with M(community.docker.docker_container_exec)); without it, the host.
+    description: The container to run in (C(docker exec)); without it, the host.
+    type: str
+  chdir:
+    description: The folder the command runs in, on the host (without O(container)).
     type: str
   argv:
     description: A role's script, as an argument list (no shell), instead of O(step). One of O(step), O(argv) and O(job) is
@@ -117,3 +123,67 @@ finished:
   returned: with O(job)
   type: bool
 """
+
+import os
+import subprocess
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, container_command, control_argv, not_run
+
+# The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
+# collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
+ARGUMENT_SPEC = {
+    "container": {"type": "str"},
+    "chdir": {"type": "str"},
+    "step": {"type": "str", "choices": list(CONTROL_STEPS)},
+    "workdir": {"type": "str"},
+    "args": {"type": "list", "elements": "str", "default": []},
+    "lock_env": {"type": "list", "elements": "str", "default": []},
+    "argv": {"type": "list", "elements": "str"},
+    "stdin": {"type": "str"},
+    "job": {"type": "str"},
+    "fail_on_rc": {"type": "bool", "default": False},
+    "env": {"type": "dict"},
+}
+CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"], ["container", "chdir"]],
+               "required_one_of": [["step", "argv", "job"]],
+               "required_by": {"step": ["workdir", "container"], "env": ["container"]}}
+
+
+def run(params, docker=None):
+    """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. Its stdin ends with a new line, as
+    ansible.builtin.command and docker_container_exec end it (a `while read` reads its last line); without stdin the step
+    reads nothing (a pipelined module's own stdin is its payload)."""
+    argv = (control_argv(params["workdir"], params["step"], params["args"], params["lock_env"]) if params["step"]
+            else params["lock_env"] + params["argv"])
+    env, stdin = {}, params["stdin"]
+    if params["container"]:
+        argv, env = container_command(docker, params["container"], argv, params["env"], stdin=stdin is not None)
+    feed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin + "\n"}
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", env=dict(os.environ, **env), cwd=params["chdir"],
+                              check=False, **feed)
+    except OSError as exc:
+        return {"failed": True, "msg": "%s could not run: %s" % (argv[0], exc)}
+    stdout, stderr = proc.stdout.rstrip("\r\n"), proc.stderr.rstrip("\r\n")
+    problem = not_run(proc.returncode, stdout, stderr) if params["container"] else ""
+    if problem:
+        return {"failed": True, "msg": "%s: %s" % (params["container"], problem), "stderr": stderr}
+    return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr}
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=False, **CONSTRAINTS)
+    if module.params["job"]:
+        module.fail_json(msg="job: a background step is collected by the action plugin, not run here")
+    docker = module.get_bin_path("docker", required=True) if module.params["container"] else None
+    result = run(module.params, docker)
+    if result.get("failed"):
+        module.fail_json(changed=False, **{key: value for key, value in result.items() if key != "failed"})
+    # Whether it changed something is read from its answer by the action plugin (step_result).
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

@@ -29,7 +29,7 @@ options:
     type: list
     elements: str
   container:
-    description: Run the probe in this Docker container on the host (with M(community.docker.docker_container_exec)).
+    description: Run the probe in this Docker container on the host (C(docker exec), as M(verl.deploy.node_step) runs a step).
     type: str
   chdir:
     description: The probe's working directory.

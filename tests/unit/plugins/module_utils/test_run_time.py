@@ -11,7 +11,7 @@ import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    LOOK_STEPS, container_check, exec_module, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
+    container_check, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
     training_left_as_found, training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
@@ -65,11 +65,6 @@ def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     assert ("training" in found) is (step == "training-state") and ("members" in found) is (step == "members")
 
 
-def test_the_steps_that_only_look_are_steps_of_the_script():
-    from ansible_collections.verl.deploy.plugins.module_utils._run_time import CONTROL_STEPS
-    assert LOOK_STEPS < set(CONTROL_STEPS)
-
-
 @pytest.mark.parametrize("result, problem", [
     ({"rc": 0, "stdout": "changed=true\n"}, ""),
     ({"failed": True, "msg": "No such container"}, ""),  # did not run: its module failed with its own words
@@ -82,16 +77,6 @@ def test_the_steps_that_only_look_are_steps_of_the_script():
 ])
 def test_a_step_that_must_end_well(result, problem):
     assert rc_problem("install (a role's script)", result) == problem
-
-
-@pytest.mark.parametrize("container, options, expected", [
-    ("verl", {"stdin": None, "env": {"A": "1"}},
-     ("community.docker.docker_container_exec", {"argv": ["true"], "container": "verl", "env": {"A": "1"}})),
-    (None, {"stdin": "x", "env": None}, ("ansible.builtin.command", {"argv": ["true"], "stdin": "x"})),
-    (None, {"chdir": None}, ("ansible.builtin.command", {"argv": ["true"]})),
-])
-def test_the_module_that_runs_a_step(container, options, expected):
-    assert exec_module(["true"], container, **options) == expected
 
 
 @pytest.mark.parametrize("result, expected", [
