@@ -1,12 +1,15 @@
 """verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
 the detached start with its step times and exit code, the deploy's looks, and the targeted stop; every step the
 playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read in plugins/module_utils/_run_time.py).
+Ray's steps run as verl.deploy.node_step runs them on a host: decided in Python between the script's primitives, each
+run through a stand-in `docker exec` that runs it here.
 
 A stand-in start_verl.sh plays the training: a process whose command line holds this test's own
 training pattern (each test renders a unique module name, so parallel tests never see each other's).
 """
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -18,10 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, PRIMITIVES, RAY_STEPS
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_lines, parse_training_state,
                                                                                   sentences,
                                                                                   status_answer)
+from ansible_collections.verl.deploy.plugins.modules import node_step
 from helpers.launch_helpers import launch_ok, write_scripts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,6 +57,27 @@ esac
 """
 
 
+# `docker exec [-i] [-e NAME]... CONTAINER ARGV...` on this machine: ARGV run here, in the environment the CLI was given (the
+# values of the -e names are in it, as the CLI passes them on).
+DOCKER_EXEC = """#!/bin/sh
+shift
+while [ $# -gt 0 ]; do case "$1" in -i) shift ;; -e) shift 2 ;; *) break ;; esac; done
+shift
+exec "$@"
+"""
+
+
+def ray_step(folder, docker, step, args, env):
+    """A Ray step as verl.deploy.node_step runs it; the lock identity (VERL_DEPLOY_LOCK_* in env) goes to lock_env, as the
+    deploy passes it (`env VERL_DEPLOY_LOCK_TOKEN=...`)."""
+    lock_env = ["%s=%s" % (name, value) for name, value in sorted(env.items()) if name.startswith("VERL_DEPLOY_LOCK_")]
+    params = {"container": "verl", "step": step, "workdir": str(folder), "args": list(args), "lock_env": ["env"] + lock_env if lock_env else [],
+              "argv": None, "stdin": None, "chdir": None,
+              "env": {name: value for name, value in env.items() if os.environ.get(name) != value and not name.startswith("VERL_DEPLOY_LOCK_")}}
+    done = node_step.run(params, str(docker))
+    return subprocess.CompletedProcess([step, *args], done.get("rc", 1), done.get("stdout", ""), done.get("stderr") or done.get("msg", ""))
+
+
 @pytest.fixture()
 def control(tmp_path):
     # One module per algorithm (the rendered scripts are DAPO's); the stand-in plays MODULE, DAPO's by default.
@@ -65,8 +91,13 @@ def control(tmp_path):
     (folder / "start_verl.sh").write_text(STAND_IN_START)
     (folder / "launch.json").write_text(json.dumps(launch_record(config)))
     env = dict(os.environ, MODULE=module, STEPS="3", STEP_SECONDS="0.3", HOLD="0", EXIT_CODE="0", RAY_TMPDIR=str(tmp_path / "ray-tmp"))
+    docker = tmp_path / "docker"
+    docker.write_text(DOCKER_EXEC)
+    docker.chmod(0o755)
 
     def run(*argv, timeout=60, **overrides):
+        if argv[0] in RAY_STEPS:
+            return ray_step(folder, docker, argv[0], argv[1:], dict(env, **overrides))
         return subprocess.run(["bash", str(folder / "verl_control.sh"), *argv], env=dict(env, **overrides), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
@@ -218,8 +249,10 @@ def test_verify_look_names_a_training_that_ended(control):
 
 
 def test_ray_progress_counts_nothing_without_ray(control):
-    proc = control("ray-progress", "2")
+    proc = control("ray-progress", "2", "8", **no_ray_here(control))
     assert proc.returncode == 3 and proc.stdout.strip() == "0/2 nodes, 0/16 NPU", proc.stderr
+    proc = control("ray-progress", "2", "8", **ray_here(control, "10.0.0.1=8,10.0.0.2=8"))
+    assert proc.returncode == 0 and proc.stdout.strip() == "2/2 nodes, 16/16 NPU", proc.stderr
 
 
 def test_stop_ray_answers_whether_it_changed_anything(control):
@@ -235,7 +268,7 @@ def test_the_removed_verify_step_is_unknown(control):
 
 def test_a_worker_refuses_head_steps(tmp_path):
     folder = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path)
-    for step in ("members", "ray-progress", "verify-look", "training-state", "start-training", "stop-training"):
+    for step in ("members", "verify-look", "training-state", "start-training", "stop-training"):
         proc = subprocess.run(["bash", str(folder / "verl_control.sh"), step], capture_output=True, text=True, timeout=30, check=False)
         assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr, step
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "bogus"], capture_output=True, text=True, timeout=30, check=False)
@@ -288,12 +321,11 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     assert parse_lines(control("ray", **no_ray, **lock_env("run-a")).stdout)["lock"] == "held"
     assert parse_lines(control("ray", **no_ray).stdout)["lock"] == "none"
     # Another deploy (run-b) waits for run-a's lock, which run-a releases meanwhile.
-    env = dict(os.environ, RAY_TMPDIR=str(control.logs.parent / "ray-tmp"), **no_ray, **lock_env("run-b", wait="20"))
-    second = subprocess.Popen(["bash", str(control.folder / "verl_control.sh"), "ray"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    waiting = concurrent.futures.ThreadPoolExecutor(1).submit(control, "ray", **no_ray, **lock_env("run-b", wait="20"))
     time.sleep(1.5)
     assert control("unlock", **lock_env("run-a")).returncode == 0
-    out, err = second.communicate(timeout=60)
+    second = waiting.result(timeout=60)
+    out, err = second.stdout, second.stderr
     assert second.returncode == 0, err
     said = sentences(out)
     assert said[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and said[0].endswith("; waiting at most 20 s.")
@@ -484,12 +516,14 @@ def test_each_start_keeps_the_previous_starts_output(control):
 
 
 def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
-    """node_step's choices (_run_time.CONTROL_STEPS) are the script's `case` lines but supervise (start-training runs it), and
-    the script's refusal of an unknown step lists them."""
-    from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
+    """node_step's choices (_control_step.CONTROL_STEPS) are the script's `case` lines, but the Ray steps node_step decides
+    itself, plus the primitives it runs for them and supervise (start-training runs it); the script's refusal of an unknown
+    step lists them."""
     text = (REPO / "roles/training/files/verl_control.sh").read_text()
     dispatch = text[text.index('case "${step}" in'):]
     cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)
-    assert [step for step in cased if step != "supervise"] == list(CONTROL_STEPS)
+    script_steps = [step for step in CONTROL_STEPS if step not in RAY_STEPS]
+    assert [step for step in cased if step not in PRIMITIVES] == script_steps
+    assert set(cased) == set(script_steps) | set(PRIMITIVES)
     listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")
-    assert listed == list(CONTROL_STEPS)
+    assert listed == [step for step in cased if step != "supervise"]

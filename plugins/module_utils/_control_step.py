@@ -9,14 +9,18 @@
 # tests/unit/plugins/module_utils/test_control_step.py; standard library only, for the module ships it to every host.
 from __future__ import annotations
 
+import json
 import re
 
-# The control script's steps the playbooks run (verl_control.sh's `case`, but supervise, which start-training runs
-# itself). Those that only look change nothing whatever they answer; unlock is the run's own bookkeeping.
-# tests/test_control_script.py holds this list equal to the script's.
+# The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
+# bookkeeping. The Ray steps (RAY_STEPS) are decided here, in Python, between the control script's primitives (ray_step);
+# the others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
+# itself: tests/test_control_script.py holds the lists equal to the script's).
 CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
                  "status", "stop-training", "stop-ray", "unlock", "lock")
 LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
+RAY_STEPS = ("ray", "ray-check", "ray-progress")
+PRIMITIVES = ("ray-look", "ray-start", "supervise")
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
 # restarting or paused, or the engine does not answer): the step did not run, so it neither failed nor changed anything.
@@ -46,3 +50,116 @@ def not_run(rc, stdout, stderr):
     if rc in (1, 125) and not (stdout or "").strip() and first and _NOT_RUN.match(first[0]):
         return first[0]
     return ""
+
+
+def _members(text):
+    """The entries of a list of Ray nodes alive, "IP=NPUS,IP=NPUS" (the members step's line)."""
+    return [entry for entry in str(text or "").strip().split(",") if entry]
+
+
+def in_cluster(members, ip, npus):
+    """The one definition of "this node is in the cluster": the head's list of nodes alive holds its IP with all its NPUs."""
+    return bool(ip) and "%s=%s" % (ip, npus) in _members(members)
+
+
+def joined(members):
+    """(nodes, NPUs) of a list of Ray nodes alive."""
+    entries = _members(members)
+    npus = 0
+    for entry in entries:
+        try:
+            npus += int(entry.rsplit("=", 1)[1])
+        except (IndexError, ValueError):
+            continue
+    return len(entries), npus
+
+
+def all_joined(members, nnodes, npus_per_node):
+    """The one definition of "every NPU joined": the list holds every node's NPUs."""
+    return joined(members)[1] >= int(nnodes) * int(npus_per_node)
+
+
+def ray_plan(look, listed):
+    """What `ray` does on a node, from ray-look's facts (role, npus, master_ip, current_ip, ray_port, raylet, gcs, recorded,
+    members) and, on a worker, the head's list of nodes alive: keep (it is in the cluster: said says so), or start, after
+    stopping a stale Ray when one is there (stale: why, else ""). A head is whole when its GCS and raylet run and the GCS
+    lists it alive with its NPUs; a worker is in when its raylet runs and the head lists it. join: a worker's sentence
+    when it is not in (ray-check)."""
+    where, ip, npus = "%s:%s" % (look["master_ip"], look["ray_port"]), look["current_ip"], look["npus"]
+    if look["role"] == "head":
+        if look["raylet"] and look["gcs"] and in_cluster(look["members"], ip, npus):
+            return {"keep": True, "said": "ray: the head runs at %s; left alone." % where}
+        stale = look["raylet"] or look["gcs"] or look["recorded"]
+        return {"keep": False, "stale": "the head's Ray at %s is not whole" % where if stale else ""}
+    if look["raylet"] and in_cluster(listed, ip, npus):
+        return {"keep": True, "said": "ray: %s is in the cluster of %s with %s NPU; left alone." % (ip, where, npus)}
+    stale = look["raylet"] or look["recorded"]
+    return {"keep": False, "stale": "the head lists no %s with %s NPU (alive: %s)" % (ip, npus, listed or "none") if stale else "",
+            "join": "ray: %s has to join the cluster of %s (alive: %s)" % (ip, where, listed or "none")}
+
+
+def released_if_whole(lock_env, changed, complete, lock):
+    """Whether the head's `ray` releases the deploy's lock itself: asked to (VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE in lock_env:
+    the deploy found a training running from its settings), Ray was left alone holding every node's NPUs, and the lock was
+    taken without waiting (free, or this deploy's already) and is not a comparison's (VERL_DEPLOY_LOCK_KEEP). Nothing that
+    follows then changes the cluster; a later step that does takes the lock again."""
+    asked = "VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE=1" in lock_env and not any(item.startswith("VERL_DEPLOY_LOCK_KEEP=") for item in lock_env)
+    return asked and not changed and complete and lock in ("free", "held")
+
+
+def _said(text):
+    return [line for line in (text or "").splitlines() if line.strip()]
+
+
+def ray_step(step, args, lock_env, run):
+    """A Ray step, decided here between the script's primitives: {rc, stdout, stderr} as the script's steps answer (its
+    sentences, then its KEY=VALUE lines). run(primitive, args, lock_env) runs one in the container: {rc, stdout, stderr}.
+
+    ray-progress NODES NPUS_PER_NODE (head): one look for the bounded wait, "A/NODES nodes, B/C NPU"; rc 0 when every NPU
+    joined, 3 not yet. ray-check MEMBERS (worker): rc 0 when `ray` would leave it alone, 3 when it has to join. ray
+    [MEMBERS]: this node left alone in the head's cluster, else started (a stale Ray stopped first): the head under the
+    deploy's lock, answering how it took it, the nodes alive, whether they hold every node's NPUs and whether it released
+    the lock (released_if_whole); a worker against the head's list."""
+    if step == "ray-progress":
+        nnodes, npus = int(args[0]), int(args[1])
+        listed = run("members", [], lock_env)
+        members = _said(listed["stdout"])[-1:] if listed["rc"] == 0 else []
+        nodes, found = joined(members[0] if members else "")
+        return {"rc": 0 if found >= nnodes * npus else 3, "stdout": "%d/%d nodes, %d/%d NPU" % (nodes, nnodes, found, nnodes * npus),
+                "stderr": listed["stderr"]}
+    listed = str(args[0]) if args else ""
+    looked = run("ray-look", [], lock_env)
+    lines = _said(looked["stdout"])
+    try:
+        look = json.loads(lines[-1])
+    except (IndexError, ValueError):
+        look = None
+    if looked["rc"] != 0 or not isinstance(look, dict):
+        # Refused for another deploy's lock (4), or its address not resolved: its own words.
+        return dict(looked, rc=looked["rc"] or 1)
+    said, stderr = lines[:-1], looked["stderr"]
+    plan = ray_plan(look, listed)
+    if step == "ray-check":
+        return {"rc": 0 if plan["keep"] else 3, "stdout": "\n".join(said + [plan.get("said") or plan["join"]]), "stderr": stderr}
+    head = look["role"] == "head"
+    if plan["keep"]:
+        said.append(plan["said"])
+        members, changed = look["members"], False
+    else:
+        started = run("ray-start", [plan["stale"]] if plan["stale"] else [], lock_env)
+        said += _said(started["stdout"])
+        stderr = "\n".join(text for text in (stderr, started["stderr"]) if text)
+        if started["rc"] != 0:
+            return {"rc": started["rc"], "stdout": "\n".join(said), "stderr": stderr}
+        if not head:
+            return {"rc": 0, "stdout": "\n".join(said + ["changed=true", "state=joined"]), "stderr": stderr}
+        asked = run("members", [], lock_env)
+        members, changed = (_said(asked["stdout"])[-1:] or [""])[0] if asked["rc"] == 0 else "", True
+        stderr = "\n".join(text for text in (stderr, asked["stderr"]) if text)
+    if not head:
+        return {"rc": 0, "stdout": "\n".join(said + ["changed=false", "state=in-cluster"]), "stderr": stderr}
+    complete = all_joined(members, look["nnodes"], look["npus"])
+    released = released_if_whole(lock_env, changed, complete, look["lock"]) and "state=released" in _said(run("unlock", [], lock_env)["stdout"])
+    answer = ["changed=%s" % str(changed).lower(), "state=%s" % ("started" if changed else "in-cluster"), "lock=%s" % look["lock"],
+              "members=%s" % members, "complete=%s" % str(complete).lower(), "released=%s" % str(released).lower()]
+    return {"rc": 0, "stdout": "\n".join(said + answer), "stderr": stderr}

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
@@ -84,7 +84,7 @@ def rc_problem(what, result):
 
 
 def ray_head_step(result, host):
-    """The head's `verl_control.sh ray` step as the deploy reads it.
+    """The head's `ray` step (verl.deploy.node_step) as the deploy reads it.
 
     members: the Ray nodes its GCS listed alive after the step ("IP=NPUS,..."); complete: that list holds every node's NPUs
     (the wait has nothing to wait for when no worker joins); kept: the head's Ray was left alone and this deploy took the
@@ -100,7 +100,7 @@ def ray_head_step(result, host):
     if rc == LOCK_REFUSED:
         problem = "%s (head): %s" % (host, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
     elif rc != 0:
-        problem = "%s (head): Ray did not start. verl_control.sh ray ended with rc %s; its last lines: %s" % (
+        problem = "%s (head): Ray did not start: its ray step ended with rc %s; its last lines: %s" % (
             host, "-" if rc is None else rc, _last_lines(result))
     elif not found.get("members"):
         problem = ("%s (head): Ray was started, but asking it for its nodes failed: %s. Fix: look at Ray in the container (ray status; "
@@ -129,7 +129,7 @@ def ray_joins(workers, master, port, wait=None):
     failed = [r for r in results if r.get("answered") and r.get("rc") != 0]
     problem = ""
     if failed:
-        problem = " ".join("%s (worker): Ray did not join the head. verl_control.sh ray ended with rc %s; its last lines: %s."
+        problem = " ".join("%s (worker): Ray did not join the head: its ray step ended with rc %s; its last lines: %s."
                            % (r["item"], "-" if r.get("rc") is None else r["rc"], _last_lines(r)) for r in failed)
         problem += " Fix: check Ray on those nodes (status.yml), the network between them and %s:%s." % (master, port)
     wait = wait or {"skipped": True}
@@ -160,11 +160,10 @@ def worker_in_ray(members, node_ip, npus, raylet):
     """Whether a worker is in the head's Ray already, from what this run has read: the head's list of nodes alive
     (members, "IP=NPUS,...") holds this node's address with all of its NPUs, and the container stage's look saw its raylet
     running (raylet: True, False, or None when that look did not run). Only then is the worker left alone without a call of
-    its own; anything else is asked in the container (`verl_control.sh ray-check`, the same condition), which also covers a
+    its own; anything else is asked in the container (the ray-check step, the same condition), which also covers a
     node whose container sees itself under another address."""
-    if not _true(raylet) or not node_ip:  # None (the look did not run) reads as not seen
-        return False
-    return "%s=%s" % (node_ip, npus) in str(members or "").split(",")
+    # None (the look did not run) reads as not seen.
+    return _true(raylet) and in_cluster(members, node_ip, npus)
 
 
 def training_left_as_found(left_alone, head_kept, workers_started):

@@ -16,6 +16,7 @@ import re
 import shlex
 import time
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
@@ -308,6 +309,8 @@ _TAILS = ("--- start output", "--- log")
 
 def status_answer(text):
     """The facts (KEY=VALUE lines) of `verl_control.sh status`, and its tails: {"start_output": [...], "log": [...]}.
+    in_ray (yes, no, or unknown when the node's addresses could not be resolved) is decided here, as `ray` decides it
+    (_control_step.in_cluster, with the raylet running); a script of an older release said it itself.
 
     The tails are read as text, never as KEY=VALUE lines (a log line "state=..." is the log's)."""
     lines, tails, parts = [], {"start_output": [], "log": []}, list(zip(_TAILS, ("start_output", "log")))
@@ -317,7 +320,11 @@ def status_answer(text):
             where = tails[parts.pop(0)[1]]
         else:
             where.append(line)
-    return parse_lines("\n".join(lines)), tails
+    facts = parse_lines("\n".join(lines))
+    if "role" in facts and "in_ray" not in facts:
+        inside = facts.get("raylet") == "running" and in_cluster(facts.get("listed"), facts.get("current_ip"), facts.get("npus"))
+        facts["in_ray"] = "unknown" if facts.get("address_problem") else "yes" if inside else "no"
+    return facts, tails
 
 
 def _when(seconds):

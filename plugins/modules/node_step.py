@@ -13,6 +13,11 @@ description:
     answers as it does, in a container or on the host (O(argv)), in one round trip, and reads its answer in Python.
   - On the host the module runs the step with the Docker CLI (C(docker exec)); the values of O(env) go to the CLI's own
     environment, never to its arguments, so they do not show in the host's process list.
+  - Ray's steps are decided here, in Python, between the control script's primitives, each one C(docker exec) on the host
+    in the same round trip. V(ray) looks at the node's Ray (V(ray-look), on the head under the deploy's lock), leaves it
+    alone or stops a stale Ray and starts it (V(ray-start)), and on the head lists the nodes alive and may release the
+    lock. V(ray-check) is that look and decision alone. V(ray-progress) (O(args) the node count and the NPUs per node)
+    counts the nodes and NPUs the head lists.
   - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is
     what its C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
@@ -129,7 +134,8 @@ import subprocess
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, container_command, control_argv, not_run
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
+    CONTROL_STEPS, RAY_STEPS, container_command, control_argv, not_run, ray_step)
 
 # The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
 # collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
@@ -151,12 +157,10 @@ CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"], ["conta
                "required_by": {"step": ["workdir", "container"], "env": ["container"]}}
 
 
-def run(params, docker=None):
-    """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. Its stdin ends with a new line, as
-    ansible.builtin.command and docker_container_exec end it (a `while read` reads its last line); without stdin the step
-    reads nothing (a pipelined module's own stdin is its payload)."""
-    argv = (control_argv(params["workdir"], params["step"], params["args"], params["lock_env"]) if params["step"]
-            else params["lock_env"] + params["argv"])
+def execute(argv, params, docker=None):
+    """argv run: {rc, stdout, stderr}, or {failed, msg} when it could not run. Its stdin ends with a new line, as
+    ansible.builtin.command and docker_container_exec end it (a `while read` reads its last line); without stdin it reads
+    nothing (a pipelined module's own stdin is its payload)."""
     env, stdin = {}, params["stdin"]
     if params["container"]:
         argv, env = container_command(docker, params["container"], argv, params["env"], stdin=stdin is not None)
@@ -171,6 +175,28 @@ def run(params, docker=None):
     if problem:
         return {"failed": True, "msg": "%s: %s" % (params["container"], problem), "stderr": stderr}
     return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr}
+
+
+class _NotRun(Exception):
+    """A primitive of a Ray step that docker exec could not start: the step did not run."""
+
+
+def run(params, docker=None):
+    """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. A Ray step (RAY_STEPS) runs the script's
+    primitives it needs, one `docker exec` each on this host, and is decided here (_control_step.ray_step)."""
+    if params["step"] in RAY_STEPS:
+        def primitive(name, args, lock_env):
+            done = execute(control_argv(params["workdir"], name, args, lock_env), params, docker)
+            if done.get("failed"):
+                raise _NotRun(done)
+            return done
+        try:
+            return ray_step(params["step"], params["args"], params["lock_env"], primitive)
+        except _NotRun as exc:
+            return exc.args[0]
+    argv = (control_argv(params["workdir"], params["step"], params["args"], params["lock_env"]) if params["step"]
+            else params["lock_env"] + params["argv"])
+    return execute(argv, params, docker)
 
 
 def main():

@@ -62,7 +62,7 @@ EXAMPLES = r"""
     container: verl
     workdir: /verl
     step: ray-progress
-    args: ["4"]
+    args: ["4", "8"]
     timeout: 600
 """
 

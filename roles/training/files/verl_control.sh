@@ -5,9 +5,10 @@
 # What deploy.yml, status.yml and stop.yml do inside the container, one step per call; start_verl.sh, beside it,
 # resolves the addresses and starts Ray and the training.
 #   bash verl_control.sh members                    head: the Ray nodes alive, as IP=NPUS,IP=NPUS
-#   bash verl_control.sh ray-progress NODES         head: one look, "A/NODES nodes, B/C NPU"; exit 0 when all are in, 3 when not yet
-#   bash verl_control.sh ray [MEMBERS]              this node in the head's Ray cluster with its NPUs, else (re)started
-#   bash verl_control.sh ray-check MEMBERS          worker: exit 0 when `ray` would leave it alone, 3 when it has to join
+#   bash verl_control.sh ray-look                   one look at this node's Ray, as one JSON line (on the head under the
+#                                                   deploy's lock, with the nodes its GCS lists alive)
+#   bash verl_control.sh ray-start [STALE]          Ray started (head) or joined (worker), this node's stale Ray stopped first
+#                                                   when STALE says why
 #   bash verl_control.sh training-state             head: KEY=VALUE facts (pid, exit code, steps, Ray sessions, launch
 #                                                   record); the state is decided from them in _training_state.py
 #   bash verl_control.sh start-training             head: start_verl.sh train, detached, recorded in the state folder
@@ -15,22 +16,21 @@
 #                                                   grew since the last look or it finished, 3 not yet)
 #   bash verl_control.sh npus-look                  one look: exit 0 when no process of this container holds an NPU,
 #                                                   3 (naming them) while some do
-#   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (in Ray, the image's verl) and, on the
+#   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (its Ray, the image's verl) and, on the
 #                                                   head, the training's state with its start output's and log's tails
 #   bash verl_control.sh stop-training              head: SIGTERM, up to 60 s, then SIGKILL of the training process only
 #   bash verl_control.sh stop-ray                   Ray on this node (ray stop), nothing else
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
 #   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
-#                                                   deploys (playbooks/compare.yml), waited for as `ray` does
+#                                                   deploys (playbooks/compare.yml), waited for as ray-look does
 # People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (decided on in
-# plugins/module_utils/_run_time.py): ray, stop-training, stop-ray and unlock end with changed=true|false and state=...;
-# the head's ray also with lock=none|held|free|waited|taken-over (how it took the deploy's lock), members=IP=NPUS,...
-# (the nodes alive now), complete=true|false (all NPUs joined) and released=true|false (it released the lock itself,
-# head_answer). Each step's stdout is its sentences and that block;
+# plugins/module_utils/_run_time.py): stop-training, stop-ray and unlock end with changed=true|false and state=...
+# Ray's steps (ray, ray-check, ray-progress) are decided in Python on the host (plugins/module_utils/_control_step.py,
+# ray_step), between ray-look, ray-start, members and unlock. Each step's stdout is its sentences and that block;
 # what the programs it runs print (start_verl.sh, ray start) goes to stderr, with the errors.
 # One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
 # messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
-# head (ray, start-training, stop-training; ray-progress and verify-look renew it). The lock is a file in the
+# head (ray-look, ray-start, start-training, stop-training; members and verify-look renew it). The lock is a file in the
 # state folder, on the host's log folder (it outlives the container): taken atomically in the same call that
 # starts the change, waited for within VERL_DEPLOY_LOCK_WAIT, taken over when its holder is gone (no step for
 # LOCK_LEASE s and its call no longer runs). Without the token (by hand, tests) no lock is taken.
@@ -119,7 +119,8 @@ lock_take() {
     deadline=$((SECONDS + wait))
     while :; do
         if [ "$(lock_field token)" = "${VERL_DEPLOY_LOCK_TOKEN}" ]; then
-            touch "${LOCK}"
+            # This deploy's already: its call is now this one (a holder is gone only when no call of it runs).
+            { sed "s/^pid=.*/pid=$$/" "${LOCK}" >"${LOCK}.$$" && mv -f "${LOCK}.$$" "${LOCK}"; } 2>/dev/null || touch "${LOCK}"
             trap lock_end EXIT
             LOCK_HOW=held
             return 0
@@ -164,12 +165,11 @@ lock_renew() {
 
 lock_end() {
     # At the end of the holder's step: fresh again when it went well (0) or is to be looked at again (3);
-    # released when it failed, for the deploy ends with that failure, or when the step leaves the deploy nothing to
-    # change (LOCK_RELEASE, head_answer); kept when the lock is a comparison's
+    # released when it failed, for the deploy ends with that failure; kept when the lock is a comparison's
     # (VERL_DEPLOY_LOCK_KEEP): it goes on with its next mask and releases the lock at its end.
     local code=$?
     if lock_mine; then
-        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || { { [ "${code}" = 0 ] || [ "${code}" = 3 ]; } && [ -z "${LOCK_RELEASE:-}" ]; }; then
+        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || [ "${code}" = 0 ] || [ "${code}" = 3 ]; then
             touch "${LOCK}"
         else
             rm -f "${LOCK}"
@@ -248,41 +248,6 @@ PY
     } | tail -n 1
 }
 
-in_cluster() {
-    # Whether the head's list of nodes alive (IP=NPUS,...) holds this IP with all of this node's NPUs. The deploy decides
-    # the same on the controller first (worker_in_ray in plugins/module_utils/_run_time.py): keep the two alike.
-    [[ ",$1," == *",$2=${NPU_PER_NODE},"* ]]
-}
-
-joined() {
-    # "NODES NPUS" of a list of nodes alive (IP=NPUS,...).
-    local entry nodes=0 npus=0 entries=()
-    [ -z "$1" ] || IFS=, read -ra entries <<<"$1"
-    for entry in "${entries[@]}"; do
-        nodes=$((nodes + 1))
-        npus=$((npus + ${entry##*=}))
-    done
-    echo "${nodes} ${npus}"
-}
-
-all_joined() {
-    # Whether a list of nodes alive holds every node's NPUs (WANT nodes, NPU_PER_NODE each).
-    local want="${2:-${NNODES}}" _nodes npus
-    read -r _nodes npus <<<"$(joined "$1")"
-    [ "${npus}" -ge $((want * NPU_PER_NODE)) ]
-}
-
-ray_progress() {
-    # One look for a bounded wait that polls it (deploy.yml prints each answer as it comes; exit 0 all in, 3 not yet).
-    head_only ray-progress
-    lock_renew
-    local want="${1:?ray-progress needs NODES}" list nodes npus
-    list="$(members)" || list=""
-    read -r nodes npus <<<"$(joined "${list}")"
-    echo "${nodes}/${want} nodes, ${npus}/$((want * NPU_PER_NODE)) NPU"
-    all_joined "${list}" "${want}" || exit 3
-}
-
 cluster_recorded() { [ -e "${RAY_DIR}/ray_current_cluster" ] || [ -e "${RAY_DEFAULT_DIR}/ray_current_cluster" ]; }
 
 stop_stale_ray() {
@@ -292,81 +257,40 @@ stop_stale_ray() {
     rm -f "${RAY_DIR}/ray_current_cluster" "${RAY_DEFAULT_DIR}/ray_current_cluster"
 }
 
-converge_ray() {
-    # A node is in the cluster only when its raylet runs here and the head's GCS lists its IP as
-    # alive with its NPUs; a head only when its GCS and raylet run and answer. Otherwise its stale
-    # Ray is stopped and start_verl.sh starts (head) or joins (worker) Ray afresh.
-    local listed="${1:-}" addr master_ip current_ip
+ray_look() {
+    # One look at this node's Ray for the deploy to decide on (ray_step in plugins/module_utils/_control_step.py): its
+    # addresses, whether its raylet and GCS run, whether Ray recorded a cluster here, on the head the nodes its GCS lists
+    # alive (when both run) and how it took the deploy's lock (lock_take), as one JSON line after its sentences.
+    local addr master_ip current_ip raylet=false gcs=false recorded=false listed=""
     [ "${ROLE}" != head ] || lock_take
     addr="$(addresses)" || exit 1
     read -r master_ip current_ip <<<"${addr}"
-    if [ "${ROLE}" = head ]; then
-        # One look: the GCS answers and lists this node alive with its NPUs (then the raylet answers too).
-        if raylet_runs && gcs_runs && listed="$(members)" && in_cluster "${listed}" "${current_ip}"; then
-            echo "ray: the head runs at ${master_ip}:${RAY_PORT}; left alone."
-            head_answer false "${listed}"
-            return
-        fi
-        if raylet_runs || gcs_runs || cluster_recorded; then
-            stop_stale_ray "the head's Ray at ${master_ip}:${RAY_PORT} is not whole"
-        fi
-    else
-        if raylet_runs && in_cluster "${listed}" "${current_ip}"; then
-            echo "ray: ${current_ip} is in the cluster of ${master_ip}:${RAY_PORT} with ${NPU_PER_NODE} NPU; left alone."
-            answer changed=false state=in-cluster
-            return
-        fi
-        if raylet_runs || cluster_recorded; then
-            stop_stale_ray "the head lists no ${current_ip} with ${NPU_PER_NODE} NPU (alive: ${listed:-none})"
-        fi
-    fi
+    ! raylet_runs || raylet=true
+    ! gcs_runs || gcs=true
+    ! cluster_recorded || recorded=true
+    if [ "${ROLE}" = head ] && [ "${raylet}" = true ] && [ "${gcs}" = true ]; then listed="$(members)" || listed=""; fi
+    printf '{"role": "%s", "npus": %d, "nnodes": %d, "master_ip": "%s", "current_ip": "%s", "ray_port": %d, "raylet": %s, "gcs": %s, ' \
+        "${ROLE}" "${NPU_PER_NODE}" "${NNODES}" "${master_ip}" "${current_ip}" "${RAY_PORT}" "${raylet}" "${gcs}"
+    printf '"recorded": %s, "members": "%s", "lock": "%s"}\n' "${recorded}" "${listed}" "${LOCK_HOW:-none}"
+}
+
+ray_start() {
+    # Ray started (head) or joined (worker) afresh, after stopping this node's stale Ray when STALE says why.
     # start_verl.sh's own words (ray start's banner, its retries) go with the errors: this step's output is its
-    # sentences and its answer. Ray gives a new node's raylet 30 s to register with the GCS ("The current node timed
-    # out during startup ... the GCS has become overloaded"): on a loaded head one more start, after a stop of what
-    # the first left, comes up; a second failure ends the step with Ray's own last lines.
+    # sentences. Ray gives a new node's raylet 30 s to register with the GCS ("The current node timed out during
+    # startup ... the GCS has become overloaded"): on a loaded head one more start, after a stop of what the first left,
+    # comes up; a second failure ends the step with Ray's own last lines.
+    local stale="${1:-}" addr master_ip _current_ip
+    [ "${ROLE}" != head ] || lock_take
+    [ -z "${stale}" ] || stop_stale_ray "${stale}"
     if ! bash ./start_verl.sh ray >&2; then
         [ "${ROLE}" = head ] || exit 1
+        addr="$(addresses)" || exit 1
+        read -r master_ip _current_ip <<<"${addr}"
         stop_stale_ray "the head's Ray did not start at ${master_ip}:${RAY_PORT} (attempt 1 of 2)"
         bash ./start_verl.sh ray >&2
     fi
     echo "ray: started"
-    # The head says who is in its cluster now (the workers check themselves against it).
-    if [ "${ROLE}" = head ]; then
-        head_answer true "$(members)"
-    else
-        answer changed=true state=joined
-    fi
-}
-
-head_answer() {
-    # The head's answer to `ray`: whether it changed, how it took the deploy's lock (lock_take), the nodes alive now,
-    # and whether they hold every node's NPUs. With VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE (the deploy found a training running
-    # from its settings), a Ray left alone that holds every node's NPUs, under a lock this deploy took without waiting,
-    # leaves the deploy nothing to change: the lock is released at the end of this step (released=true), not by a step of
-    # its own. A later step that changes something takes it again.
-    local changed="$1" listed="$2" complete=false released=false
-    ! all_joined "${listed}" || complete=true
-    if [ "${changed}" = false ] && [ "${complete}" = true ] && [ -n "${VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE:-}" ] \
-        && [ -z "${VERL_DEPLOY_LOCK_KEEP:-}" ] && { [ "${LOCK_HOW}" = free ] || [ "${LOCK_HOW}" = held ]; }; then
-        LOCK_RELEASE=1
-        released=true
-    fi
-    answer "changed=${changed}" "state=$([ "${changed}" = true ] && echo started || echo in-cluster)" "lock=${LOCK_HOW:-none}" \
-        "members=${listed}" "complete=${complete}" "released=${released}"
-}
-
-check_ray() {
-    # A worker's quick look, the condition under which converge_ray leaves it alone: exit 0 (and says so)
-    # when its raylet runs and the head's GCS lists it alive with its NPUs, 3 when it has to join.
-    local listed="${1:-}" addr master_ip current_ip
-    addr="$(addresses)" || exit 1
-    read -r master_ip current_ip <<<"${addr}"
-    if raylet_runs && in_cluster "${listed}" "${current_ip}"; then
-        echo "ray: ${current_ip} is in the cluster of ${master_ip}:${RAY_PORT} with ${NPU_PER_NODE} NPU; left alone."
-        return
-    fi
-    echo "ray: ${current_ip} has to join the cluster of ${master_ip}:${RAY_PORT} (alive: ${listed:-none})"
-    exit 3
 }
 
 ray_session() {
@@ -573,16 +497,15 @@ stop_training() {
 # plugins/module_utils/_training_state.py). KEY=VALUE lines, then on the head the last 5 lines of the last start's
 # output after the line "--- start output" and the log's last LINES lines after the line "--- log".
 status() {
-    local listed="${1:-}" lines="${2:-20}" addr master_ip="" current_ip="" in_ray=no problem="" log
+    local listed="${1:-}" lines="${2:-20}" addr master_ip="" current_ip="" problem="" log
     if addr="$(addresses 2>&1)"; then
         read -r master_ip current_ip <<<"${addr}"
-        if in_cluster "${listed}" "${current_ip}" && raylet_runs; then in_ray=yes; fi
     else
-        in_ray=unknown problem="${addr//$'\n'/ }"
+        problem="${addr//$'\n'/ }"
     fi
     # The image's verl as its checkout in verl_workdir says (verl/__init__.py reads the same file), and which control
     # script this is (status.yml names one another release of verl-deploy installed).
-    answer "in_ray=${in_ray}" "address_problem=${problem}" "raylet=$(raylet_runs && echo running || echo none)" "role=${ROLE}" \
+    answer "address_problem=${problem}" "raylet=$(raylet_runs && echo running || echo none)" "role=${ROLE}" \
         "master_ip=${master_ip}" "current_ip=${current_ip}" "npus=${NPU_PER_NODE}" "ray_port=${RAY_PORT}" \
         "dashboard_port=${DASHBOARD_PORT}" "listed=${listed}" "workdir=$(pwd)" \
         "verl=$(cat verl/version/version 2>/dev/null || true)" "control=$(sha256sum <verl_control.sh | cut -c1-64)"
@@ -600,10 +523,9 @@ status() {
 step="${1:-}"
 shift || true
 case "${step}" in
-members) head_only members && members ;;
-ray-progress) ray_progress "${1:-}" ;;
-ray) converge_ray "${1:-}" ;;
-ray-check) check_ray "${1:-}" ;;
+members) head_only members && lock_renew && members ;;
+ray-look) ray_look ;;
+ray-start) ray_start "${1:-}" ;;
 training-state) training_state ;;
 start-training) start_training ;;
 supervise) supervise "${1:-}" ;;
@@ -614,5 +536,5 @@ stop-training) stop_training ;;
 stop-ray) stop_ray ;;
 unlock) unlock ;;
 lock) lock_step ;;
-*) die "unknown step '${step}'; use one of: members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status, stop-training, stop-ray, unlock, lock." ;;
+*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-look, npus-look, status, stop-training, stop-ray, unlock, lock." ;;
 esac

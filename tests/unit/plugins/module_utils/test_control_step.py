@@ -1,12 +1,17 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""How a step runs on a node (_control_step.py): its command, and whether `docker exec` ran it at all."""
+"""How a step runs on a node (_control_step.py): its command, whether `docker exec` ran it at all, and Ray's steps decided
+between the control script's primitives (one table each)."""
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, container_command, control_argv, not_run)
+    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, in_cluster, joined, not_run, ray_plan, ray_step,
+    released_if_whole)
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines, sentences
 
 
 def test_the_steps_that_only_look_are_steps_of_the_script():
@@ -46,3 +51,119 @@ def test_the_command_that_runs_a_step_in_the_container(env, stdin, expected):
 ])
 def test_whether_docker_exec_ran_the_step(rc, stdout, stderr, expected):
     assert not_run(rc, stdout, stderr) == expected
+
+
+@pytest.mark.parametrize("members, ip, npus, expected", [
+    ("10.0.0.1=8,10.0.0.2=8", "10.0.0.2", 8, True),
+    ("10.0.0.1=8,10.0.0.2=4", "10.0.0.2", 8, False),   # listed without all its NPUs
+    ("10.0.0.1=8,10.0.0.21=8", "10.0.0.2", 8, False),  # another address that begins with it
+    ("", "10.0.0.2", 8, False),
+    ("10.0.0.2=8", "", 8, False),
+])
+def test_in_the_cluster(members, ip, npus, expected):
+    assert in_cluster(members, ip, npus) is expected
+
+
+@pytest.mark.parametrize("members, expected, whole", [
+    ("", (0, 0), False),
+    ("10.0.0.1=8", (1, 8), False),
+    ("10.0.0.1=8,10.0.0.2=8", (2, 16), True),
+    ("10.0.0.1=8,10.0.0.2=8,10.0.0.3=0", (3, 16), True),  # a node without NPUs (a CPU node) adds none
+    ("10.0.0.1=8,garbage", (2, 8), False),
+])
+def test_nodes_and_npus_joined(members, expected, whole):
+    assert joined(members) == expected and all_joined(members, 2, 8) is whole
+
+
+HEAD = {"role": "head", "npus": 8, "nnodes": 2, "master_ip": "10.0.0.1", "current_ip": "10.0.0.1", "ray_port": 6379, "raylet": True,
+        "gcs": True, "recorded": True, "members": "10.0.0.1=8", "lock": "free"}
+WORKER = dict(HEAD, role="worker", current_ip="10.0.0.2", gcs=False, members="")
+
+
+@pytest.mark.parametrize("look, listed, keep, stale", [
+    (HEAD, "", True, None),
+    (dict(HEAD, members="10.0.0.2=8"), "", False, "the head's Ray at 10.0.0.1:6379 is not whole"),  # its GCS lists not itself
+    (dict(HEAD, gcs=False, members=""), "", False, "the head's Ray at 10.0.0.1:6379 is not whole"),
+    (dict(HEAD, raylet=False, gcs=False, members=""), "", False, "the head's Ray at 10.0.0.1:6379 is not whole"),  # recorded only
+    (dict(HEAD, raylet=False, gcs=False, recorded=False, members=""), "", False, ""),  # nothing there: started, nothing stopped
+    (WORKER, "10.0.0.1=8,10.0.0.2=8", True, None),
+    (WORKER, "10.0.0.1=8", False, "the head lists no 10.0.0.2 with 8 NPU (alive: 10.0.0.1=8)"),
+    (dict(WORKER, raylet=False), "10.0.0.1=8,10.0.0.2=8", False, "the head lists no 10.0.0.2 with 8 NPU (alive: 10.0.0.1=8,10.0.0.2=8)"),
+    (dict(WORKER, raylet=False, recorded=False), "", False, ""),
+])
+def test_ray_is_kept_or_started_and_a_stale_one_stopped_first(look, listed, keep, stale):
+    plan = ray_plan(look, listed)
+    assert plan["keep"] is keep and plan.get("stale") == stale
+    if keep:
+        assert plan["said"].endswith("; left alone.")
+
+
+ASKED = ["env", "VERL_DEPLOY_LOCK_TOKEN=t", "VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE=1"]
+
+
+@pytest.mark.parametrize("lock_env, changed, complete, lock, expected", [
+    (ASKED, False, True, "free", True),
+    (ASKED, False, True, "held", True),
+    (ASKED[:2], False, True, "free", False),                           # not asked
+    (ASKED, True, True, "free", False),                                # Ray was started: the training stage follows
+    (ASKED, False, False, "free", False),                              # a worker's NPUs are missing: its join follows
+    (ASKED, False, True, "waited", False),                             # another deploy changed the cluster meanwhile
+    (ASKED, False, True, "taken-over", False),
+    (ASKED + ["VERL_DEPLOY_LOCK_KEEP=1"], False, True, "free", False),  # a comparison's lock: it releases it
+])
+def test_the_heads_ray_releases_the_lock_when_the_deploy_has_nothing_else_to_change(lock_env, changed, complete, lock, expected):
+    assert released_if_whole(lock_env, changed, complete, lock) is expected
+
+
+def fake(answers):
+    """run() of ray_step: each primitive's answer, and the calls made, in order."""
+    calls = []
+
+    def run(name, args, lock_env):
+        calls.append((name, list(args)))
+        return dict({"rc": 0, "stdout": "", "stderr": ""}, **answers.get(name, {}))
+    run.calls = calls
+    return run
+
+
+def looked(look, said=""):
+    return {"ray-look": {"stdout": said + json.dumps(look)}}
+
+
+@pytest.mark.parametrize("step, args, lock_env, answers, rc, said, answer, calls", [
+    # The head's Ray whole: one look, left alone; asked to, the lock released by one unlock.
+    ("ray", [], ASKED, dict(looked(dict(HEAD, nnodes=1)), unlock={"stdout": "lock: released\nchanged=true\nstate=released"}), 0,
+     ["ray: the head runs at 10.0.0.1:6379; left alone."],
+     {"changed": "false", "state": "in-cluster", "lock": "free", "members": "10.0.0.1=8", "complete": "true", "released": "true"},
+     ["ray-look", "unlock"]),
+    # Not whole: its stale Ray stopped and started, then asked for the nodes alive.
+    ("ray", [], [], dict(looked(dict(HEAD, gcs=False, lock="none")), members={"stdout": "10.0.0.1=8"},
+                         **{"ray-start": {"stdout": "ray: the head's Ray at 10.0.0.1:6379 is not whole; stopping this node's stale Ray first.\n"
+                                                    "ray: started"}}), 0,
+     ["ray: the head's Ray at 10.0.0.1:6379 is not whole; stopping this node's stale Ray first.", "ray: started"],
+     {"changed": "true", "state": "started", "lock": "none", "members": "10.0.0.1=8", "complete": "false", "released": "false"},
+     ["ray-look", "ray-start", "members"]),
+    # Its start failed: Ray's own words on stderr, no answer (it may have stopped a stale Ray).
+    ("ray", [], [], dict(looked(dict(HEAD, raylet=False, gcs=False, recorded=False)),
+                         **{"ray-start": {"rc": 1, "stderr": "the GCS has become overloaded."}}), 1, [], {}, ["ray-look", "ray-start"]),
+    # Refused for another deploy's lock: the look's own exit code and words, nothing else run.
+    ("ray", [], ASKED, {"ray-look": {"rc": 4, "stderr": "another deploy is changing this cluster"}}, 4, [], {}, ["ray-look"]),
+    # A worker in the head's list: left alone; not in: its stale Ray stopped and joined.
+    ("ray", ["10.0.0.1=8,10.0.0.2=8"], [], looked(WORKER), 0, ["ray: 10.0.0.2 is in the cluster of 10.0.0.1:6379 with 8 NPU; left alone."],
+     {"changed": "false", "state": "in-cluster"}, ["ray-look"]),
+    ("ray", ["10.0.0.1=8"], [], dict(looked(WORKER), **{"ray-start": {"stdout": "ray: started"}}), 0, ["ray: started"],
+     {"changed": "true", "state": "joined"}, ["ray-look", "ray-start"]),
+    ("ray-check", ["10.0.0.1=8"], [], looked(WORKER), 3, ["ray: 10.0.0.2 has to join the cluster of 10.0.0.1:6379 (alive: 10.0.0.1=8)"], {},
+     ["ray-look"]),
+    # The lock's sentences (it waited for another deploy) come before the step's own.
+    ("ray-check", ["10.0.0.1=8,10.0.0.2=8"], [], looked(WORKER, "lock: taken after waiting 3 s for another deploy.\n"), 0,
+     ["lock: taken after waiting 3 s for another deploy.", "ray: 10.0.0.2 is in the cluster of 10.0.0.1:6379 with 8 NPU; left alone."], {},
+     ["ray-look"]),
+    ("ray-progress", ["2", "8"], ASKED, {"members": {"stdout": "10.0.0.1=8"}}, 3, ["1/2 nodes, 8/16 NPU"], {}, ["members"]),
+    ("ray-progress", ["2", "8"], ASKED, {"members": {"rc": 1}}, 3, ["0/2 nodes, 0/16 NPU"], {}, ["members"]),
+])
+def test_a_ray_step_decided_between_the_primitives(step, args, lock_env, answers, rc, said, answer, calls):
+    run = fake(answers)
+    done = ray_step(step, args, lock_env, run)
+    assert done["rc"] == rc and sentences(done["stdout"]) == said and parse_lines(done["stdout"]) == answer, done
+    assert [name for name, _args in run.calls] == calls

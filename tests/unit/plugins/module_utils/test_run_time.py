@@ -100,9 +100,9 @@ def test_a_step_that_must_end_well(result, problem):
      {"changed": False, "say": True, "problem": "n1 (head): another deploy (controller c pid 1) holds the lock. Fix: wait."}),
     # Failed: its last four lines of stderr.
     ({"rc": 1, "stdout": "", "stderr_lines": ["a", "b", "c", "d", "e"]},
-     {"changed": True, "say": False, "problem": "n1 (head): Ray did not start. verl_control.sh ray ended with rc 1; its last lines: b | c | d | e"}),
+     {"changed": True, "say": False, "problem": "n1 (head): Ray did not start: its ray step ended with rc 1; its last lines: b | c | d | e"}),
     ({"rc": None, "msg": "timed out", "stdout": ""},
-     {"kept": False, "problem": "n1 (head): Ray did not start. verl_control.sh ray ended with rc -; its last lines: timed out"}),
+     {"kept": False, "problem": "n1 (head): Ray did not start: its ray step ended with rc -; its last lines: timed out"}),
     # Started, but no node listed.
     ({"rc": 0, "stdout": "changed=true\nlock=held\nmembers=\n", "stderr": "ConnectionError: GCS"},
      {"members": "", "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
@@ -129,11 +129,11 @@ def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
     ([join("w1", answered=False), join("w2")], {"unanswered": ["w1"], "rejoined": [], "said": ["ray: w2 joined"], "problem": ""}),
     ([join("w1", rc=1, changed="true", stderr_lines=["x", "ConnectionError"])],
      {"unanswered": [], "rejoined": ["w1"], "said": ["ray: w1 joined"],
-      "problem": "w1 (worker): Ray did not join the head. verl_control.sh ray ended with rc 1; its last lines: x | ConnectionError. "
+      "problem": "w1 (worker): Ray did not join the head: its ray step ended with rc 1; its last lines: x | ConnectionError. "
                  "Fix: check Ray on those nodes (status.yml), the network between them and 10.0.0.1:6379."}),
     # Still running when its bound passed: no exit code.
     ([join("w1", rc=None, stdout="", msg="async task did not complete within the requested time")],
-     {"rejoined": [], "problem": "w1 (worker): Ray did not join the head. verl_control.sh ray ended with rc -; its last lines: async task "
+     {"rejoined": [], "problem": "w1 (worker): Ray did not join the head: its ray step ended with rc -; its last lines: async task "
                                  "did not complete within the requested time. Fix: check Ray on those nodes (status.yml), the network "
                                  "between them and 10.0.0.1:6379."}),
 ])
