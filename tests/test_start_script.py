@@ -25,6 +25,9 @@ status)
     [ "$(cat "$FAKE_RAY/npus")" = none ] || echo " 0.0/$(cat "$FAKE_RAY/npus").0 NPU"
     ;;
 start)
+    # A head that drops every packet: `ray start` waits on it far past any bound (exec: `timeout` ends the wait itself,
+    # and no orphaned sleep holds the test's pipes open).
+    [ -f "$FAKE_RAY/start_hangs" ] && exec sleep 30
     if [ -f "$FAKE_RAY/start_failures" ] && [ "$(cat "$FAKE_RAY/start_failures")" -gt 0 ]; then
         echo $(( $(cat "$FAKE_RAY/start_failures") - 1 )) > "$FAKE_RAY/start_failures"
         echo "ConnectionError: head not reachable" >&2
@@ -32,7 +35,7 @@ start)
     fi
     # Starting Ray registers this node's NPUs (plus whatever "joins" says the others bring).
     echo "$(( $(cat "$FAKE_RAY/joins" 2>/dev/null || echo 0) + 8 ))" > "$FAKE_RAY/npus"
-    # A loaded node: the raylet joined, then `timeout 60` ended `ray start` (rc 124).
+    # A loaded node: the raylet joined, then `timeout` ended `ray start` (rc 124).
     [ -f "$FAKE_RAY/start_runs_past_bound" ] && exit 124
     # Record the environment Ray would start with (the SwanLab key must be there, not in argv).
     env > "$FAKE_RAY/start_env"
@@ -175,7 +178,7 @@ def test_worker_whose_ray_start_ran_past_its_bound_after_joining_is_joined(tmp_p
     (fake[0] / "start_runs_past_bound").write_text("")
     proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
-    assert "Joined the Ray head 10.0.0.1:9182 (attempt 1: `ray start` failed or ran past 60 s" in proc.stdout
+    assert "Joined the Ray head 10.0.0.1:9182 (attempt 1: `ray start` failed or ran past 60 s (verl_ray_join_timeout)" in proc.stdout
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
 
 
@@ -185,7 +188,22 @@ def test_worker_gives_up_after_bounded_retries(tmp_path, fake):
     proc, _elapsed = run(folder, fake)
     assert proc.returncode != 0
     assert "could not join the Ray head 10.0.0.1:9182 after 3 attempts (verl_ray_join_retries)" in proc.stderr
+    assert "(attempt 3/3: `ray start` ended with rc 1)" in proc.stderr
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 3
+
+
+def test_worker_attempt_that_hangs_is_given_up_after_verl_ray_join_timeout(tmp_path, fake):
+    """Behind a head that drops packets, each attempt ends after verl_ray_join_timeout, not the default 60 s."""
+    folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_retries=1,
+                         verl_ray_join_delay=1, verl_ray_join_timeout=1)
+    (fake[0] / "start_hangs").write_text("")
+    proc, elapsed = run(folder, fake, timeout=30)
+    assert proc.returncode != 0
+    assert "(attempt 1/1: `ray start` ran past 1 s (verl_ray_join_timeout))" in proc.stderr
+    assert "after 1 attempts (verl_ray_join_retries) of at most 1 s each (verl_ray_join_timeout)" in proc.stderr
+    assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
+    # The 1 s attempt and the 1 s pause, against the stand-in's 30 s wait.
+    assert elapsed < 15, "the worker took %.0f s to give up" % elapsed
 
 
 def test_swanlab_key_comes_from_the_protected_file_not_the_script(tmp_path, fake):

@@ -48,7 +48,7 @@ CANDIDATES = {"verl_model_path": "models", "verl_train_file": "datasets", "verl_
 # (tests/test_hostile_inputs.py checks the list against the templates).
 SCRIPT_VARIABLES = (
     "ROLE", "ASCEND_RT_VISIBLE_DEVICES", "NPU_PER_NODE", "NNODES", "MASTER_ADDR", "MASTER_IP", "RAY_PORT", "DASHBOARD_PORT",
-    "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_START_ARGS", "RAY_ADDRESS",
+    "CURRENT_IP", "SOCKET_IFNAME", "RAY_WAIT_TIMEOUT", "RAY_JOIN_RETRIES", "RAY_JOIN_DELAY", "RAY_JOIN_TIMEOUT", "RAY_START_ARGS", "RAY_ADDRESS",
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
     "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "TENSORBOARD_DIR",
@@ -772,9 +772,9 @@ def assemble(merged, values, context, network, swanlab, features):
         "npu_per_node": len(devices),
         "world_size": len(devices) * nnodes,
         "data_parallel_size": len(devices) * nnodes // (values["verl_train_tp"] * values["verl_train_pp"]),
-        # How long one node's Ray start or join may take: its retries, each a bounded `ray start` and a pause, and the checks
-        # (roles/ray: the head's step, a worker's background join and its collection).
-        "ray_join_bound": values["verl_ray_join_retries"] * (values["verl_ray_join_delay"] + 70) + 240,
+        # How long one node's Ray start or join may take: its retries, each a `ray start` bounded by verl_ray_join_timeout, 10 s
+        # of slack and a pause, and the checks (roles/ray: the head's step, a worker's background join and its collection).
+        "ray_join_bound": values["verl_ray_join_retries"] * (values["verl_ray_join_delay"] + values["verl_ray_join_timeout"] + 10) + 240,
         "container": {
             "privileged": values["verl_container_privileged"],
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],

@@ -26,7 +26,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._log_phases import las
 NOT_IN_RECORD = frozenset((
     "host", "role", "training", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv",
     "npu_devices_note", "image_probe", "world_size", "data_parallel_size", "experiment_name_source",
-    "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "ray_join_bound", "output_dir", "docker_timeout", "npu_smi_path",
+    "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "ray_join_timeout", "ray_join_bound", "output_dir", "docker_timeout", "npu_smi_path",
     "restart", "train_start_timeout", "npu_release_timeout", "deploy_lock_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these
     # say nothing about the training that runs in it.

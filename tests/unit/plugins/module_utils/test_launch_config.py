@@ -182,6 +182,13 @@ def test_assemble_derives_every_setting_from_the_table():
     assert config["feature_mask"] == "0000000" and config["features"]["mask"] == "0000000"
 
 
+def test_the_ray_join_bound_follows_each_attempts_timeout():
+    """roles/ray waits this long for a worker's background join: every attempt's `ray start` bound, 10 s of slack and the
+    pause between attempts, and 240 s for the checks."""
+    assert launch_ok()["ray_join_bound"] == 30 * (10 + 60 + 10) + 240
+    assert launch_ok(verl_ray_join_retries=2, verl_ray_join_delay=3, verl_ray_join_timeout=300)["ray_join_bound"] == 2 * (3 + 300 + 10) + 240
+
+
 def test_build_returns_errors_and_no_configuration():
     config, errors, _warnings = launch(verl_train_steps=0, host="a/b")
     assert config is None and {e["variable"] for e in errors} == {"verl_train_steps", "inventory_hostname"}

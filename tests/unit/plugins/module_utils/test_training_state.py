@@ -31,9 +31,9 @@ def test_the_same_settings_make_no_drift():
 
 
 def test_settings_that_never_need_a_restart_make_no_drift():
-    quiet = record(verl_train_start_timeout=999, verl_ray_wait_timeout=999, verl_ray_join_retries=3, verl_status_log_lines=5,
-                   verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag", verl_logs_dir="/tmp/other-logs",
-                   verl_logs_max_mb=5)
+    quiet = record(verl_train_start_timeout=999, verl_ray_wait_timeout=999, verl_ray_join_retries=3, verl_ray_join_timeout=15,
+                   verl_status_log_lines=5, verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag",
+                   verl_logs_dir="/tmp/other-logs", verl_logs_max_mb=5)
     assert launch_drift(record(), quiet) == []
 
 
