@@ -188,7 +188,9 @@ def test_worker_gives_up_after_bounded_retries(tmp_path, fake):
     proc, _elapsed = run(folder, fake)
     assert proc.returncode != 0
     assert "could not join the Ray head 10.0.0.1:9182 after 3 attempts (verl_ray_join_retries)" in proc.stderr
-    assert "(attempt 3/3: `ray start` ended with rc 1)" in proc.stderr
+    assert "(attempt 3/3: `ray start` ended with rc 1)." in proc.stderr
+    # Retried twice, the delay apart; after the last attempt it neither says it retries nor waits.
+    assert proc.stderr.count("; retrying in 1 s.") == 2 and "(attempt 3/3: `ray start` ended with rc 1); retrying" not in proc.stderr
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 3
 
 
@@ -202,7 +204,7 @@ def test_worker_attempt_that_hangs_is_given_up_after_verl_ray_join_timeout(tmp_p
     assert "(attempt 1/1: `ray start` ran past 1 s (verl_ray_join_timeout))" in proc.stderr
     assert "after 1 attempts (verl_ray_join_retries) of at most 1 s each (verl_ray_join_timeout)" in proc.stderr
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
-    # The 1 s attempt and the 1 s pause, against the stand-in's 30 s wait.
+    # The 1 s attempt (no pause after the last one), against the stand-in's 30 s wait.
     assert elapsed < 15, "the worker took %.0f s to give up" % elapsed
 
 
