@@ -1,7 +1,7 @@
 """verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
 the detached start with its step times and exit code, the deploy's looks, and the targeted stop; every step the
 playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read in plugins/module_utils/_run_time.py).
-Ray's steps run as verl.deploy.node_step runs them on a host: decided in Python between the script's primitives, each
+Ray's steps and verify-look run as verl.deploy.node_step runs them on a host: decided in Python between the script's primitives, each
 run through a stand-in `docker exec` that runs it here.
 
 A stand-in start_verl.sh plays the training: a process whose command line holds this test's own
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, PRIMITIVES, RAY_STEPS
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_lines, parse_training_state,
                                                                                   sentences,
@@ -67,8 +67,8 @@ exec "$@"
 """
 
 
-def ray_step(folder, docker, step, args, env):
-    """A Ray step as verl.deploy.node_step runs it; the lock identity (VERL_DEPLOY_LOCK_* in env) goes to lock_env, as the
+def decided_step(folder, docker, step, args, env):
+    """A step decided on the host (Ray's, verify-look) as verl.deploy.node_step runs it; the lock identity (VERL_DEPLOY_LOCK_* in env) goes to lock_env, as the
     deploy passes it (`env VERL_DEPLOY_LOCK_TOKEN=...`)."""
     lock_env = ["%s=%s" % (name, value) for name, value in sorted(env.items()) if name.startswith("VERL_DEPLOY_LOCK_")]
     params = {"container": "verl", "step": step, "workdir": str(folder), "args": list(args), "lock_env": ["env"] + lock_env if lock_env else [],
@@ -96,8 +96,8 @@ def control(tmp_path):
     docker.chmod(0o755)
 
     def run(*argv, timeout=60, **overrides):
-        if argv[0] in RAY_STEPS:
-            return ray_step(folder, docker, argv[0], argv[1:], dict(env, **overrides))
+        if argv[0] in DECIDED_STEPS:
+            return decided_step(folder, docker, argv[0], argv[1:], dict(env, **overrides))
         return subprocess.run(["bash", str(folder / "verl_control.sh"), *argv], env=dict(env, **overrides), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
@@ -268,7 +268,7 @@ def test_the_removed_verify_step_is_unknown(control):
 
 def test_a_worker_refuses_head_steps(tmp_path):
     folder = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16), tmp_path)
-    for step in ("members", "verify-look", "training-state", "start-training", "stop-training"):
+    for step in ("members", "verify-facts", "training-state", "start-training", "stop-training"):
         proc = subprocess.run(["bash", str(folder / "verl_control.sh"), step], capture_output=True, text=True, timeout=30, check=False)
         assert proc.returncode != 0 and "runs on the Ray head only" in proc.stderr, step
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "bogus"], capture_output=True, text=True, timeout=30, check=False)
@@ -516,13 +516,13 @@ def test_each_start_keeps_the_previous_starts_output(control):
 
 
 def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
-    """node_step's choices (_control_step.CONTROL_STEPS) are the script's `case` lines, but the Ray steps node_step decides
-    itself, plus the primitives it runs for them and supervise (start-training runs it); the script's refusal of an unknown
+    """node_step's choices (_control_step.CONTROL_STEPS) are the script's `case` lines, but the steps node_step decides
+    itself (DECIDED_STEPS), plus the primitives it runs for them and supervise (start-training runs it); the script's refusal of an unknown
     step lists them."""
     text = (REPO / "roles/training/files/verl_control.sh").read_text()
     dispatch = text[text.index('case "${step}" in'):]
     cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)
-    script_steps = [step for step in CONTROL_STEPS if step not in RAY_STEPS]
+    script_steps = [step for step in CONTROL_STEPS if step not in DECIDED_STEPS]
     assert [step for step in cased if step not in PRIMITIVES] == script_steps
     assert set(cased) == set(script_steps) | set(PRIMITIVES)
     listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")

@@ -4,23 +4,25 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 #
-# How a step runs on a node: the control script's steps, and the command that runs a step on the host or in the training
-# container there (the node_step module runs it, for itself and as wait_progress's probe). Pure functions, table-tested in
-# tests/unit/plugins/module_utils/test_control_step.py; standard library only, for the module ships it to every host.
+# How a step runs on a node: the control script's steps, the command that runs a step on the host or in the training
+# container there (the node_step module runs it, for itself and as wait_progress's probe), and the steps decided there, in
+# Python, between the script's primitives: Ray's (keep or start this node's Ray, the nodes and NPUs joined) and the wait for
+# the training. Pure functions, table-tested in tests/unit/plugins/module_utils/test_control_step.py; standard library only,
+# for the module ships it to every host.
 from __future__ import annotations
 
 import json
 import re
 
 # The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
-# bookkeeping. The Ray steps (RAY_STEPS) are decided here, in Python, between the control script's primitives (ray_step);
-# the others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
+# bookkeeping. DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
+# others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
 # itself: tests/test_control_script.py holds the lists equal to the script's).
 CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
                  "status", "stop-training", "stop-ray", "unlock", "lock")
 LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
-RAY_STEPS = ("ray", "ray-check", "ray-progress")
-PRIMITIVES = ("ray-look", "ray-start", "supervise")
+DECIDED_STEPS = ("ray", "ray-check", "ray-progress", "verify-look")
+PRIMITIVES = ("ray-look", "ray-start", "supervise", "verify-facts")
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
 # restarting or paused, or the engine does not answer): the step did not run, so it neither failed nor changed anything.
@@ -111,6 +113,46 @@ def _said(text):
     return [line for line in (text or "").splitlines() if line.strip()]
 
 
+def _facts(text):
+    """KEY=VALUE lines (the last value of a key wins), and the lines after a line "--- start output"."""
+    facts, lines = {}, (text or "").splitlines()
+    tail = lines[lines.index("--- start output") + 1:] if "--- start output" in lines else []
+    for line in lines[:len(lines) - len(tail)]:
+        key, sep, value = line.partition("=")
+        if sep and key.isidentifier():
+            facts[key] = value
+    return facts, tail
+
+
+def _size(text):
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return -1
+
+
+def verify_look(text):
+    """One look of the deploy's bounded wait for the training (wait_progress polls it), from verify-facts' facts: rc 0 when
+    it runs and its newest log grew since the previous look, or it finished as verl does (exit code 0 after a step); 3 not
+    yet; 1 when it ended before it ran (the last lines of its start's output, on stderr). {rc, stdout, stderr}."""
+    facts, tail = _facts(text)
+    log = facts.get("log", "")
+    if "exit_code" in facts:
+        # A short training may be done before its log was seen to grow: it ran, as verl does, to its last step.
+        if facts["exit_code"] == "0" and facts.get("last_step"):
+            return {"rc": 0, "stdout": "finished (exit code 0) at step %s; its log %s" % (facts["last_step"], log), "stderr": ""}
+        return {"rc": 1, "stdout": "", "stderr": "verl_control.sh on %s: the training ended with exit code %s before it ran. Last lines of %s: %s" % (
+            facts.get("host", "?"), facts["exit_code"], facts.get("start_out", "its start's output"), "".join(line + "|" for line in tail))}
+    pid = facts.get("pid", "")
+    if not pid or not log:
+        return {"rc": 3, "stdout": "process %s, log %s" % (pid or "not yet", log or "not yet"), "stderr": ""}
+    size = _size(facts.get("size"))
+    seen_log, _sep, seen_size = facts.get("seen", "").rpartition(" ")
+    if seen_log == log and size > _size(seen_size):
+        return {"rc": 0, "stdout": "runs (pid %s); its log %s grows (%d bytes)" % (pid, log, size), "stderr": ""}
+    return {"rc": 3, "stdout": "runs (pid %s); log %s at %d bytes, waiting for it to grow" % (pid, log.rsplit("/", 1)[-1], size), "stderr": ""}
+
+
 def ray_step(step, args, lock_env, run):
     """A Ray step, decided here between the script's primitives: {rc, stdout, stderr} as the script's steps answer (its
     sentences, then its KEY=VALUE lines). run(primitive, args, lock_env) runs one in the container: {rc, stdout, stderr}.
@@ -163,3 +205,12 @@ def ray_step(step, args, lock_env, run):
     answer = ["changed=%s" % str(changed).lower(), "state=%s" % ("started" if changed else "in-cluster"), "lock=%s" % look["lock"],
               "members=%s" % members, "complete=%s" % str(complete).lower(), "released=%s" % str(released).lower()]
     return {"rc": 0, "stdout": "\n".join(said + answer), "stderr": stderr}
+
+
+def decided_step(step, args, lock_env, run):
+    """A step of DECIDED_STEPS, run as the script's steps answer ({rc, stdout, stderr}); run(primitive, args, lock_env) runs
+    one of the script's primitives in the container."""
+    if step == "verify-look":
+        looked = run("verify-facts", [], lock_env)
+        return verify_look(looked["stdout"]) if looked["rc"] == 0 else looked
+    return ray_step(step, args, lock_env, run)

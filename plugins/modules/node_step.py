@@ -17,7 +17,8 @@ description:
     in the same round trip. V(ray) looks at the node's Ray (V(ray-look), on the head under the deploy's lock), leaves it
     alone or stops a stale Ray and starts it (V(ray-start)), and on the head lists the nodes alive and may release the
     lock. V(ray-check) is that look and decision alone. V(ray-progress) (O(args) the node count and the NPUs per node)
-    counts the nodes and NPUs the head lists.
+    counts the nodes and NPUs the head lists. V(verify-look) reads the training's facts (V(verify-facts)) and says whether
+    it runs and its log grew, or it finished, or it ended before it ran.
   - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is
     what its C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
@@ -135,7 +136,7 @@ import subprocess
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, RAY_STEPS, container_command, control_argv, not_run, ray_step)
+    CONTROL_STEPS, DECIDED_STEPS, container_command, control_argv, decided_step, not_run)
 
 # The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
 # collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
@@ -178,20 +179,20 @@ def execute(argv, params, docker=None):
 
 
 class _NotRun(Exception):
-    """A primitive of a Ray step that docker exec could not start: the step did not run."""
+    """A primitive of a decided step that docker exec could not start: the step did not run."""
 
 
 def run(params, docker=None):
-    """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. A Ray step (RAY_STEPS) runs the script's
-    primitives it needs, one `docker exec` each on this host, and is decided here (_control_step.ray_step)."""
-    if params["step"] in RAY_STEPS:
+    """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. A step of DECIDED_STEPS runs the script's
+    primitives it needs, one `docker exec` each on this host, and is decided here (_control_step.decided_step)."""
+    if params["step"] in DECIDED_STEPS:
         def primitive(name, args, lock_env):
             done = execute(control_argv(params["workdir"], name, args, lock_env), params, docker)
             if done.get("failed"):
                 raise _NotRun(done)
             return done
         try:
-            return ray_step(params["step"], params["args"], params["lock_env"], primitive)
+            return decided_step(params["step"], params["args"], params["lock_env"], primitive)
         except _NotRun as exc:
             return exc.args[0]
     argv = (control_argv(params["workdir"], params["step"], params["args"], params["lock_env"]) if params["step"]

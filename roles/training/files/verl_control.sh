@@ -12,8 +12,8 @@
 #   bash verl_control.sh training-state             head: KEY=VALUE facts (pid, exit code, steps, Ray sessions, launch
 #                                                   record); the state is decided from them in _training_state.py
 #   bash verl_control.sh start-training             head: start_verl.sh train, detached, recorded in the state folder
-#   bash verl_control.sh verify-look                head: one look of the deploy's wait for the training (exit 0 its log
-#                                                   grew since the last look or it finished, 3 not yet)
+#   bash verl_control.sh verify-facts               head: one look of the deploy's wait for the training, as facts (its
+#                                                   verify-look step decides on them on the host)
 #   bash verl_control.sh npus-look                  one look: exit 0 when no process of this container holds an NPU,
 #                                                   3 (naming them) while some do
 #   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (its Ray, the image's verl) and, on the
@@ -25,12 +25,13 @@
 #                                                   deploys (playbooks/compare.yml), waited for as ray-look does
 # People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (decided on in
 # plugins/module_utils/_run_time.py): stop-training, stop-ray and unlock end with changed=true|false and state=...
-# Ray's steps (ray, ray-check, ray-progress) are decided in Python on the host (plugins/module_utils/_control_step.py,
-# ray_step), between ray-look, ray-start, members and unlock. Each step's stdout is its sentences and that block;
+# Ray's steps (ray, ray-check, ray-progress) and verify-look are decided in Python on the host
+# (plugins/module_utils/_control_step.py), between ray-look, ray-start, members, unlock and verify-facts. Each step's
+# stdout is its sentences and that block;
 # what the programs it runs print (start_verl.sh, ray start) goes to stderr, with the errors.
 # One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
 # messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
-# head (ray-look, ray-start, start-training, stop-training; members and verify-look renew it). The lock is a file in the
+# head (ray-look, ray-start, start-training, stop-training; members and verify-facts renew it). The lock is a file in the
 # state folder, on the host's log folder (it outlives the container): taken atomically in the same call that
 # starts the change, waited for within VERL_DEPLOY_LOCK_WAIT, taken over when its holder is gone (no step for
 # LOCK_LEASE s and its call no longer runs). Without the token (by hand, tests) no lock is taken.
@@ -397,35 +398,27 @@ start_training() {
     answer changed=true state=started
 }
 
-verify_look() {
-    # One look for a bounded wait that polls it (deploy.yml prints each answer as it comes): the
-    # training runs and its newest log grew since the previous look (remembered in the state folder).
-    head_only verify-look
+verify_facts() {
+    # One look of the deploy's wait for the training, as KEY=VALUE facts (decided on the host: verify_look in
+    # plugins/module_utils/_control_step.py): once it ended, its exit code, last step and newest log, and after the line
+    # "--- start output" the last lines of its start's output; else its pid, its newest log and that log's size, and the
+    # log and size the previous look saw (remembered in the state folder, which this look updates).
+    head_only verify-facts
     lock_renew
-    local pid log size before
-    if [ -f "${STATE_DIR}/exit_code" ]; then
-        # A short training may be done before its log was seen to grow: it ran, as verl does, to its last step.
-        if [ "$(state_of exit_code)" = 0 ] && [ -s "${STATE_DIR}/last_step" ]; then
-            echo "finished (exit code 0) at step $(state_of last_step | cut -d' ' -f2); its log $(latest_log)"
-            return
-        fi
-        die "the training ended with exit code $(state_of exit_code) before it ran. Last lines of ${START_OUT}: $(tail -n 12 "${START_OUT}" 2>/dev/null | tr '\n' '|')"
-    fi
-    pid="$(training_pid)"
+    local pid log size="" seen=""
     log="$(latest_log)"
-    if [ -z "${pid}" ] || [ -z "${log}" ]; then
-        echo "process ${pid:-not yet}, log ${log:-not yet}"
-        exit 3
-    fi
-    size="$(stat -c %s "${log}")"
-    before="$(cat "${STATE_DIR}/verify_seen" 2>/dev/null)" || before=""
-    echo "${log} ${size}" >"${STATE_DIR}/verify_seen"
-    if [ "${before%% *}" = "${log}" ] && [ "${size}" -gt "${before##* }" ]; then
-        echo "runs (pid ${pid}); its log ${log} grows (${size} bytes)"
+    answer "host=${HOST}" "start_out=${START_OUT}" "log=${log}"
+    if [ -f "${STATE_DIR}/exit_code" ]; then
+        answer "exit_code=$(state_of exit_code)" "last_step=$(state_of last_step | cut -d' ' -f2)"
+        echo "--- start output"
+        tail -n 12 "${START_OUT}" 2>/dev/null || true
         return
     fi
-    echo "runs (pid ${pid}); log ${log##*/} at ${size} bytes, waiting for it to grow"
-    exit 3
+    pid="$(training_pid)"
+    [ -z "${log}" ] || size="$(stat -c %s "${log}")"
+    seen="$(cat "${STATE_DIR}/verify_seen" 2>/dev/null)" || seen=""
+    [ -z "${pid}" ] || [ -z "${log}" ] || echo "${log} ${size}" >"${STATE_DIR}/verify_seen"
+    answer "pid=${pid}" "size=${size}" "seen=${seen}"
 }
 
 npus_look() {
@@ -529,12 +522,12 @@ ray-start) ray_start "${1:-}" ;;
 training-state) training_state ;;
 start-training) start_training ;;
 supervise) supervise "${1:-}" ;;
-verify-look) verify_look ;;
+verify-facts) verify_facts ;;
 npus-look) npus_look ;;
 status) status "$@" ;;
 stop-training) stop_training ;;
 stop-ray) stop_ray ;;
 unlock) unlock ;;
 lock) lock_step ;;
-*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-look, npus-look, status, stop-training, stop-ray, unlock, lock." ;;
+*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-facts, npus-look, status, stop-training, stop-ray, unlock, lock." ;;
 esac

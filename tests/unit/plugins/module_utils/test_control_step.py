@@ -9,8 +9,8 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, in_cluster, joined, not_run, ray_plan, ray_step,
-    released_if_whole)
+    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, in_cluster, joined, not_run, ray_plan,
+    ray_step, released_if_whole, verify_look)
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines, sentences
 
 
@@ -167,3 +167,37 @@ def test_a_ray_step_decided_between_the_primitives(step, args, lock_env, answers
     done = ray_step(step, args, lock_env, run)
     assert done["rc"] == rc and sentences(done["stdout"]) == said and parse_lines(done["stdout"]) == answer, done
     assert [name for name, _args in run.calls] == calls
+
+
+RUNS = "host=n1\nstart_out=/logs/start_verl.out\nlog=/logs/verl_q_run.log\npid=42\nsize=%s\nseen=%s\n"
+
+
+@pytest.mark.parametrize("text, rc, stdout, stderr", [
+    # Not started yet, or no log yet.
+    ("host=n1\nstart_out=/logs/start_verl.out\nlog=\npid=\nsize=\nseen=\n", 3, "process not yet, log not yet", ""),
+    ("host=n1\nstart_out=/o\nlog=\npid=42\nsize=\nseen=\n", 3, "process 42, log not yet", ""),
+    # The first look at its log, then a look that saw it grow; another log than the one seen before waits one look more.
+    (RUNS % (100, ""), 3, "runs (pid 42); log verl_q_run.log at 100 bytes, waiting for it to grow", ""),
+    (RUNS % (120, "/logs/verl_q_run.log 100"), 0, "runs (pid 42); its log /logs/verl_q_run.log grows (120 bytes)", ""),
+    (RUNS % (100, "/logs/verl_q_run.log 100"), 3, "runs (pid 42); log verl_q_run.log at 100 bytes, waiting for it to grow", ""),
+    (RUNS % (120, "/logs/verl_q_old.log 100"), 3, "runs (pid 42); log verl_q_run.log at 120 bytes, waiting for it to grow", ""),
+    # A log folder with a space in its path is read whole.
+    (RUNS.replace("/logs/", "/my logs/") % (120, "/my logs/verl_q_run.log 100"), 0,
+     "runs (pid 42); its log /my logs/verl_q_run.log grows (120 bytes)", ""),
+    # Ended: finished as verl does (after a step), or before it ran (its start's last lines).
+    ("host=n1\nstart_out=/o\nlog=/l.log\nexit_code=0\nlast_step=6\n--- start output\nbye\n", 0, "finished (exit code 0) at step 6; its log /l.log",
+     ""),
+    ("host=n1\nstart_out=/o\nlog=\nexit_code=1\nlast_step=\n--- start output\nTraceback\nImportError: x=1\n", 1, "",
+     "verl_control.sh on n1: the training ended with exit code 1 before it ran. Last lines of /o: Traceback|ImportError: x=1|"),
+    ("host=n1\nstart_out=/o\nlog=\nexit_code=0\nlast_step=\n--- start output\n", 1, "",
+     "verl_control.sh on n1: the training ended with exit code 0 before it ran. Last lines of /o: "),
+])
+def test_the_wait_for_the_training_decides_on_one_look(text, rc, stdout, stderr):
+    assert verify_look(text) == {"rc": rc, "stdout": stdout, "stderr": stderr}
+
+
+def test_verify_look_reads_the_facts_of_its_primitive_and_passes_on_its_failure():
+    run = fake({"verify-facts": {"stdout": RUNS % (120, "/logs/verl_q_run.log 100")}})
+    assert decided_step("verify-look", [], ["env"], run)["rc"] == 0 and run.calls == [("verify-facts", [])]
+    refused = fake({"verify-facts": {"rc": 1, "stderr": "verl_control.sh on n1: step 'verify-facts' runs on the Ray head only"}})
+    assert decided_step("verify-look", [], [], refused)["rc"] == 1
