@@ -806,7 +806,7 @@ def node_python_lacks(checked):
     if not missing:
         return ""
     return ("the Python that runs the deploy's modules on this node (%s, %s) cannot import %s, which community.docker's "
-            "modules (docker_container, docker_container_exec, docker_container_info) need: the container stage would fail "
+            "modules (docker_container, docker_container_info, docker_container_copy_into) need: the container stage would fail "
             "with \"Failed to import the required Python library (%s)\". Fix: install it for that Python: %s, or %s -m pip "
             "install %s; or point ansible_python_interpreter for this node at a Python that has it."
             % (python.get("executable") or "?", python.get("version") or "?", ", ".join(missing), missing[0],
