@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, parse_lines, sentences
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_lines, parse_training_state,
-                                                                                  sentences,
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_training_state,
                                                                                   status_answer)
 from ansible_collections.verl.deploy.plugins.modules import node_step
 from helpers.launch_helpers import launch_ok, write_scripts

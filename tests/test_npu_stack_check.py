@@ -18,7 +18,7 @@ from helpers.launch_helpers import ATB_LIBRARY, cann_stand_in
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import container_check
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()

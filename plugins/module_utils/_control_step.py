@@ -54,6 +54,29 @@ def not_run(rc, stdout, stderr):
     return ""
 
 
+_KEY = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _key_value(line):
+    """(key, value) of a KEY=VALUE line, or None for a sentence (or a line whose part before "=" is not a name)."""
+    key, sep, value = line.partition("=")
+    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
+
+
+def parse_lines(text):
+    """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
+
+    What every step of the scripts answers the playbooks with (read by _run_time.py and the filter training_state)."""
+    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
+
+
+def sentences(text):
+    """The lines of a step's output that parse_lines does not read: what the step says to people, in order.
+
+    What a task shows of a step (the filter said); the playbooks decide on parse_lines' keys, never on these."""
+    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
+
+
 def _members(text):
     """The entries of a list of Ray nodes alive, "IP=NPUS,IP=NPUS" (the members step's line)."""
     return [entry for entry in str(text or "").strip().split(",") if entry]
@@ -114,14 +137,10 @@ def _said(text):
 
 
 def _facts(text):
-    """KEY=VALUE lines (the last value of a key wins), and the lines after a line "--- start output"."""
-    facts, lines = {}, (text or "").splitlines()
-    tail = lines[lines.index("--- start output") + 1:] if "--- start output" in lines else []
-    for line in lines[:len(lines) - len(tail)]:
-        key, sep, value = line.partition("=")
-        if sep and key.isidentifier():
-            facts[key] = value
-    return facts, tail
+    """parse_lines of the lines before a line "--- start output", and the lines after it."""
+    lines = (text or "").splitlines()
+    cut = lines.index("--- start output") if "--- start output" in lines else len(lines)
+    return parse_lines("\n".join(lines[:cut])), lines[cut + 1:]
 
 
 def _size(text):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
 
 FILTER_KEY = "data.filter_overlong_prompts"
 # The time the count may take on a first run (an unchanged re-run reads the lengths it kept): bounded so that a huge data

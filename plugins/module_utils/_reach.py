@@ -14,7 +14,7 @@ only Ray's port; a firewall that drops the rest lets the training hang at its re
 """
 from __future__ import annotations
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
 
 
 def rank0_node(nodes):

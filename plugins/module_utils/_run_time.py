@@ -15,10 +15,10 @@ import hashlib
 import json
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, parse_lines, sentences
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
-    _number, _step, is_stalled, parse_lines, parse_training_state, sentences)
+    _number, _step, is_stalled, parse_training_state)
 
 # verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
 LOCK_REFUSED = 4

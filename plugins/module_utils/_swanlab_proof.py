@@ -24,7 +24,7 @@ import json
 import posixpath
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
 
 # The run the proof creates, named so that people who see it in their project know where it came from.
 EXPERIMENT = "verl-deploy-check"

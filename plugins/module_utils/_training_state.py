@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shlex
 import time
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, parse_lines, sentences
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
@@ -82,9 +81,6 @@ def control_values(config, lock_folder=""):
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])
     return head + "".join("%s=%s\n" % (name, shlex.quote(str(value))) for name, value in values)
-
-
-_KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def parse_training_state(text):
@@ -171,26 +167,6 @@ def launch_drift(started, now):
         changes.append("run_training.sh differs from the one the training started from, with the same settings "
                        "(another version of verl.deploy rendered it)")
     return changes
-
-
-def _key_value(line):
-    """(key, value) of a KEY=VALUE line, or None for a sentence (or a line whose part before "=" is not a name)."""
-    key, sep, value = line.partition("=")
-    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
-
-
-def parse_lines(text):
-    """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
-
-    What every step of the scripts answers the playbooks with (read by _run_time.py and the filter training_state)."""
-    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
-
-
-def sentences(text):
-    """The lines of a step's output that parse_lines does not read: what the step says to people, in order.
-
-    What a task shows of a step (the filter said); the playbooks decide on parse_lines' keys, never on these."""
-    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
 def _number(text, default=0):

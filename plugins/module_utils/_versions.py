@@ -21,7 +21,7 @@ import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import sentences
 
 # --------------------------------------------------------------------------- the releases (profiles)
 #
