@@ -18,6 +18,8 @@ FAKE_RAY = r"""#!/bin/bash
 echo "ray $*" >> "$FAKE_RAY/calls"
 case "$1" in
 status)
+    # Asked through a head that drops packets: it waits far past any bound (exec: `timeout` ends the wait itself).
+    [ -f "$FAKE_RAY/status_hangs" ] && exec sleep 30
     [ -f "$FAKE_RAY/npus" ] || { echo "ConnectionError: could not find any running Ray instance" >&2; exit 1; }
     echo "======== Autoscaler status ========"
     echo "Usage:"
@@ -27,7 +29,11 @@ status)
 start)
     # A head that drops every packet: `ray start` waits on it far past any bound (exec: `timeout` ends the wait itself,
     # and no orphaned sleep holds the test's pipes open).
-    [ -f "$FAKE_RAY/start_hangs" ] && exec sleep 30
+    # With start_leaves_raylet it started this node's raylet before it hung.
+    if [ -f "$FAKE_RAY/start_hangs" ]; then
+        [ -f "$FAKE_RAY/start_leaves_raylet" ] && : > "$FAKE_RAY/raylet_left"
+        exec sleep 30
+    fi
     if [ -f "$FAKE_RAY/start_failures" ] && [ "$(cat "$FAKE_RAY/start_failures")" -gt 0 ]; then
         echo $(( $(cat "$FAKE_RAY/start_failures") - 1 )) > "$FAKE_RAY/start_failures"
         echo "ConnectionError: head not reachable" >&2
@@ -52,9 +58,10 @@ esac
 """
 
 FAKE_PGREP = r"""#!/bin/bash
-# Stand-in `pgrep`: a raylet runs here exactly when the stand-in Ray runs ($FAKE_RAY/npus exists).
+# Stand-in `pgrep`: a raylet runs here when the stand-in Ray runs ($FAKE_RAY/npus exists), or when a `ray start` that
+# was given up left one ($FAKE_RAY/raylet_left).
 if [ "$*" = "-x raylet" ]; then
-    [ -f "$FAKE_RAY/npus" ]
+    [ -f "$FAKE_RAY/npus" ] || [ -f "$FAKE_RAY/raylet_left" ]
     exit
 fi
 exec /usr/bin/pgrep "$@"
@@ -195,17 +202,21 @@ def test_worker_gives_up_after_bounded_retries(tmp_path, fake):
 
 
 def test_worker_attempt_that_hangs_is_given_up_after_verl_ray_join_timeout(tmp_path, fake):
-    """Behind a head that drops packets, each attempt ends after verl_ray_join_timeout, not the default 60 s."""
+    """Behind a head that drops packets, each attempt ends after verl_ray_join_timeout, not the default 60 s; and the look
+    whether the raylet the attempt left joined after all asks the head for at most 10 s (the join's bound counts 10 s an
+    attempt), though `ray status` waits far longer."""
     folder = scripts_for(tmp_path, is_head=False, nnodes=2, verl_train_batch_size=16, verl_ray_join_retries=1,
                          verl_ray_join_delay=1, verl_ray_join_timeout=1)
-    (fake[0] / "start_hangs").write_text("")
-    proc, elapsed = run(folder, fake, timeout=30)
+    for name in ("start_hangs", "start_leaves_raylet", "status_hangs"):
+        (fake[0] / name).write_text("")
+    proc, elapsed = run(folder, fake, timeout=60)
     assert proc.returncode != 0
     assert "(attempt 1/1: `ray start` ran past 1 s (verl_ray_join_timeout))" in proc.stderr
     assert "after 1 attempts (verl_ray_join_retries) of at most 1 s each (verl_ray_join_timeout)" in proc.stderr
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1
-    # The 1 s attempt (no pause after the last one), against the stand-in's 30 s wait.
-    assert elapsed < 15, "the worker took %.0f s to give up" % elapsed
+    assert "ray status --address=10.0.0.1:9182" in calls(fake)
+    # The 1 s attempt and the 10 s look (no pause after the last attempt), against the stand-in's 30 s waits.
+    assert elapsed < 20, "the worker took %.0f s to give up" % elapsed
 
 
 def test_swanlab_key_comes_from_the_protected_file_not_the_script(tmp_path, fake):
