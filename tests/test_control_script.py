@@ -51,6 +51,10 @@ for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SE
 sleep "$HOLD" & wait
 exit "$EXIT_CODE"'
     bash -c "$program" -m "$MODULE"
+    code=$?
+    # The supervisor reads the log's last lines before it writes the exit code: AFTER_END seconds here.
+    sleep "${AFTER_END:-0}"
+    exit "${code}"
     ;;
 esac
 """
@@ -162,6 +166,17 @@ def test_a_clean_end_is_finished(control):
     control("start-training")
     wait_for((control.state / "exit_code").exists)
     assert state(control)["state"] == "finished"
+
+
+def test_a_look_after_the_trainer_ended_and_before_its_exit_code_waits_for_the_code(control):
+    """The trainer gone, its supervisor still reading the last lines: a look then read a training that finished as crashed
+    (a comparison recorded a mask that logged all its steps as failed, CI 2026-12-06)."""
+    control("start-training", AFTER_END="2")
+    wait_for(lambda: (control.state / "last_step").exists() and (control.state / "last_step").read_text().endswith(" 3\n"))
+    wait_for(lambda: subprocess.run(["pgrep", "-f", "--", control.module], check=False).returncode != 0)
+    assert not (control.state / "exit_code").exists()
+    found = state(control)
+    assert (found["state"], found["exit_code"]) == ("finished", "0"), found
 
 
 def test_running_then_stalled_then_stopped(control):

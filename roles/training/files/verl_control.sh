@@ -440,13 +440,29 @@ npus_look() {
     exit 3
 }
 
+supervised() {
+    local run
+    run="$(state_of run)"
+    [ -n "${run}" ] && pgrep -f -- "verl_control.sh supervise ${run//./\\.}\$" >/dev/null 2>&1
+}
+
 training_state() {
     # The facts the playbooks decide the training's state from (plugins/module_utils/_training_state.py, classify:
     # running, orphaned, crashed, finished, stopped, not-started), as KEY=VALUE lines.
     head_only training-state
     # A comparison reads the state of its mask's training every few seconds: that keeps its lock fresh (no-op without its token).
     lock_renew
-    echo "pid=$(training_pid)"
+    local pid waits=0
+    pid="$(training_pid)"
+    # The trainer ended by itself, its supervisor not yet: it writes the exit code once it has read the log's last lines. A
+    # look in between read a training that finished as crashed; it waits for the code (at most 5 s: a process the trainer
+    # left holding its output keeps the supervisor on; a stopped training is stopped whatever its code).
+    while [ -z "${pid}" ] && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ "${waits}" -lt 25 ] && supervised; do
+        sleep 0.2
+        waits=$((waits + 1))
+        pid="$(training_pid)"
+    done
+    echo "pid=${pid}"
     echo "exit_code=$(state_of exit_code)"
     echo "started_at=$(state_of started_at)"
     echo "stopped_at=$(state_of stopped_at)"
