@@ -38,12 +38,10 @@ def pytest_collection_modifyitems(items):
     xdist worker it runs before three_nodes, not after: most of its time is waiting on the stand-in trainer's steps, which
     the other tests fill at the start of a run, while at the end only the scenarios are left to fill it (docs/development.md)."""
     smoke = [item for item in items if item.nodeid.startswith("tests/sim/test_sim_cluster.py::")]
-    first = next((index for index, item in enumerate(items) if item.nodeid.startswith("tests/integration/test_molecule.py::")), None)
-    if not smoke or first is None:
-        return
     rest = [item for item in items if not item.nodeid.startswith("tests/sim/test_sim_cluster.py::")]
-    first = rest.index(items[first])
-    items[:] = rest[:first] + smoke + rest[first:]
+    first = next((index for index, item in enumerate(rest) if item.nodeid.startswith("tests/integration/test_molecule.py::")), None)
+    if smoke and first is not None:
+        items[:] = rest[:first] + smoke + rest[first:]
 
 
 def pytest_report_collectionfinish(config, items):

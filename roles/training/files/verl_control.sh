@@ -354,6 +354,13 @@ supervise() {
     exit "${code}"
 }
 
+supervised() {
+    # Whether the supervisor of the training started last still runs (it writes the exit code as it ends).
+    local run
+    run="$(state_of run)"
+    [ -n "${run}" ] && pgrep -f -- "verl_control.sh supervise ${run//./\\.}\$" >/dev/null 2>&1
+}
+
 checkpoints() {
     # How many checkpoints verl_ckpts_dir holds: global_step_<N> folders (verl's tracker file alone counts as one).
     local found=0 folder
@@ -438,12 +445,6 @@ npus_look() {
     fi
     echo "held by ${held}"
     exit 3
-}
-
-supervised() {
-    local run
-    run="$(state_of run)"
-    [ -n "${run}" ] && pgrep -f -- "verl_control.sh supervise ${run//./\\.}\$" >/dev/null 2>&1
 }
 
 training_state() {

@@ -9,9 +9,8 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, in_cluster, joined, not_run, ray_plan,
-    ray_step, released_if_whole, verify_look)
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines, sentences
+    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, in_cluster, joined, not_run, parse_lines, ray_plan,
+    ray_step, released_if_whole, sentences, verify_look)
 
 
 def test_the_steps_that_only_look_are_steps_of_the_script():
