@@ -1,6 +1,6 @@
 """verl_control.sh, executed: the training's state, the status lines (running, stalled, crashed...),
 the detached start with its step times and exit code, the deploy's looks, and the targeted stop; every step the
-playbooks read says what it did in sentences, then answers in KEY=VALUE lines (read in plugins/module_utils/_run_time.py).
+playbooks read answers with one JSON document, its sentences and its answer (read in plugins/module_utils/_control_step.py).
 Ray's steps and verify-look run as verl.deploy.node_step runs them on a host: decided in Python between the script's primitives, each
 run through a stand-in `docker exec` that runs it here.
 
@@ -15,16 +15,18 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, parse_lines, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
+from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_lines
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_training_state,
-                                                                                  status_answer)
+                                                                                  status_answer, status_report)
 from ansible_collections.verl.deploy.plugins.modules import node_step
 from helpers.launch_helpers import launch_ok, write_scripts
 
@@ -110,6 +112,25 @@ def control(tmp_path):
         subprocess.run(["pkill", "-f", "--", name], check=False)
 
 
+def said(proc):
+    """A step's sentences for people (its document's said)."""
+    return read_answer(proc.stdout)["said"]
+
+
+def answer_of(proc):
+    """A step's answer (its document's answer)."""
+    return read_answer(proc.stdout)["answer"]
+
+
+def lines(proc):
+    """A step's document as lines: its sentences, then its answer as KEY=VALUE (sorted by key)."""
+    return said(proc) + ["%s=%s" % item for item in sorted(answer_of(proc).items())]
+
+
+def text(proc):
+    return "\n".join(lines(proc))
+
+
 def state(run):
     """The training as the playbooks read it: the script's facts, classified in Python (parse_training_state)."""
     proc = run("training-state")
@@ -144,7 +165,7 @@ def test_nothing_started_yet(control):
 
 def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     (control.logs / "verl_qwen3_8b_run_1.log").write_text("step:0\n")
-    assert control("start-training", EXIT_CODE="3").stdout.splitlines() == ["training: started", "changed=true", "state=started"]
+    assert lines(control("start-training", EXIT_CODE="3")) == ["training: started", "changed=true", "state=started"]
     wait_for((control.state / "exit_code").exists)
     found = state(control)
     assert found["state"] == "crashed" and found["exit_code"] == "3" and found["last_step"].endswith(" 3")
@@ -190,11 +211,11 @@ def test_running_then_stalled_then_stopped(control):
     assert "training: STALLED: runs (pid %s) but logged no step for" % found["pid"] in shown(control, stall=30)
     assert "a training already runs" in control("start-training").stderr
     stop = control("stop-training")
-    assert stop.returncode == 0 and stop.stdout.splitlines() == ["training: stopped", "changed=true", "state=stopped"], stop.stderr
+    assert stop.returncode == 0 and lines(stop) == ["training: stopped", "changed=true", "state=stopped"], stop.stderr
     assert state(control)["state"] == "stopped"
-    again = control("stop-training").stdout
-    assert again.splitlines()[0] == "training: not running"
-    assert parse_lines(again) == {"changed": "false", "state": "not-running"}
+    again = control("stop-training")
+    assert said(again) == ["training: not running"]
+    assert answer_of(again) == {"changed": "false", "state": "not-running"}
 
 
 def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
@@ -205,7 +226,7 @@ def test_a_training_of_the_other_algorithm_is_found_and_stopped(control):
     status = shown(control)
     assert "training: running (pid" in status
     assert "algorithm: DAPO (resume mode auto)" in status, status
-    assert parse_lines(control("stop-training").stdout) == {"changed": "true", "state": "stopped"}
+    assert answer_of(control("stop-training")) == {"changed": "true", "state": "stopped"}
     assert state(control)["state"] == "stopped"
 
 
@@ -248,11 +269,11 @@ def test_verify_look_answers_once_per_call_until_the_log_grew(control):
     log.write_text("step\n")
     wait_for(lambda: state(control)["state"] == "running")
     first = control("verify-look")
-    assert first.returncode == 3 and "waiting for it to grow" in first.stdout, first.stderr
+    assert first.returncode == 3 and "waiting for it to grow" in text(first), first.stderr
     with open(log, "a") as handle:
         handle.write("step\n")
     grown = control("verify-look")
-    assert grown.returncode == 0 and "its log %s grows" % log in grown.stdout
+    assert grown.returncode == 0 and "its log %s grows" % log in text(grown)
 
 
 def test_verify_look_names_a_training_that_ended(control):
@@ -264,14 +285,14 @@ def test_verify_look_names_a_training_that_ended(control):
 
 def test_ray_progress_counts_nothing_without_ray(control):
     proc = control("ray-progress", "2", "8", **no_ray_here(control))
-    assert proc.returncode == 3 and proc.stdout.strip() == "0/2 nodes, 0/16 NPU", proc.stderr
+    assert proc.returncode == 3 and said(proc) == ["0/2 nodes, 0/16 NPU"], proc.stderr
     proc = control("ray-progress", "2", "8", **ray_here(control, "10.0.0.1=8,10.0.0.2=8"))
-    assert proc.returncode == 0 and proc.stdout.strip() == "2/2 nodes, 16/16 NPU", proc.stderr
+    assert proc.returncode == 0 and said(proc) == ["2/2 nodes, 16/16 NPU"], proc.stderr
 
 
 def test_stop_ray_answers_whether_it_changed_anything(control):
     proc = control("stop-ray", **no_ray_here(control))
-    assert proc.returncode == 0 and proc.stdout.splitlines() == ["ray: not running", "changed=false", "state=not-running"]
+    assert proc.returncode == 0 and lines(proc) == ["ray: not running", "changed=false", "state=not-running"]
 
 
 def test_the_removed_verify_step_is_unknown(control):
@@ -306,8 +327,8 @@ def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(contr
     assert state(control)["state"] == "running", "the refused deploy stopped nothing"
     # The holder's own steps go on; its release frees the lock for the other.
     assert control("verify-look", **lock_env("run-a")).returncode in (0, 3)
-    assert control("unlock", **lock_env("run-b")).stdout.splitlines() == ["lock: not held by this deploy", "changed=false", "state=not-held"]
-    assert control("unlock", **lock_env("run-a")).stdout.splitlines() == ["lock: released", "changed=true", "state=released"]
+    assert lines(control("unlock", **lock_env("run-b"))) == ["lock: not held by this deploy", "changed=false", "state=not-held"]
+    assert lines(control("unlock", **lock_env("run-a"))) == ["lock: released", "changed=true", "state=released"]
     assert control("stop-training", **lock_env("run-b")).returncode == 0
     assert state(control)["state"] == "stopped"
 
@@ -329,29 +350,30 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     no_ray = no_ray_here(control)
     first = control("ray", **no_ray, **lock_env("run-a"))
     assert first.returncode == 0, first.stderr
-    assert sentences(first.stdout) == ["ray: started"] and "Ray runtime started." in first.stderr, first.stdout
-    assert parse_lines(first.stdout) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false",
+    assert said(first) == ["ray: started"] and "Ray runtime started." in first.stderr, first.stdout
+    assert answer_of(first) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false",
                                          "released": "false"}
-    assert parse_lines(control("ray", **no_ray, **lock_env("run-a")).stdout)["lock"] == "held"
-    assert parse_lines(control("ray", **no_ray).stdout)["lock"] == "none"
+    assert answer_of(control("ray", **no_ray, **lock_env("run-a")))["lock"] == "held"
+    assert answer_of(control("ray", **no_ray))["lock"] == "none"
     # Another deploy (run-b) waits for run-a's lock, which run-a releases meanwhile.
     waiting = concurrent.futures.ThreadPoolExecutor(1).submit(control, "ray", **no_ray, **lock_env("run-b", wait="20"))
     time.sleep(1.5)
     assert control("unlock", **lock_env("run-a")).returncode == 0
     second = waiting.result(timeout=60)
-    out, err = second.stdout, second.stderr
-    assert second.returncode == 0, err
-    said = sentences(out)
-    assert said[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and said[0].endswith("; waiting at most 20 s.")
-    assert said[1].startswith("lock: taken after waiting ") and said[2:] == ["ray: started"], said
-    assert parse_lines(out)["lock"] == "waited"
+    assert second.returncode == 0, second.stderr
+    told = said(second)
+    assert told[0].startswith("lock: controller c1 pid 11 holds the cluster's lock since ") and told[0].endswith("; waiting at most 20 s.")
+    assert told[1].startswith("lock: taken after waiting ") and told[2:] == ["ray: started"], told
+    assert answer_of(second)["lock"] == "waited"
 
 
 def ray_here(control, members):
-    """The environment of a head whose Ray runs and whose GCS lists `members` alive (IP=NPUS,...)."""
+    """The environment of a head whose Ray runs and whose GCS lists `members` alive (IP=NPUS,...): its python3 asks Ray,
+    but for the script's printer of its answer (python3 -I -S -c), which runs as it is."""
     bin_dir = control.logs.parent / "ray-here-bin"
     bin_dir.mkdir(exist_ok=True)
-    for name, text in (("pgrep", "#!/bin/sh\nexit 0\n"), ("python3", "#!/bin/sh\necho '%s'\n" % members)):
+    python3 = "#!/bin/sh\n[ \"$1\" != -I ] || exec %s \"$@\"\necho '%s'\n" % (sys.executable, members)
+    for name, text in (("pgrep", "#!/bin/sh\nexit 0\n"), ("python3", python3)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     return {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"])}
@@ -366,20 +388,20 @@ def test_a_whole_ray_left_alone_releases_the_lock_when_the_deploy_has_nothing_el
     asked = dict(lock_env("run-a"), VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE="1")
     proc = control("ray", **whole, **asked)
     assert proc.returncode == 0, proc.stderr
-    assert sentences(proc.stdout) == ["ray: the head runs at 10.0.0.1:9182; left alone."], proc.stdout
-    assert parse_lines(proc.stdout) == {"changed": "false", "state": "in-cluster", "lock": "free", "members": "10.0.0.2=8",
+    assert said(proc) == ["ray: the head runs at 10.0.0.1:9182; left alone."], proc.stdout
+    assert answer_of(proc) == {"changed": "false", "state": "in-cluster", "lock": "free", "members": "10.0.0.2=8",
                                         "complete": "true", "released": "true"}
     assert not lock.exists()
     for env in (dict(whole, **lock_env("run-a")), dict(whole, **asked, VERL_DEPLOY_LOCK_KEEP="1")):
         proc = control("ray", **env)
-        assert proc.returncode == 0 and parse_lines(proc.stdout)["released"] == "false", proc.stdout + proc.stderr
+        assert proc.returncode == 0 and answer_of(proc)["released"] == "false", proc.stdout + proc.stderr
         assert lock.exists()
         assert control("unlock", **lock_env("run-a")).returncode == 0 and not lock.exists()
     # A cluster of two nodes whose second node's NPUs are not listed: the workers' join follows, the lock stays.
     values = control.folder / "verl_control.env"
     values.write_text(values.read_text() + "NNODES=2\n")
     proc = control("ray", **whole, **asked)
-    assert parse_lines(proc.stdout)["complete"] == "false" and parse_lines(proc.stdout)["released"] == "false", proc.stdout
+    assert answer_of(proc)["complete"] == "false" and answer_of(proc)["released"] == "false", proc.stdout
     assert lock.exists()
 
 
@@ -389,7 +411,7 @@ def test_a_head_whose_ray_timed_out_at_startup_is_stopped_and_started_once_more(
     fails.write_text("1")
     proc = control("ray", RAY_FAILS=str(fails), **no_ray)
     assert proc.returncode == 0, proc.stderr
-    assert sentences(proc.stdout) == ["ray: the head's Ray did not start at 10.0.0.1:9182 (attempt 1 of 2); stopping this node's stale "
+    assert said(proc) == ["ray: the head's Ray did not start at 10.0.0.1:9182 (attempt 1 of 2); stopping this node's stale "
                                       "Ray first.", "ray: started"], proc.stdout
     fails.write_text("2")
     proc = control("ray", RAY_FAILS=str(fails), **no_ray)
@@ -403,12 +425,12 @@ def test_the_lock_of_a_deploy_that_is_gone_is_taken_over(control):
     os.utime(lock, (time.time() - 600, time.time() - 600))
     proc = control("start-training", **lock_env("run-new"))
     assert proc.returncode == 0, proc.stderr
-    assert "lock: taken over from controller c9 pid 99 (since " in proc.stdout and "that deploy is gone" in proc.stdout
+    assert "lock: taken over from controller c9 pid 99 (since " in text(proc) and "that deploy is gone" in text(proc)
     assert "token=run-new" in lock.read_text()
     # The head's ray step answers how it took the lock (the training stage then reads the training again).
     lock.write_text("token=old\nholder=controller c9 pid 99\nsince=1700000000\npid=999999\n")
     os.utime(lock, (time.time() - 600, time.time() - 600))
-    assert parse_lines(control("ray", **no_ray_here(control), **lock_env("run-next")).stdout)["lock"] == "taken-over"
+    assert answer_of(control("ray", **no_ray_here(control), **lock_env("run-next")))["lock"] == "taken-over"
 
 
 def test_a_failed_step_of_the_holder_releases_its_lock(control):
@@ -431,16 +453,16 @@ def test_a_comparison_holds_the_lock_across_its_deploys_and_releases_it_at_its_e
     lock = control.state / "deploy.lock"
     taken = control("lock", **mine)
     assert taken.returncode == 0, taken.stderr
-    assert parse_lines(taken.stdout) == {"changed": "true", "state": "held", "lock": "free"}
+    assert answer_of(taken) == {"changed": "true", "state": "held", "lock": "free"}
     assert "lease=900" in lock.read_text()
-    assert parse_lines(control("lock", **mine).stdout)["lock"] == "held"
+    assert answer_of(control("lock", **mine))["lock"] == "held"
     # A mask's deploy: its start holds the lock, its failed step and its unlock keep it.
     assert control("start-training", HOLD="60", **deploy).returncode == 0
     wait_for(lambda: state(control)["state"] == "running")
     assert control("start-training", **deploy).returncode == 1 and lock.exists()
     kept = control("unlock", **deploy)
-    assert parse_lines(kept.stdout) == {"changed": "false", "state": "kept"} and lock.exists()
-    assert "lock: kept for %s, which releases it when it ends" % COMPARISON in kept.stdout
+    assert answer_of(kept) == {"changed": "false", "state": "kept"} and lock.exists()
+    assert "lock: kept for %s, which releases it when it ends" % COMPARISON in text(kept)
     assert control("stop-training", **deploy).returncode == 0  # the mask's training ends: between two masks
     # Another deploy, between the masks and older than a deploy's lease: refused, naming the comparison.
     os.utime(lock, (time.time() - 600, time.time() - 600))
@@ -455,7 +477,7 @@ def test_a_comparison_holds_the_lock_across_its_deploys_and_releases_it_at_its_e
     control("training-state", **mine)
     assert time.time() - lock.stat().st_mtime < 60
     # Its end releases it (its own unlock has no KEEP); the other deploy then goes through.
-    assert parse_lines(control("unlock", **mine).stdout) == {"changed": "true", "state": "released"}
+    assert answer_of(control("unlock", **mine)) == {"changed": "true", "state": "released"}
     assert control("stop-training", **lock_env("run-b")).returncode == 0
 
 
@@ -466,7 +488,7 @@ def test_a_comparison_that_is_gone_loses_its_lock_after_its_own_lease(control):
     os.utime(lock, (time.time() - 1000, time.time() - 1000))
     proc = control("stop-training", **lock_env("run-new"))
     assert proc.returncode == 0, proc.stderr
-    assert "lock: taken over from %s" % COMPARISON in proc.stdout and "no step for more than 900 s" in proc.stdout
+    assert "lock: taken over from %s" % COMPARISON in text(proc) and "no step for more than 900 s" in text(proc)
 
 
 def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tmp_path):
@@ -541,3 +563,43 @@ def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
     assert set(cased) == set(script_steps) | set(PRIMITIVES)
     listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")
     assert listed == [step for step in cased if step != "supervise"]
+
+
+# Names a node's files may have: a line break, a Unicode line separator (Python's splitlines() breaks there, bash does not)
+# and a record separator, each followed by what an answer of KEY=VALUE lines would have read as facts.
+FORGED = "pid=1\nexit_code=0\nstarted_at=1\nlast_step=1 7\nstate=finished\nrole=worker\n"
+
+
+@pytest.mark.parametrize("breaker", ["\n", "\u2028", "\x1e"], ids=["line-break", "line-separator", "record-separator"])
+def test_forged_node_files_change_no_verdict(control, breaker):
+    """A log file whose name forges facts, a state file and the image's version file with extra lines: every value stays
+    inside its field, so the training still reads as never started, the wait as not yet, the node as the head."""
+    name = "verl_qwen3_8b_run%s%s.log" % (breaker, FORGED.replace("\n", breaker))
+    (control.logs / name).write_text("step:1\n")
+    found = state(control)
+    assert (found["state"], found["pid"], found["exit_code"], found["log"]) == ("not-started", "", "", str(control.logs / name)), found
+    look = control("verify-look")
+    assert look.returncode == 3 and said(look) == ["process not yet, log %s" % (control.logs / name)], look.stdout
+    # A state file with an extra line: its value is the whole text, which is not an exit code 0.
+    control.state.mkdir(exist_ok=True)
+    (control.state / "started_at").write_text("1700000000\n")
+    (control.state / "exit_code").write_text("1%sexit_code=0\n" % breaker)
+    assert state(control)["state"] == "crashed"
+    (control.folder / "verl" / "version").mkdir(parents=True)
+    (control.folder / "verl" / "version" / "version").write_text("0.7.0%s%s" % (breaker, FORGED.replace("\n", breaker)))
+    facts, _tails = status_answer(control("status", "", "5").stdout)
+    assert (facts["role"], facts["verl"].split(breaker)[0]) == ("head", "0.7.0"), facts
+
+
+def test_escape_sequences_a_node_holds_reach_no_console_line_raw(control):
+    """A log line and a log file's name with terminal escapes: status says them, and the console's gate (the report
+    callback's, and the status verdict's own lines) shows each escaped."""
+    name = "verl_qwen3_8b_\x1b[2Jrun.log"
+    (control.logs / name).write_text("step:1 - reward:\x1b[1A\x1b[2K forged line\u202e\n")
+    status = shown(control)
+    assert "\x1b[1A" in status  # what the node said, as it said it, before the gate
+    gated = terminal_lines(status)
+    assert all(line.isprintable() for line in gated) and any("\\x1b[1A\\x1b[2K forged lineU+202E" in line for line in gated), gated
+    report = status_report([{"name": "h", "answered": True, "container": "running", "container_runs": True, "npu": None,
+                             "npus_in_use": "-", "answer": control("status", "", "5").stdout}], "h", 1800)
+    assert all(line.isprintable() for line in report["lines"] + report["alarms"] + report["failing"]), report["lines"]

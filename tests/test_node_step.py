@@ -62,10 +62,20 @@ PLAY = r"""- hosts: localhost
         argv: [sh, -c, 'while read -r line; do echo "got $line"; done', lines]
         stdin: "a\nb"
       register: lines
+    - name: Hostile arguments, each refused before anything runs
+      verl.deploy.node_step: "{{{{ item }}}}"
+      loop:
+        - {{container: --privileged, step: status, workdir: /verl}}
+        - {{container: -uroot, argv: [id]}}
+        - {{container: verl, argv: ["true"], env: {{"A=B": x}}}}
+        - {{container: verl, step: status, workdir: verl}}
+        - {{chdir: tmp, argv: ["true"]}}
+      register: hostile
+      ignore_errors: true
     - name: Keep the results
       ansible.builtin.copy:
         content: "{{{{ {{'made': made, 'again': again, 'started': started, 'joined': joined, 'failed': failed, 'read': read,
-                       'lines': lines}} | to_json }}}}"
+                       'lines': lines, 'hostile': hostile}} | to_json }}}}"
         dest: "{1}"
         mode: "0600"
 """
@@ -94,6 +104,12 @@ def test_node_step_reads_what_the_step_answered(tmp_path):
     assert "changed=" in proc.stdout and "failed=0" in proc.stdout
     # Its input ends with a new line, as ansible.builtin.command ends it: the last line is read.
     assert found["lines"]["said"] == ["got a", "got b"]
+    # A container named like a docker option, an env name with "=", a relative folder: refused with a message, no traceback.
+    refused = [(item["failed"], item["msg"]) for item in found["hostile"]["results"]]
+    assert [failed for failed, _msg in refused] == [True] * 5 and not any("Traceback" in msg for _failed, msg in refused), refused
+    assert [msg.split(" is not ")[0].split(", which ")[0] for _failed, msg in refused] == [
+        "verl.deploy.node_step: container='--privileged'", "verl.deploy.node_step: container='-uroot'",
+        "verl.deploy.node_step: env names 'A=B'", "verl.deploy.node_step: workdir='verl'", "verl.deploy.node_step: chdir='tmp'"], refused
 
 
 DOCKER = """#!/bin/sh

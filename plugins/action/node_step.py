@@ -9,6 +9,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import rc_problem, step_result
 from ansible_collections.verl.deploy.plugins.modules.node_step import ARGUMENT_SPEC, CONSTRAINTS
 
@@ -44,6 +45,9 @@ class ActionModule(ActionBase):
         result = super().run(tmp, task_vars)
         del tmp
         _validation, args = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC, **CONSTRAINTS)
+        problem = argument_problem(args)
+        if problem:
+            return merge_hash(result, {"failed": True, "changed": False, "msg": "verl.deploy.node_step: " + problem})
         if args["job"]:
             done = self._job_status(args["job"], task_vars)
         else:

@@ -11,8 +11,8 @@ import time
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
+from ansible_collections.verl.deploy.plugins.module_utils._report import progress_summary, terminal_text
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, read_answer
 
 display = Display()
 
@@ -77,8 +77,9 @@ def show(host, what, line, state, task_id, nodes):
 
 
 def last_line(text):
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    """The last sentence of a probe's answer (a control script's step: its document's said; a role's script: its last line)."""
+    lines = [line.strip() for line in read_answer(text)["said"] if line.strip()]
+    return terminal_text(lines[-1]) if lines else ""
 
 
 class ActionModule(ActionBase):

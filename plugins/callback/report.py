@@ -48,7 +48,7 @@ from ansible.playbook.task_include import TaskInclude
 from ansible.plugins.callback.default import CallbackModule as DefaultCallback
 
 from ansible_collections.verl.deploy.plugins.module_utils._report import (
-    grouped, host_list, message_text, problem_text, stage_line, stage_plan, duration)
+    grouped, host_list, message_text, problem_text, stage_line, stage_plan, duration, terminal_lines)
 
 # Read by the wait_progress action in the worker processes (forked after they are set): where a poll's per-node line
 # goes (the log) and where the nodes' progress meets (one line for all of them at the terminal).
@@ -122,7 +122,8 @@ class CallbackModule(DefaultCallback):
         os.environ[ENV_PROGRESS] = progress
 
     def _say(self, text, color=None):
-        for line in str(text).splitlines() or [""]:
+        # Every console line passes the one gate: what a node reported never acts on the terminal.
+        for line in terminal_lines(str(text).rstrip("\n")):
             self._console.display(line, color=color)
 
     # Stages -----------------------------------------------------------------------------------------------------

@@ -30,6 +30,29 @@ _NOT_RUN = re.compile(r"^(Error response from daemon: (No such container|[Cc]ont
                       r"|Error: No such container|Cannot connect to the Docker daemon)")
 
 
+# Docker's own rule for a container's name (daemon/names: validContainerNamePattern), which a container's ID also meets: a
+# name that begins with "-" would be read by `docker exec` as one of its options (--privileged, -uroot).
+_CONTAINER = re.compile(r"/?[a-zA-Z0-9][a-zA-Z0-9_.-]+")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def argument_problem(params):
+    """Why node_step refuses its arguments before anything runs, or "": a container that is not a name Docker gives, an
+    environment name that is not a shell variable's name, a workdir or chdir that is not an absolute path."""
+    container = params.get("container")
+    if container is not None and not _CONTAINER.fullmatch(str(container)):
+        return ("container=%r is not a container's name (Docker's names match [a-zA-Z0-9][a-zA-Z0-9_.-]+). Fix: give the name of "
+                "the training container, verl_container_name." % (container,))
+    bad = sorted(str(name) for name in (params.get("env") or {}) if not _ENV_NAME.fullmatch(str(name)))
+    if bad:
+        return "env names %s, which are not variable names ([A-Za-z_][A-Za-z0-9_]*). Fix: rename them." % ", ".join(map(repr, bad))
+    for option in ("workdir", "chdir"):
+        value = params.get(option)
+        if value is not None and not str(value).startswith("/"):
+            return "%s=%r is not an absolute path. Fix: give the folder from / (verl_workdir is one)." % (option, value)
+    return ""
+
+
 def control_argv(workdir, step, args=(), lock_env=()):
     """The command of a control script's step in the container: lock_env (this run's lock identity,
     `env VERL_DEPLOY_LOCK_TOKEN=...`), then bash <workdir>/verl_control.sh STEP ARGS."""
@@ -54,6 +77,35 @@ def not_run(rc, stdout, stderr):
     return ""
 
 
+def read_answer(text):
+    """A control script's step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
+    {"said": [str], "answer": {str: str}} (verl_control.sh's emit; a decided step's document()); read: it was one. Anything
+    else (a control script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
+    lines are kept as said, for people, and never read as facts. Split on "\n" only: a U+2028 or a record separator in a
+    value stays inside it."""
+    text = text or ""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        found = None
+    said = found.get("said") if isinstance(found, dict) else None
+    answer = found.get("answer") if isinstance(found, dict) else None
+    if (isinstance(said, list) and isinstance(answer, dict) and all(isinstance(line, str) for line in said)
+            and all(isinstance(key, str) and isinstance(value, str) for key, value in answer.items())):
+        return {"said": said, "answer": answer, "read": True}
+    return {"said": [line for line in text.split("\n") if line.strip()], "answer": {}, "read": False}
+
+
+def document(said, answer):
+    """A decided step's stdout, as the control script's steps answer (read_answer): said, and answer's values as strings."""
+    return json.dumps({"said": [str(line) for line in said], "answer": {str(key): _text(value) for key, value in answer.items()}},
+                      sort_keys=True)
+
+
+def _text(value):
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -64,16 +116,14 @@ def _key_value(line):
 
 
 def parse_lines(text):
-    """KEY=VALUE lines as a dict (the last value of a key wins; sentences, and lines whose key is not a name, are ignored).
-
-    What every step of the scripts answers the playbooks with (read by _run_time.py and the filter training_state)."""
+    """A role's script's KEY=VALUE lines as a dict (the container check, install_files.sh, the reach check, the SwanLab
+    proof, the prompts' count: scripts that run before the control script is installed, or on the host). The control
+    script's steps answer with one JSON document instead (read_answer)."""
     return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
 
 
 def sentences(text):
-    """The lines of a step's output that parse_lines does not read: what the step says to people, in order.
-
-    What a task shows of a step (the filter said); the playbooks decide on parse_lines' keys, never on these."""
+    """The lines of a role's script's output that parse_lines does not read: what it says to people, in order."""
     return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
@@ -132,17 +182,6 @@ def released_if_whole(lock_env, changed, complete, lock):
     return asked and not changed and complete and lock in ("free", "held")
 
 
-def _said(text):
-    return [line for line in (text or "").splitlines() if line.strip()]
-
-
-def _facts(text):
-    """parse_lines of the lines before a line "--- start output", and the lines after it."""
-    lines = (text or "").splitlines()
-    cut = lines.index("--- start output") if "--- start output" in lines else len(lines)
-    return parse_lines("\n".join(lines[:cut])), lines[cut + 1:]
-
-
 def _size(text):
     try:
         return int(text)
@@ -150,31 +189,45 @@ def _size(text):
         return -1
 
 
-def verify_look(text):
-    """One look of the deploy's bounded wait for the training (wait_progress polls it), from verify-facts' facts: rc 0 when
+def _look(rc, said, stderr=""):
+    return {"rc": rc, "stdout": document([said] if said else [], {}), "stderr": stderr}
+
+
+def verify_look(facts):
+    """One look of the deploy's bounded wait for the training (wait_progress polls it), from verify-facts' answer: rc 0 when
     it runs and its newest log grew since the previous look, or it finished as verl does (exit code 0 after a step); 3 not
     yet; 1 when it ended before it ran (the last lines of its start's output, on stderr). {rc, stdout, stderr}."""
-    facts, tail = _facts(text)
     log = facts.get("log", "")
-    if "exit_code" in facts:
+    if facts.get("exit_code"):
         # A short training may be done before its log was seen to grow: it ran, as verl does, to its last step.
         if facts["exit_code"] == "0" and facts.get("last_step"):
-            return {"rc": 0, "stdout": "finished (exit code 0) at step %s; its log %s" % (facts["last_step"], log), "stderr": ""}
-        return {"rc": 1, "stdout": "", "stderr": "verl_control.sh on %s: the training ended with exit code %s before it ran. Last lines of %s: %s" % (
-            facts.get("host", "?"), facts["exit_code"], facts.get("start_out", "its start's output"), "".join(line + "|" for line in tail))}
+            return _look(0, "finished (exit code 0) at step %s; its log %s" % (facts["last_step"], log))
+        tail = [line for line in facts.get("start_output", "").split("\n") if line]
+        return _look(1, "", "verl_control.sh on %s: the training ended with exit code %s before it ran. Last lines of %s: %s" % (
+            facts.get("host", "?"), facts["exit_code"], facts.get("start_out", "its start's output"), "".join(line + "|" for line in tail)))
     pid = facts.get("pid", "")
     if not pid or not log:
-        return {"rc": 3, "stdout": "process %s, log %s" % (pid or "not yet", log or "not yet"), "stderr": ""}
+        return _look(3, "process %s, log %s" % (pid or "not yet", log or "not yet"))
     size = _size(facts.get("size"))
     seen_log, _sep, seen_size = facts.get("seen", "").rpartition(" ")
     if seen_log == log and size > _size(seen_size):
-        return {"rc": 0, "stdout": "runs (pid %s); its log %s grows (%d bytes)" % (pid, log, size), "stderr": ""}
-    return {"rc": 3, "stdout": "runs (pid %s); log %s at %d bytes, waiting for it to grow" % (pid, log.rsplit("/", 1)[-1], size), "stderr": ""}
+        return _look(0, "runs (pid %s); its log %s grows (%d bytes)" % (pid, log, size))
+    return _look(3, "runs (pid %s); log %s at %d bytes, waiting for it to grow" % (pid, log.rsplit("/", 1)[-1], size))
+
+
+def _answered(done):
+    """A primitive's result, read: (answer, said)."""
+    read = read_answer(done.get("stdout"))
+    return read["answer"], read["said"]
+
+
+def _joined_text(*texts):
+    return "\n".join(text for text in texts if text)
 
 
 def ray_step(step, args, lock_env, run):
-    """A Ray step, decided here between the script's primitives: {rc, stdout, stderr} as the script's steps answer (its
-    sentences, then its KEY=VALUE lines). run(primitive, args, lock_env) runs one in the container: {rc, stdout, stderr}.
+    """A Ray step, decided here between the script's primitives: {rc, stdout, stderr}, stdout one document as the script's
+    steps answer (document). run(primitive, args, lock_env) runs one in the container: {rc, stdout, stderr}.
 
     ray-progress NODES NPUS_PER_NODE (head): one look for the bounded wait, "A/NODES nodes, B/C NPU"; rc 0 when every NPU
     joined, 3 not yet. ray-check MEMBERS (worker): rc 0 when `ray` would leave it alone, 3 when it has to join. ray
@@ -184,46 +237,43 @@ def ray_step(step, args, lock_env, run):
     if step == "ray-progress":
         nnodes, npus = int(args[0]), int(args[1])
         listed = run("members", [], lock_env)
-        members = _said(listed["stdout"])[-1:] if listed["rc"] == 0 else []
-        nodes, found = joined(members[0] if members else "")
-        return {"rc": 0 if found >= nnodes * npus else 3, "stdout": "%d/%d nodes, %d/%d NPU" % (nodes, nnodes, found, nnodes * npus),
-                "stderr": listed["stderr"]}
+        nodes, found = joined(_answered(listed)[0].get("members", "") if listed["rc"] == 0 else "")
+        return {"rc": 0 if found >= nnodes * npus else 3, "stderr": listed["stderr"],
+                "stdout": document(["%d/%d nodes, %d/%d NPU" % (nodes, nnodes, found, nnodes * npus)], {})}
     listed = str(args[0]) if args else ""
     looked = run("ray-look", [], lock_env)
-    lines = _said(looked["stdout"])
-    try:
-        look = json.loads(lines[-1])
-    except (IndexError, ValueError):
-        look = None
-    if looked["rc"] != 0 or not isinstance(look, dict):
+    facts, said = _answered(looked)
+    if looked["rc"] != 0 or "role" not in facts:
         # Refused for another deploy's lock (4), or its address not resolved: its own words.
         return dict(looked, rc=looked["rc"] or 1)
-    said, stderr = lines[:-1], looked["stderr"]
+    look = dict(facts, **{flag: facts.get(flag) == "true" for flag in ("raylet", "gcs", "recorded")})
+    stderr = looked["stderr"]
     plan = ray_plan(look, listed)
     if step == "ray-check":
-        return {"rc": 0 if plan["keep"] else 3, "stdout": "\n".join(said + [plan.get("said") or plan["join"]]), "stderr": stderr}
+        return {"rc": 0 if plan["keep"] else 3, "stdout": document(said + [plan.get("said") or plan["join"]], {}), "stderr": stderr}
     head = look["role"] == "head"
     if plan["keep"]:
         said.append(plan["said"])
         members, changed = look["members"], False
     else:
         started = run("ray-start", [plan["stale"]] if plan["stale"] else [], lock_env)
-        said += _said(started["stdout"])
-        stderr = "\n".join(text for text in (stderr, started["stderr"]) if text)
+        said += _answered(started)[1]
+        stderr = _joined_text(stderr, started["stderr"])
         if started["rc"] != 0:
-            return {"rc": started["rc"], "stdout": "\n".join(said), "stderr": stderr}
+            return {"rc": started["rc"], "stdout": document(said, {}), "stderr": stderr}
         if not head:
-            return {"rc": 0, "stdout": "\n".join(said + ["changed=true", "state=joined"]), "stderr": stderr}
+            return {"rc": 0, "stdout": document(said, {"changed": True, "state": "joined"}), "stderr": stderr}
         asked = run("members", [], lock_env)
-        members, changed = (_said(asked["stdout"])[-1:] or [""])[0] if asked["rc"] == 0 else "", True
-        stderr = "\n".join(text for text in (stderr, asked["stderr"]) if text)
+        members, changed = _answered(asked)[0].get("members", "") if asked["rc"] == 0 else "", True
+        stderr = _joined_text(stderr, asked["stderr"])
     if not head:
-        return {"rc": 0, "stdout": "\n".join(said + ["changed=false", "state=in-cluster"]), "stderr": stderr}
+        return {"rc": 0, "stdout": document(said, {"changed": False, "state": "in-cluster"}), "stderr": stderr}
     complete = all_joined(members, look["nnodes"], look["npus"])
-    released = released_if_whole(lock_env, changed, complete, look["lock"]) and "state=released" in _said(run("unlock", [], lock_env)["stdout"])
-    answer = ["changed=%s" % str(changed).lower(), "state=%s" % ("started" if changed else "in-cluster"), "lock=%s" % look["lock"],
-              "members=%s" % members, "complete=%s" % str(complete).lower(), "released=%s" % str(released).lower()]
-    return {"rc": 0, "stdout": "\n".join(said + answer), "stderr": stderr}
+    released = (released_if_whole(lock_env, changed, complete, look["lock"])
+                and _answered(run("unlock", [], lock_env))[0].get("state") == "released")
+    answer = {"changed": changed, "state": "started" if changed else "in-cluster", "lock": look["lock"], "members": members,
+              "complete": complete, "released": released}
+    return {"rc": 0, "stdout": document(said, answer), "stderr": stderr}
 
 
 def decided_step(step, args, lock_env, run):
@@ -231,5 +281,5 @@ def decided_step(step, args, lock_env, run):
     one of the script's primitives in the container."""
     if step == "verify-look":
         looked = run("verify-facts", [], lock_env)
-        return verify_look(looked["stdout"]) if looked["rc"] == 0 else looked
+        return verify_look(_answered(looked)[0]) if looked["rc"] == 0 else looked
     return ray_step(step, args, lock_env, run)

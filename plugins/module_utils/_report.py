@@ -10,12 +10,35 @@ is the stage after the previous one.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _NUMBERED = re.compile(r"^\s*(\d+)(?:\s*-\s*(\d+))?\.\s+(.*)$")
 # A stage's label: the play's name up to its first aside (` - ...`, ` (...)`, `; ...`), at most this long.
 _LABEL_MAX = 60
 # Hosts named in one line at most; more are counted.
 NAMED_HOSTS = 3
+# What must not act on a terminal: controls (C0 and C1, but the tab), format characters (the bidi overrides and isolates,
+# zero-width ones), line and paragraph separators, private-use and lone surrogates.
+_ACTS = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cs"))
+
+
+def _inert(char):
+    if char == "\t" or unicodedata.category(char) not in _ACTS:
+        return char
+    return "\\x%02x" % ord(char) if ord(char) < 0x100 else "U+%04X" % ord(char)
+
+
+def terminal_lines(text):
+    """The one gate between what a node reports (log lines, file names, a start's output, process names, error texts) and a
+    console line, the stats or a report: the text's lines (split on a new line only), each with what would act on a
+    terminal shown escaped (ESC as \\x1b, a carriage return as \\x0d, U+2028, U+202E ...). The raw text stays in the log
+    file."""
+    return ["".join(map(_inert, line)) for line in str(text).split("\n")]
+
+
+def terminal_text(text):
+    """terminal_lines, joined again by new lines."""
+    return "\n".join(terminal_lines(text))
 
 
 def label_of(title):

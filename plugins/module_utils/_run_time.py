@@ -5,7 +5,7 @@
 # Private to the verl.deploy collection: may change without notice.
 #
 # What the deploy decides at run time, from what the control script's steps answered (verl_control.sh in the training
-# container: its KEY=VALUE lines, its exit code, its stderr) and the facts the stages before declared. Pure functions,
+# container: its answer, its exit code, its stderr) and the facts the stages before declared. Pure functions,
 # each with its table in tests/unit/plugins/module_utils/test_run_time.py; the playbooks call them through the filters
 # of the same names, once per step, and keep the result under a declared name.
 from __future__ import annotations
@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, parse_lines, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, parse_lines, read_answer, sentences
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_training_state)
@@ -43,7 +43,7 @@ def step_changed(result):
     than 0) may have changed something (e.g. `ray` stopped a stale Ray, then its start failed); a step refused for another
     deploy's lock (4), one that ended well without saying (an older script's step), and one that never ran its script (no
     exit code: skipped, no container, a node that did not answer) changed nothing."""
-    found = parse_lines(result.get("stdout", ""))
+    found = read_answer(result.get("stdout", ""))["answer"]
     rc = result.get("rc")
     if rc == LOCK_REFUSED:
         return False
@@ -55,20 +55,22 @@ def step_changed(result):
 def step_result(step, result):
     """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
 
-    step: the control script's step, or None for a role's script (install_files.sh, the container check, a one-line script
-    of a role). changed: step_changed, and never for a step that only looks; a role's script changed something only when
-    it says so (changed=true), so that one that only reads needs no answer; answer: its KEY=VALUE lines as a dict;
-    said: its sentences for people; training (training-state): the training as parse_training_state reads it;
-    members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
+    step: the control script's step (its answer: one JSON document, read_answer), or None for a role's script
+    (install_files.sh, the container check, a one-line script of a role: KEY=VALUE lines). changed: step_changed, and never
+    for a step that only looks; a role's script changed something only when it says so (changed=true), so that one that only
+    reads needs no answer; answer: its answer as a dict; said: its sentences for people; training (training-state): the
+    training as parse_training_state reads it; members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
     text = result.get("stdout", "")
-    answer = parse_lines(text)
-    changed = answer.get("changed") == "true" if step is None else step not in LOOK_STEPS and step_changed(result)
-    read = {"changed": changed, "answer": answer, "said": sentences(text)}
+    if step is None:
+        answer, said = parse_lines(text), sentences(text)
+        return {"changed": answer.get("changed") == "true", "answer": answer, "said": said}
+    read = read_answer(text)
+    found = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": read["answer"], "said": read["said"]}
     if step == "training-state":
-        read["training"] = parse_training_state(text)
+        found["training"] = parse_training_state(text)
     if step == "members":
-        read["members"] = [member for member in text.strip().split(",") if member] if result.get("rc") == 0 else []
-    return read
+        found["members"] = [member for member in read["answer"].get("members", "").split(",") if member] if result.get("rc") == 0 else []
+    return found
 
 
 def rc_problem(what, result):
@@ -93,7 +95,8 @@ def ray_head_step(result, host):
     it left Ray alone and found every node's NPUs): no unlock step follows, and a later step that changes something takes
     the lock again; say: the step's
     sentences are worth showing (how it took the lock, or what it did to Ray); problem: why the deploy stops here, or ""."""
-    found = parse_lines(result.get("stdout", ""))
+    read = read_answer(result.get("stdout", ""))
+    found = read["answer"]
     rc, lock = result.get("rc"), found.get("lock", "")
     changed = step_changed(result)
     problem = ""
@@ -110,7 +113,7 @@ def ray_head_step(result, host):
         "released": rc == 0 and found.get("released") == "true",
         "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
         "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed),
-        "said": sentences(result.get("stdout", "")), "problem": problem,
+        "said": read["said"], "problem": problem,
     }
 
 
@@ -134,7 +137,7 @@ def ray_joins(workers, master, port, wait=None):
         problem += " Fix: check Ray on those nodes (status.yml), the network between them and %s:%s." % (master, port)
     wait = wait or {"skipped": True}
     return {"unanswered": unanswered, "rejoined": [r["item"] for r in rejoined],
-            "said": [line for r in results for line in sentences(r.get("stdout", ""))], "problem": problem,
+            "said": [line for r in results for line in read_answer(r.get("stdout", ""))["said"]], "problem": problem,
             "wait_failed": not wait.get("skipped") and wait.get("rc", 1) != 0}
 
 

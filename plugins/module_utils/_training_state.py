@@ -15,10 +15,11 @@ import json
 import shlex
 import time
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, parse_lines, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
+from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_text
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
 # in them alone never needs a restart. Per-host facts and values derived from others are left out too.
@@ -84,21 +85,17 @@ def control_values(config, lock_folder=""):
 
 
 def parse_training_state(text):
-    """The KEY=VALUE lines of `verl_control.sh training-state` as a dict (launch: the record, or None).
-
-    Anything else (no container, an older script without the step) reads as state "unknown".
-    """
-    return _state_from(parse_lines(text))
+    """The answer of `verl_control.sh training-state` (one JSON document) as the training's state (launch: the record, or
+    None). Anything else (no container, a control script of an earlier release, which a deploy updates before it reads
+    the training again) reads as state "unknown": nothing a node's files hold is read as a fact."""
+    return _state_from(read_answer(text)["answer"])
 
 
 def classify(found):
     """The training's state from the facts `verl_control.sh training-state` answers (the control script looks, this
     decides): running (its process runs), orphaned (it runs, but the Ray session it started in is not the one that runs
     now: ray_session_started against ray_session), else not-started (never started: no started_at), stopped (stopped_at),
-    finished (exit code 0) or crashed. A control script of an earlier release answers state= itself, which holds; no
-    answer at all (no container, no script) is unknown."""
-    if found.get("state"):
-        return found["state"]
+    finished (exit code 0) or crashed; no answer at all (no container, no script) is unknown."""
     if "pid" not in found:
         return "unknown"
     if found.get("pid"):
@@ -113,9 +110,9 @@ def classify(found):
 
 def quiet_for(found):
     """Seconds since the running training's last step, else its start (now: the script's clock); "" when it does not run
-    (a deploy names a stalled one it leaves alone). An earlier release's script answers it itself."""
-    if "quiet_for" in found or "now" not in found:
-        return found.get("quiet_for", "")
+    (a deploy names a stalled one it leaves alone)."""
+    if "now" not in found:
+        return ""
     since = (found.get("last_step") or "").split(" ")[0] or found.get("started_at", "")
     if not found.get("pid") or not since.isdigit() or not str(found["now"]).isdigit():
         return ""
@@ -193,14 +190,14 @@ def fresh_start_refusal(look, launch, node):
 
     look: what node_facts read on the head's host (_ckpts.read_last_training: the state folder's last_step "TIME N",
     ckpts_seen, ckpts_fs, launch: the record the last training started from; verl_ckpts_dir's checkpoints, fs_now,
-    mountpoint, exists), or the same as KEY=VALUE lines.
+    mountpoint, exists).
     launch: the launch configuration (resume_mode, save_freq, ckpts_dir). With resume_mode auto, a training that reached
     its first save step (by the save_freq it ran with, not this deploy's) or whose start saw checkpoints must find a
     checkpoint again: none means verl_ckpts_dir's storage is not what it was (not mounted, or another file system).
     A restart into another verl_ckpts_dir than the one the last training saved in is a new run there, as the user asked
     (the confirmation shows the change): never refused.
     """
-    found = parse_lines(look) if isinstance(look, str) else dict(look or {})
+    found = dict(look or {})
     if launch.get("resume_mode") != "auto" or _number(found.get("checkpoints"), -1) != 0:
         return ""
     last = str(found.get("last_step") or "").split()
@@ -279,25 +276,17 @@ def _hbm(npu):
             "%d%%" % round(sum(aicore) / float(len(aicore))) if aicore else "-")
 
 
-# What `verl_control.sh status` prints after its KEY=VALUE lines, on the head: the last start's output and the log's tail.
-_TAILS = ("--- start output", "--- log")
+def _lines(text):
+    return [line for line in str(text or "").split("\n") if line]
 
 
 def status_answer(text):
-    """The facts (KEY=VALUE lines) of `verl_control.sh status`, and its tails: {"start_output": [...], "log": [...]}.
-    in_ray (yes, no, or unknown when the node's addresses could not be resolved) is decided here, as `ray` decides it
-    (_control_step.in_cluster, with the raylet running); a script of an older release said it itself.
-
-    The tails are read as text, never as KEY=VALUE lines (a log line "state=..." is the log's)."""
-    lines, tails, parts = [], {"start_output": [], "log": []}, list(zip(_TAILS, ("start_output", "log")))
-    where = lines
-    for line in str(text or "").splitlines():
-        if parts and line == parts[0][0]:
-            where = tails[parts.pop(0)[1]]
-        else:
-            where.append(line)
-    facts = parse_lines("\n".join(lines))
-    if "role" in facts and "in_ray" not in facts:
+    """The facts of `verl_control.sh status` (its answer), and on the head its tails, the last start's output and the log's
+    last lines: {"start_output": [...], "log": [...]}. in_ray (yes, no, or unknown when the node's addresses could not be
+    resolved) is decided here, as `ray` decides it (_control_step.in_cluster, with the raylet running)."""
+    facts = dict(read_answer(text)["answer"])
+    tails = {"start_output": _lines(facts.pop("start_output", "")), "log": _lines(facts.pop("log_tail", ""))}
+    if "role" in facts:
         inside = facts.get("raylet") == "running" and in_cluster(facts.get("listed"), facts.get("current_ip"), facts.get("npus"))
         facts["in_ray"] = "unknown" if facts.get("address_problem") else "yes" if inside else "no"
     return facts, tails
@@ -373,17 +362,21 @@ def _training_sentences(facts, tails, stall_seconds):
 def node_status(result, container, container_line, npus_in_use, control, stall_seconds=1800):
     """What status.yml shows of one node: its container, the NPUs in use, then what `verl_control.sh status` found, said
     (the ray line, the image's verl and, on the head, the training's state, its start output and its log's last lines),
-    or why it found nothing: no control script in the container (not deployed), or the step's own error. result: the
-    status step's registered result (skipped while the container is down). A script another release of verl-deploy
-    installed is shown as it said itself (status_report names it with the fix)."""
+    or why it found nothing: no control script in the container (not deployed), one of another release (no document: named
+    with the fix), or the step's own error. result: the status step's registered result (skipped while the container is
+    down)."""
     lines = ["container %s: %s" % (container, container_line), "NPUs in use: %s" % npus_in_use]
     if result.get("rc") == 127:
         return lines + ["not deployed: no %s in the container (run deploy.yml)" % control]
     if result.get("rc") != 0:
         return lines + [line for line in [(result.get("stderr") or "").strip()] if line]
+    read = read_answer(result.get("stdout"))
+    if not read["read"] and read["said"]:
+        return lines + ["%s answers as another release of verl-deploy did: nothing it said is read. Fix: run deploy.yml to "
+                        "update it (a running training is left alone)." % control]
     facts, tails = status_answer(result.get("stdout"))
     if "role" not in facts:
-        return lines + sentences(result.get("stdout"))
+        return lines + read["said"]
     lines += _ray_sentences(facts)
     lines.append("verl: %s" % (facts.get("verl") or "unknown (no verl/version/version in %s)" % facts.get("workdir")))
     return lines + (_training_sentences(facts, tails, stall_seconds) if facts["role"] == "head" else [])
@@ -394,7 +387,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     for alarms (the state, the alarms, failed).
 
     nodes: per node {name, answered (bool), container (its state as shown), container_runs (bool), answer (what
-    `verl_control.sh status` printed: its KEY=VALUE lines are read), npu (what verl.deploy.npu_info returned, or None),
+    `verl_control.sh status` printed: its answer is read), npu (what verl.deploy.npu_info returned, or None),
     npus_in_use (the line verl.deploy.npu_usage made)}. The head's answer holds the training's state lines.
     A running training that logged no step for more than stall_seconds is stalled; while a training runs (or stalls),
     a node whose container runs no Ray member of the head's cluster is out of Ray. Nodes that did not answer are shown,
@@ -457,5 +450,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
         failing.append("verl_status_fail_on names %s, which is not one of %s. Fix: give a list of those." % (
             ", ".join(unknown), ", ".join(FAIL_ON)))
         lines.append("ALARM: " + failing[-1])
-    return {"state": state, "progress": progress, "phase": phase, "alarms": [alarm[1] for alarm in alarms], "failed": bool(failing),
-            "failing": failing, "fail_on": list(fail_on or ()), "nodes": facts, "other_control": other, "lines": lines}
+    # What AWX keeps and scripts read passes the terminal's gate too (a log line's escape sequences shown escaped).
+    return {"state": state, "progress": progress, "phase": phase, "alarms": [terminal_text(alarm[1]) for alarm in alarms],
+            "failed": bool(failing), "failing": [terminal_text(text) for text in failing], "fail_on": list(fail_on or ()),
+            "nodes": facts, "other_control": other, "lines": [terminal_text(line) for line in lines]}

@@ -19,8 +19,9 @@ description:
     lock. V(ray-check) is that look and decision alone. V(ray-progress) (O(args) the node count and the NPUs per node)
     counts the nodes and NPUs the head lists. V(verify-look) reads the training's facts (V(verify-facts)) and says whether
     it runs and its log grew, or it finished, or it ended before it ran.
-  - A step answers with sentences for people and ends with C(KEY=VALUE) lines for the playbooks; the task's C(changed) is
-    what its C(changed=true|false) line says. A step that only looks (V(members), V(ray-progress), V(ray-check),
+  - A control script's step answers with one JSON document, its sentences for people and its answer for the playbooks
+    (every value a string, whatever bytes it holds); a role's script (O(argv)) ends with C(KEY=VALUE) lines. The task's
+    C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
     changed. Without that line, a step that ended with an exit code other than 0 may have changed something half-way and
     reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
@@ -31,6 +32,8 @@ description:
   - With O(job), collects the result of a step started in the background (C(async), C(poll=0)) as
     M(ansible.builtin.async_status) does, and reads it the same way once it has finished (O(step) may name it; a step
     that only looks never reports changed).
+  - It refuses its arguments before anything runs when O(container) is not a name Docker gives (one beginning with C(-) would be
+    an option of C(docker exec)), a name in O(env) is not a variable name, or O(workdir) or O(chdir) is not an absolute path.
   - An action plugin.
 author:
   - verl-deploy maintainers (!UNKNOWN)
@@ -97,7 +100,8 @@ rc:
   returned: when the step ran
   type: int
 stdout:
-  description: The step's standard output (its sentences, then its C(KEY=VALUE) lines).
+  description: The step's standard output (a control script's step - its one JSON document; a role's script - its sentences,
+    then its C(KEY=VALUE) lines).
   returned: when the step ran
   type: str
 stderr:
@@ -105,7 +109,7 @@ stderr:
   returned: when the step ran
   type: str
 answer:
-  description: The step's C(KEY=VALUE) lines (the last value of a key wins).
+  description: The step's answer (a control script's step - its document's answer; a role's script - its C(KEY=VALUE) lines).
   returned: always
   type: dict
   sample: {changed: "true", state: stopped}
@@ -136,7 +140,7 @@ import subprocess
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, DECIDED_STEPS, container_command, control_argv, decided_step, not_run)
+    CONTROL_STEPS, DECIDED_STEPS, argument_problem, container_command, control_argv, decided_step, not_run)
 
 # The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
 # collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
@@ -204,6 +208,9 @@ def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=False, **CONSTRAINTS)
     if module.params["job"]:
         module.fail_json(msg="job: a background step is collected by the action plugin, not run here")
+    problem = argument_problem(module.params)
+    if problem:
+        module.fail_json(msg=problem)
     docker = module.get_bin_path("docker", required=True) if module.params["container"] else None
     result = run(module.params, docker)
     if result.get("failed"):

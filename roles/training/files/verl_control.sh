@@ -4,12 +4,12 @@
 # deploy writes from the validated settings.
 # What deploy.yml, status.yml and stop.yml do inside the container, one step per call; start_verl.sh, beside it,
 # resolves the addresses and starts Ray and the training.
-#   bash verl_control.sh members                    head: the Ray nodes alive, as IP=NPUS,IP=NPUS
-#   bash verl_control.sh ray-look                   one look at this node's Ray, as one JSON line (on the head under the
+#   bash verl_control.sh members                    head: the Ray nodes alive (members: IP=NPUS,IP=NPUS)
+#   bash verl_control.sh ray-look                   one look at this node's Ray, as facts (on the head under the
 #                                                   deploy's lock, with the nodes its GCS lists alive)
 #   bash verl_control.sh ray-start [STALE]          Ray started (head) or joined (worker), this node's stale Ray stopped first
 #                                                   when STALE says why
-#   bash verl_control.sh training-state             head: KEY=VALUE facts (pid, exit code, steps, Ray sessions, launch
+#   bash verl_control.sh training-state             head: facts (pid, exit code, steps, Ray sessions, launch
 #                                                   record); the state is decided from them in _training_state.py
 #   bash verl_control.sh start-training             head: start_verl.sh train, detached, recorded in the state folder
 #   bash verl_control.sh verify-facts               head: one look of the deploy's wait for the training, as facts (its
@@ -23,12 +23,13 @@
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
 #   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
 #                                                   deploys (playbooks/compare.yml), waited for as ray-look does
-# People read the sentences; the playbooks read only the KEY=VALUE lines a step ends with (decided on in
-# plugins/module_utils/_run_time.py): stop-training, stop-ray and unlock end with changed=true|false and state=...
-# Ray's steps (ray, ray-check, ray-progress) and verify-look are decided in Python on the host
-# (plugins/module_utils/_control_step.py), between ray-look, ray-start, members, unlock and verify-facts. Each step's
-# stdout is its sentences and that block;
-# what the programs it runs print (start_verl.sh, ray start) goes to stderr, with the errors.
+# Each step answers with ONE JSON document on stdout, {"said": [sentences for people], "answer": {KEY: VALUE}}, written
+# by emit (the one printer, python3's json, as every verl image has it) when the step exits, whatever it exits with: a
+# value is a JSON string whatever bytes it holds (a file name with a line break, an escape sequence), so nothing a node's
+# files say can become another key. The playbooks decide only on the answer (plugins/module_utils/_run_time.py); Ray's steps
+# (ray, ray-check, ray-progress) and verify-look are decided in Python on the host (plugins/module_utils/_control_step.py),
+# between ray-look, ray-start, members, unlock and verify-facts. What the programs a step runs print (start_verl.sh,
+# ray start) goes to stderr, with the errors.
 # One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
 # messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
 # head (ray-look, ray-start, start-training, stop-training; members and verify-facts renew it). The lock is a file in the
@@ -63,14 +64,46 @@ LOCK_LEASE=120
 RAY_DEFAULT_DIR="${RAY_TMPDIR:-/tmp}/ray"
 RAY_DIR="${RAY_TEMP_DIR:-${RAY_DEFAULT_DIR}}"
 
+SAID=()
+ANSWERED=()
+# supervise's output is the training's (start_verl.out): no answer there.
+QUIET=""
+# The lock this step holds until it exits (lock_take, lock_renew): lock_end judges it then.
+LOCK_ARMED=""
+
+say() { SAID+=("$*"); }
+
+answer() {
+    # KEY=VALUE arguments for the playbooks: the key is this script's own text, the value is kept whole (emit).
+    ANSWERED+=("$@")
+}
+
+emit() {
+    # The one printer of a step's answer. Bytes that are not UTF-8 are shown as \xNN; each tail line is cut at 2,000 characters
+    # by its reader below, so that the document stays far under the kernel's limit of one argument.
+    python3 -I -S -c 'import json, os, sys
+args = [os.fsencode(arg).decode("utf-8", "backslashreplace") for arg in sys.argv[1:]]
+count = int(args[0])
+answer = dict(pair.partition("=")[::2] for pair in args[1 + count:])
+sys.stdout.write(json.dumps({"said": args[1:1 + count], "answer": answer}, sort_keys=True) + "\n")' "${#SAID[@]}" "${SAID[@]}" "${ANSWERED[@]}"
+}
+
+finish() {
+    local code=$?
+    [ -z "${LOCK_ARMED}" ] || lock_end "${code}"
+    [ -n "${QUIET}" ] || emit || true
+    exit "${code}"
+}
+trap finish EXIT
+
+tail_of() {
+    # The last LINES lines of a file, each cut to 2,000 bytes (a model's output can make one line of megabytes).
+    tail -n "$2" "$1" 2>/dev/null | cut -b 1-2000 || true
+}
+
 die() {
     echo "verl_control.sh on ${HOST}: $*" >&2
     exit 1
-}
-
-answer() {
-    # The KEY=VALUE block a step ends with, for the playbooks (after its sentences, for people).
-    printf '%s\n' "$@"
 }
 
 head_only() {
@@ -122,14 +155,14 @@ lock_take() {
         if [ "$(lock_field token)" = "${VERL_DEPLOY_LOCK_TOKEN}" ]; then
             # This deploy's already: its call is now this one (a holder is gone only when no call of it runs).
             { sed "s/^pid=.*/pid=$$/" "${LOCK}" >"${LOCK}.$$" && mv -f "${LOCK}.$$" "${LOCK}"; } 2>/dev/null || touch "${LOCK}"
-            trap lock_end EXIT
+            LOCK_ARMED=1
             LOCK_HOW=held
             return 0
         fi
         if lock_write; then
-            [ -z "${waited}" ] || echo "lock: taken after waiting $((SECONDS + wait - deadline)) s for another deploy."
+            [ -z "${waited}" ] || say "lock: taken after waiting $((SECONDS + wait - deadline)) s for another deploy."
             [ "${LOCK_HOW}" = taken-over ] || LOCK_HOW="$([ -n "${waited}" ] && echo waited || echo free)"
-            trap lock_end EXIT
+            LOCK_ARMED=1
             return 0
         fi
         holder="$(lock_field holder)"
@@ -139,7 +172,7 @@ lock_take() {
             # Only one deploy moves this lock aside (rename is atomic); it then takes a new one.
             if mv "${LOCK}" "${LOCK}.gone.$$" 2>/dev/null; then
                 rm -f "${LOCK}.gone.$$"
-                echo "lock: taken over from ${holder} (since $(when "${since:-0}")): that deploy is gone (no step for more than ${lease} s)."
+                say "lock: taken over from ${holder} (since $(when "${since:-0}")): that deploy is gone (no step for more than ${lease} s)."
                 LOCK_HOW=taken-over
             fi
             continue
@@ -148,7 +181,7 @@ lock_take() {
             echo "verl_control.sh on ${HOST}: another deploy is changing this cluster: ${holder:-unknown} holds its lock since $(when "${since:-0}") (last step $(lock_age) s ago). This deploy waited ${wait} s (verl_deploy_lock_timeout) and changed nothing. Fix: let that deploy end (or stop it), then run again; the lock of a deploy that is gone is taken over ${lease} s after its last step." >&2
             exit 4
         fi
-        [ -n "${waited}" ] || echo "lock: ${holder:-another deploy} holds the cluster's lock since $(when "${since:-0}"); waiting at most ${wait} s."
+        [ -n "${waited}" ] || say "lock: ${holder:-another deploy} holds the cluster's lock since $(when "${since:-0}"); waiting at most ${wait} s."
         waited=1
         sleep 2
     done
@@ -160,37 +193,35 @@ lock_renew() {
     # A step of the holder that changes nothing keeps its lock fresh, and so does its end.
     if lock_mine; then
         touch "${LOCK}"
-        trap lock_end EXIT
+        LOCK_ARMED=1
     fi
 }
 
 lock_end() {
-    # At the end of the holder's step: fresh again when it went well (0) or is to be looked at again (3);
+    # When the holder's step exits (finish): fresh again when it went well (0) or is to be looked at again (3);
     # released when it failed, for the deploy ends with that failure; kept when the lock is a comparison's
     # (VERL_DEPLOY_LOCK_KEEP): it goes on with its next mask and releases the lock at its end.
-    local code=$?
     if lock_mine; then
-        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || [ "${code}" = 0 ] || [ "${code}" = 3 ]; then
+        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || [ "$1" = 0 ] || [ "$1" = 3 ]; then
             touch "${LOCK}"
         else
             rm -f "${LOCK}"
         fi
     fi
-    exit "${code}"
 }
 
 unlock() {
     head_only unlock
     if lock_mine && [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ]; then
         touch "${LOCK}"
-        echo "lock: kept for ${VERL_DEPLOY_LOCK_HOLDER:-the run that holds it}, which releases it when it ends"
+        say "lock: kept for ${VERL_DEPLOY_LOCK_HOLDER:-the run that holds it}, which releases it when it ends"
         answer changed=false state=kept
     elif lock_mine; then
         rm -f "${LOCK}"
-        echo "lock: released"
+        say "lock: released"
         answer changed=true state=released
     else
-        echo "lock: not held by this deploy"
+        say "lock: not held by this deploy"
         answer changed=false state=not-held
     fi
 }
@@ -201,7 +232,7 @@ lock_step() {
     head_only lock
     [ -n "${VERL_DEPLOY_LOCK_TOKEN:-}" ] || die "step 'lock' needs VERL_DEPLOY_LOCK_TOKEN (the run's lock identity)."
     lock_take
-    echo "lock: ${LOCK_HOW} for ${VERL_DEPLOY_LOCK_HOLDER:-this run}"
+    say "lock: ${LOCK_HOW} for ${VERL_DEPLOY_LOCK_HOLDER:-this run}"
     answer "changed=$([ "${LOCK_HOW}" = held ] && echo false || echo true)" state=held "lock=${LOCK_HOW}"
 }
 
@@ -253,7 +284,7 @@ cluster_recorded() { [ -e "${RAY_DIR}/ray_current_cluster" ] || [ -e "${RAY_DEFA
 
 stop_stale_ray() {
     # Only Ray's own processes, and its pointer to a cluster that is gone; its session logs stay.
-    echo "ray: $1; stopping this node's stale Ray first."
+    say "ray: $1; stopping this node's stale Ray first."
     timeout 120 ray stop --force >/dev/null 2>&1 || true
     rm -f "${RAY_DIR}/ray_current_cluster" "${RAY_DEFAULT_DIR}/ray_current_cluster"
 }
@@ -261,7 +292,7 @@ stop_stale_ray() {
 ray_look() {
     # One look at this node's Ray for the deploy to decide on (ray_step in plugins/module_utils/_control_step.py): its
     # addresses, whether its raylet and GCS run, whether Ray recorded a cluster here, on the head the nodes its GCS lists
-    # alive (when both run) and how it took the deploy's lock (lock_take), as one JSON line after its sentences.
+    # alive (when both run) and how it took the deploy's lock (lock_take), as its answer.
     local addr master_ip current_ip raylet=false gcs=false recorded=false listed=""
     [ "${ROLE}" != head ] || lock_take
     addr="$(addresses)" || exit 1
@@ -270,9 +301,8 @@ ray_look() {
     ! gcs_runs || gcs=true
     ! cluster_recorded || recorded=true
     if [ "${ROLE}" = head ] && [ "${raylet}" = true ] && [ "${gcs}" = true ]; then listed="$(members)" || listed=""; fi
-    printf '{"role": "%s", "npus": %d, "nnodes": %d, "master_ip": "%s", "current_ip": "%s", "ray_port": %d, "raylet": %s, "gcs": %s, ' \
-        "${ROLE}" "${NPU_PER_NODE}" "${NNODES}" "${master_ip}" "${current_ip}" "${RAY_PORT}" "${raylet}" "${gcs}"
-    printf '"recorded": %s, "members": "%s", "lock": "%s"}\n' "${recorded}" "${listed}" "${LOCK_HOW:-none}"
+    answer "role=${ROLE}" "npus=${NPU_PER_NODE}" "nnodes=${NNODES}" "master_ip=${master_ip}" "current_ip=${current_ip}" \
+        "ray_port=${RAY_PORT}" "raylet=${raylet}" "gcs=${gcs}" "recorded=${recorded}" "members=${listed}" "lock=${LOCK_HOW:-none}"
 }
 
 ray_start() {
@@ -291,7 +321,7 @@ ray_start() {
         stop_stale_ray "the head's Ray did not start at ${master_ip}:${RAY_PORT} (attempt 1 of 2)"
         bash ./start_verl.sh ray >&2
     fi
-    echo "ray: started"
+    say "ray: started"
 }
 
 ray_session() {
@@ -303,12 +333,12 @@ ray_session() {
 
 stop_ray() {
     if ! raylet_runs && ! gcs_runs; then
-        echo "ray: not running"
+        say "ray: not running"
         answer changed=false state=not-running
         return
     fi
     timeout 120 ray stop >/dev/null 2>&1 || die "ray stop did not stop Ray within 120 s; see 'ray status' in the container."
-    echo "ray: stopped"
+    say "ray: stopped"
     answer changed=true state=stopped
 }
 
@@ -347,6 +377,7 @@ supervise() {
     # The detached training: start_verl.sh train, its steps timed, its exit code kept -- only while the
     # state folder is still this run's: an old training that ends after a new one started leaves no exit code.
     local run="${1:?supervise needs RUN}"
+    QUIET=1
     set +e
     bash ./start_verl.sh train 2>&1 | track_steps "${run}"
     local code="${PIPESTATUS[0]}"
@@ -401,14 +432,14 @@ start_training() {
     now >"${STATE_DIR}/started_at"
     rotate_start_out
     setsid nohup bash ./verl_control.sh supervise "${run}" >"${START_OUT}" 2>&1 </dev/null &
-    echo "training: started"
+    say "training: started"
     answer changed=true state=started
 }
 
 verify_facts() {
-    # One look of the deploy's wait for the training, as KEY=VALUE facts (decided on the host: verify_look in
-    # plugins/module_utils/_control_step.py): once it ended, its exit code, last step and newest log, and after the line
-    # "--- start output" the last lines of its start's output; else its pid, its newest log and that log's size, and the
+    # One look of the deploy's wait for the training, as facts (decided on the host: verify_look in
+    # plugins/module_utils/_control_step.py): once it ended, its exit code, last step and newest log, and the last lines of
+    # its start's output (start_output); else its pid, its newest log and that log's size, and the
     # log and size the previous look saw (remembered in the state folder, which this look updates).
     head_only verify-facts
     lock_renew
@@ -416,9 +447,8 @@ verify_facts() {
     log="$(latest_log)"
     answer "host=${HOST}" "start_out=${START_OUT}" "log=${log}"
     if [ -f "${STATE_DIR}/exit_code" ]; then
-        answer "exit_code=$(state_of exit_code)" "last_step=$(state_of last_step | cut -d' ' -f2)"
-        echo "--- start output"
-        tail -n 12 "${START_OUT}" 2>/dev/null || true
+        answer "exit_code=$(state_of exit_code)" "last_step=$(state_of last_step | cut -d' ' -f2)" \
+            "start_output=$(tail_of "${START_OUT}" 12)"
         return
     fi
     pid="$(training_pid)"
@@ -440,16 +470,17 @@ npus_look() {
         echo "${pid} ($(cat "/proc/${pid}/comm" 2>/dev/null || echo gone)) on ${device#/dev/}"
     done | sort -u | paste -sd ';' - | sed 's/;/; /g')"
     if [ -z "${held}" ]; then
-        echo "no process in this container holds an NPU"
+        say "no process in this container holds an NPU"
         return 0
     fi
-    echo "held by ${held}"
+    say "held by ${held}"
+    answer "held=${held}"
     exit 3
 }
 
 training_state() {
     # The facts the playbooks decide the training's state from (plugins/module_utils/_training_state.py, classify:
-    # running, orphaned, crashed, finished, stopped, not-started), as KEY=VALUE lines.
+    # running, orphaned, crashed, finished, stopped, not-started), as its answer.
     head_only training-state
     # A comparison reads the state of its mask's training every few seconds: that keeps its lock fresh (no-op without its token).
     lock_renew
@@ -463,25 +494,17 @@ training_state() {
         waits=$((waits + 1))
         pid="$(training_pid)"
     done
-    echo "pid=${pid}"
-    echo "exit_code=$(state_of exit_code)"
-    echo "started_at=$(state_of started_at)"
-    echo "stopped_at=$(state_of stopped_at)"
-    echo "first_step=$(state_of first_step)"
-    echo "last_step=$(state_of last_step)"
     # The Ray session this node runs now, and the one the training started in.
-    echo "ray_session=$(ray_session)"
-    echo "ray_session_started=$(state_of ray_session)"
-    echo "log=$(latest_log)"
-    echo "now=$(now)"
-    echo "launch=$(state_of launch.json)"
+    answer "pid=${pid}" "exit_code=$(state_of exit_code)" "started_at=$(state_of started_at)" "stopped_at=$(state_of stopped_at)" \
+        "first_step=$(state_of first_step)" "last_step=$(state_of last_step)" "ray_session=$(ray_session)" \
+        "ray_session_started=$(state_of ray_session)" "log=$(latest_log)" "now=$(now)" "launch=$(state_of launch.json)"
 }
 
 stop_training() {
     head_only stop-training
     lock_take
     if [ -z "$(training_pid)" ]; then
-        echo "training: not running"
+        say "training: not running"
         answer changed=false state=not-running
         return
     fi
@@ -490,7 +513,7 @@ stop_training() {
     pkill -TERM -f -- "${TRAINING_PATTERN}" || true
     for _ in $(seq 60); do
         if [ -z "$(training_pid)" ]; then
-            echo "training: stopped"
+            say "training: stopped"
             answer changed=true state=stopped
             return
         fi
@@ -499,13 +522,13 @@ stop_training() {
     pkill -KILL -f -- "${TRAINING_PATTERN}" || true
     sleep 2
     [ -z "$(training_pid)" ] || die "the training did not stop, even after SIGKILL (pid $(training_pid))."
-    echo "training: stopped (SIGKILL after 60 s without exiting on SIGTERM)"
+    say "training: stopped (SIGKILL after 60 s without exiting on SIGTERM)"
     answer changed=true state=stopped
 }
 
 # --- Status (read-only): facts only; status.yml says them (node_status and status_report, in
-# plugins/module_utils/_training_state.py). KEY=VALUE lines, then on the head the last 5 lines of the last start's
-# output after the line "--- start output" and the log's last LINES lines after the line "--- log".
+# plugins/module_utils/_training_state.py); on the head with the last 5 lines of the last start's output (start_output)
+# and the log's last LINES lines (log_tail).
 status() {
     local listed="${1:-}" lines="${2:-20}" addr master_ip="" current_ip="" problem="" log
     if addr="$(addresses 2>&1)"; then
@@ -523,17 +546,14 @@ status() {
     training_state
     log="$(latest_log)"
     answer "now=$(now)" "log_dir=${LOG_DIR}" "log_lines=${lines}" "start_out=$([ ! -e "${START_OUT}" ] || echo "${START_OUT}")" \
-        "start_out_previous=$([ ! -e "${START_OUT}.1" ] || echo "${START_OUT}.1")"
-    echo "--- start output"
-    tail -n 5 "${START_OUT}" 2>/dev/null || true
-    echo "--- log"
-    [ -z "${log}" ] || tail -n "${lines}" "${log}"
+        "start_out_previous=$([ ! -e "${START_OUT}.1" ] || echo "${START_OUT}.1")" "start_output=$(tail_of "${START_OUT}" 5)" \
+        "log_tail=$([ -z "${log}" ] || tail_of "${log}" "${lines}")"
 }
 
 step="${1:-}"
 shift || true
 case "${step}" in
-members) head_only members && lock_renew && members ;;
+members) head_only members && lock_renew && answer "members=$(members)" ;;
 ray-look) ray_look ;;
 ray-start) ray_start "${1:-}" ;;
 training-state) training_state ;;

@@ -30,10 +30,11 @@ class Console:
     columns = 80
 
     def __init__(self):
-        self.lines = []
+        self.lines, self.raw = [], []
 
     def display(self, msg, color=None, stderr=False, screen_only=False, log_only=False, newline=True):
         del color, stderr, screen_only, log_only, newline
+        self.raw.append(str(msg))
         self.lines.extend(str(msg).splitlines())
 
     def banner(self, msg, color=None, cows=True):
@@ -219,3 +220,22 @@ def test_a_play_without_a_number_is_the_next_stage(run):
     lines = run.end()
     assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
         "[0/1] Find the collection, check the inventory: ok on 1", "[1/1] Stop the training and Ray: changed on 1"]
+
+
+# What a node reports, hostile: ESC[1A ESC[2K rewrites the line above, ESC[2J clears the screen, a carriage return, a record
+# separator and a Unicode line separator start a line of their own, a bidi override turns the text around.
+HOSTILE = "step:3 \x1b[1A\x1b[2Kdone\x1b[2J\rforged\x1e\u2028forged\u202eevil\x85"
+
+
+def test_what_a_node_reports_reaches_the_console_inert_and_the_log_raw(run):
+    run.start(DEPLOY)
+    run.play(0)
+    run.result(run.task("Status", "debug"), "node1", "ok", msg=["log: /logs/x\x1b]0;title\x07.log", HOSTILE])
+    run.result(run.task("Verify"), "node2", "failed", msg="the training ended: " + HOSTILE)
+    lines = run.end()
+    assert all(line.isprintable() for message in run.console.raw for line in message.split("\n")), run.console.raw
+    assert "step:3 \\x1b[1A\\x1b[2Kdone\\x1b[2J\\x0dforged\\x1eU+2028forgedU+202Eevil\\x85" in lines
+    assert "log: /logs/x\\x1b]0;title\\x07.log" in lines
+    assert any(line.startswith("FAILED on node2: the training ended: step:3 \\x1b[1A") for line in lines), lines
+    # The log file keeps the whole message as Ansible's default callback renders it.
+    assert run.log.count("step:3 ") == 2 and "forged\u202eevil" in run.log

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The node_status filter: what status.yml shows of a node. The status step answers facts (KEY=VALUE lines, then the
-head's start output and log tails); the sentences are made here. A script of another release, which said its own
-sentences, is shown as it said itself; a step that said nothing is shown with why."""
+"""The node_status filter: what status.yml shows of a node. The status step answers facts (one JSON document, with the
+head's start output and log tails); the sentences are made here. A script of another release, which answered no document,
+is named with the fix; a step that said nothing is shown with why."""
 from __future__ import annotations
 
 import json
@@ -11,25 +11,37 @@ import time
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.node_status import FilterModule
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, parse_lines
 
 node_status = FilterModule().filters()["node_status"]
 HEAD = ["container verl: running", "NPUs in use: 0-7 by the training"]
 NOW = 1_800_000_000
-WORKER = ["in_ray=yes", "address_problem=", "raylet=running", "role=worker", "master_ip=10.0.0.1", "current_ip=10.0.0.2", "npus=8",
+WORKER = ["address_problem=", "raylet=running", "role=worker", "master_ip=10.0.0.1", "current_ip=10.0.0.2", "npus=8",
           "ray_port=6379", "dashboard_port=8265", "listed=10.0.0.1=8,10.0.0.2=8", "workdir=/verl", "verl=0.7.0", "control=" + "a" * 64]
 RECORD = json.dumps({"settings": {"algorithm": "grpo", "resume_mode": "auto", "train_steps": 100}})
 
 
+def status_document(lines):
+    """The status step's document from its facts as KEY=VALUE lines, then its tails after "--- start output" and "--- log"."""
+    text = "\n".join(lines)
+    facts, _sep, tails = text.partition("\n--- start output\n")
+    start_output, _sep, log = tails.partition("--- log\n")
+    return document([], dict(parse_lines(facts), start_output=start_output, log_tail=log))
+
+
 def shown(facts, stall=1800, tails=()):
-    return node_status({"rc": 0, "stdout": "\n".join(facts + list(tails))}, "verl", "running", "0-7 by the training",
+    return node_status({"rc": 0, "stdout": status_document(facts + list(tails))}, "verl", "running", "0-7 by the training",
                        "/verl/verl_control.sh", stall)[2:]
 
 
 def head(state="running", **values):
-    training = dict(state=state, pid="42" if state in ("running", "orphaned") else "", exit_code="", started_at=str(NOW - 600),
+    training = dict(pid="42" if state in ("running", "orphaned") else "", exit_code="", started_at=str(NOW - 600),
                     stopped_at="", first_step="%d 1" % (NOW - 500), last_step="%d 11" % (NOW - 100), ray_session="session_1",
-                    log="/logs/verl_run.log", quiet_for="100" if state == "running" else "", launch=RECORD, now=str(NOW),
+                    ray_session_started="session_0" if state == "orphaned" else "session_1",
+                    log="/logs/verl_run.log", launch=RECORD, now=str(NOW),
                     log_dir="/logs", log_lines="5", start_out="/logs/start_verl.out", start_out_previous="")
+    if state == "not-started":
+        training["started_at"] = ""
     training.update(values)
     facts = [line.replace("role=worker", "role=head").replace("current_ip=10.0.0.2", "current_ip=10.0.0.1") for line in WORKER]
     return facts + ["%s=%s" % item for item in training.items()] + ["--- start output", "ray: waiting", "RuntimeError: boom",
@@ -91,7 +103,7 @@ def test_the_head_says_its_training(state, values, stall, expected):
 
 
 def test_the_head_whose_ray_does_not_answer_and_the_previous_start():
-    facts = [line.replace("listed=10.0.0.1=8,10.0.0.2=8", "listed=").replace("in_ray=yes", "in_ray=no")
+    facts = [line.replace("listed=10.0.0.1=8,10.0.0.2=8", "listed=")
              .replace("start_out_previous=", "start_out_previous=/logs/start_verl.out.1") for line in head()]
     lines = shown(facts)
     assert lines[:2] == ["ray: the head's Ray does not answer at 10.0.0.1:6379 (raylet here: runs). Fix: run deploy.yml again.",
@@ -99,15 +111,16 @@ def test_the_head_whose_ray_does_not_answer_and_the_previous_start():
     assert "start output: /logs/start_verl.out (the previous start's: /logs/start_verl.out.1)" in lines
 
 
+OTHER = ["/verl/verl_control.sh answers as another release of verl-deploy did: nothing it said is read. Fix: run deploy.yml to update "
+         "it (a running training is left alone)."]
+
+
 @pytest.mark.parametrize("stdout, expected", [
-    # A script of another release said its own sentences, then its KEY=VALUE answer: the sentences are shown.
-    ("ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU\nverl: 0.7.0\nin_ray=yes\n",
-     ["ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU", "verl: 0.7.0"]),
-    # A sentence holding "=" is a sentence (its part before "=" is not a name); empty lines say nothing.
-    ("ray: nodes alive with their NPUs: 10.0.0.1=8\n\nin_ray=yes\n", ["ray: nodes alive with their NPUs: 10.0.0.1=8"]),
-    ("in_ray=no\nstate=not-running\n", []), ("", []), (None, []),
+    # A script of another release said its own sentences, then KEY=VALUE lines: none of it is read, and it is named.
+    ("ray: in the cluster of 10.0.0.1:6379 as 10.0.0.2 with 8 NPU\nverl: 0.7.0\nin_ray=yes\n", OTHER),
+    ("in_ray=no\nstate=not-running\n", OTHER), ("", []), (None, []),
 ])
-def test_another_release_s_script_is_shown_as_it_said_itself(stdout, expected):
+def test_another_release_s_script_is_named(stdout, expected):
     assert node_status({"rc": 0, "stdout": stdout}, "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + expected
 
 
@@ -124,6 +137,6 @@ def test_why_a_node_said_nothing(result, last):
 
 def test_as_status_yml_calls_it(render):
     lines, = render(["r | verl.deploy.node_status('verl', 'exited (exit code 137)', '-', '/verl/verl_control.sh', '30')"],
-                    r={"rc": 0, "stdout": "\n".join(head(quiet_for="100"))})
+                    r={"rc": 0, "stdout": status_document(head())})
     assert lines[:2] == ["container verl: exited (exit code 137)", "NPUs in use: -"]
     assert lines[5].startswith("training: STALLED: runs (pid 42) but logged no step for 100 s (more than 30 s"), lines

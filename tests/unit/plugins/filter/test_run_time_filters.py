@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 
+from helpers.answers import answered, training
+
 
 def test_the_run_time_filters_as_the_roles_call_them(render):
-    head = {"rc": 0, "stdout": "ray: started\nchanged=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"}
-    joins = [{"item": "w1", "answered": True, "rejoined": True, "rc": 0, "stdout": "ray: joined\nchanged=true\n"},
+    head = {"rc": 0, "stdout": answered("ray: started\nchanged=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n")}
+    joins = [{"item": "w1", "answered": True, "rejoined": True, "rc": 0, "stdout": answered("ray: joined\nchanged=true\n")},
              {"item": "w2", "answered": False, "rejoined": False}]
     workers = [{"inventory_hostname": join["item"], "__ray_join_result": join, "__ray_start": {"ansible_job_id": "j"}} for join in joins]
     step, joined, listed, left, plan, install, where, joining = render([
@@ -23,7 +25,7 @@ def test_the_run_time_filters_as_the_roles_call_them(render):
         "launch | verl.deploy.where_to_look('n1', none, none, '')",
         "workers | verl.deploy.ray_joining(true, step_kept)",
     ], workers=workers, head=head, joins=joins, step_kept=True,
-        state="state=running\npid=7\nquiet_for=2\n", raylet=True,
+        state=answered(training("running", pid="7")), raylet=True,
         launch={"log_dir": "/logs", "training": {"log_name": "verl_"}, "experiment_name": "e", "master_addr": "10.0.0.1",
                 "dashboard_port": 8265, "container_name": "verl", "swanlab_enabled": False, "tensorboard": None})
     assert (step["changed"], step["kept"], step["members"], step["complete"], step["problem"]) == (True, False, "10.0.0.1=8", False, "")

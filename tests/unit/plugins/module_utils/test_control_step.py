@@ -9,8 +9,8 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, in_cluster, joined, not_run, parse_lines, ray_plan,
-    ray_step, released_if_whole, sentences, verify_look)
+    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, document, in_cluster, joined, not_run, parse_lines,
+    ray_plan, ray_step, read_answer, released_if_whole, sentences, verify_look)
 
 
 def test_the_steps_that_only_look_are_steps_of_the_script():
@@ -114,19 +114,29 @@ def test_the_heads_ray_releases_the_lock_when_the_deploy_has_nothing_else_to_cha
     assert released_if_whole(lock_env, changed, complete, lock) is expected
 
 
+def as_document(name, text):
+    """A primitive's answer as the control script prints it (one JSON document), from its sentences and KEY=VALUE lines as
+    written in these tables; members answers its list."""
+    if name == "members":
+        return document([], {"members": text})
+    return document(sentences(text), parse_lines(text))
+
+
 def fake(answers):
     """run() of ray_step: each primitive's answer, and the calls made, in order."""
     calls = []
 
     def run(name, args, lock_env):
         calls.append((name, list(args)))
-        return dict({"rc": 0, "stdout": "", "stderr": ""}, **answers.get(name, {}))
+        done = dict({"rc": 0, "stdout": "", "stderr": ""}, **answers.get(name, {}))
+        return dict(done, stdout=as_document(name, done["stdout"]) if done["stdout"] else "")
     run.calls = calls
     return run
 
 
 def looked(look, said=""):
-    return {"ray-look": {"stdout": said + json.dumps(look)}}
+    return {"ray-look": {"stdout": said + "".join("%s=%s\n" % (key, str(value).lower() if isinstance(value, bool) else value)
+                                                for key, value in look.items())}}
 
 
 @pytest.mark.parametrize("step, args, lock_env, answers, rc, said, answer, calls", [
@@ -164,7 +174,8 @@ def looked(look, said=""):
 def test_a_ray_step_decided_between_the_primitives(step, args, lock_env, answers, rc, said, answer, calls):
     run = fake(answers)
     done = ray_step(step, args, lock_env, run)
-    assert done["rc"] == rc and sentences(done["stdout"]) == said and parse_lines(done["stdout"]) == answer, done
+    read = read_answer(done["stdout"])
+    assert done["rc"] == rc and read["said"] == said and read["answer"] == answer, done
     assert [name for name, _args in run.calls] == calls
 
 
@@ -192,7 +203,10 @@ RUNS = "host=n1\nstart_out=/logs/start_verl.out\nlog=/logs/verl_q_run.log\npid=4
      "verl_control.sh on n1: the training ended with exit code 0 before it ran. Last lines of /o: "),
 ])
 def test_the_wait_for_the_training_decides_on_one_look(text, rc, stdout, stderr):
-    assert verify_look(text) == {"rc": rc, "stdout": stdout, "stderr": stderr}
+    facts, _sep, tail = text.partition("--- start output\n")
+    facts = dict(parse_lines(facts), **({"start_output": tail} if _sep else {}))
+    done = verify_look(facts)
+    assert (done["rc"], read_answer(done["stdout"])["said"], done["stderr"]) == (rc, [stdout] if stdout else [], stderr)
 
 
 def test_verify_look_reads_the_facts_of_its_primitive_and_passes_on_its_failure():

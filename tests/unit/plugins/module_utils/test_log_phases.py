@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _log_phases as lp
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import status_answer, status_report
 
 STEP_83 = ("(TaskRunner pid=87031) step:83 - global_seqlen/min:340538.000 - actor/entropy_loss:0.317 - actor/kl_loss:0.024 - "
@@ -88,18 +89,18 @@ def test_rewards_all_zero_in_the_last_steps_are_flagged():
 
 
 def test_the_tail_is_read_from_the_status_answer():
-    """The log's tail comes after the status step's facts and its "--- log" line, as text (a log line "state=..." is the log's)."""
-    answer = "\n".join(["in_ray=yes", "state=running", "log=/logs/verl.log", "--- start output", "ray start", "--- log", STEP_83,
-                        "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"])
+    """The log's tail is a value of the status step's answer, read as text (a log line "state=..." is the log's)."""
+    answer = document([], {"pid": "7", "log": "/logs/verl.log", "start_output": "ray start",
+                           "log_tail": "\n".join([STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"])})
     facts, tails = status_answer(answer)
     assert tails == {"start_output": ["ray start"], "log": [STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"]}
-    assert facts["state"] == "running"
-    assert status_answer("in_ray=yes\nlog=\n--- start output\n--- log")[1] == {"start_output": [], "log": []}
+    assert "state" not in facts and facts["pid"] == "7"
+    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == {"start_output": [], "log": []}
 
 
-def _nodes(tail, state="running", quiet=5000):
-    answer = "\n".join(["in_ray=yes", "state=%s" % state, "pid=7", "exit_code=", "first_step=100 1", "last_step=200 83",
-                        "quiet_for=%d" % quiet, "log=/logs/verl.log", "--- start output", "--- log"] + tail)
+def _nodes(tail, quiet=5000):
+    answer = document([], {"role": "head", "raylet": "running", "current_ip": "10.0.0.1", "npus": "8", "listed": "10.0.0.1=8", "pid": "7", "exit_code": "", "started_at": "50", "first_step": "100 1", "last_step": "200 83",
+                           "now": str(200 + quiet), "log": "/logs/verl.log", "start_output": "", "log_tail": "\n".join(tail)})
     return [{"name": "head", "answered": True, "container": "running", "container_runs": True, "answer": answer,
              "npu": None, "npus_in_use": "-"}]
 

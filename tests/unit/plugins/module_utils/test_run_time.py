@@ -10,6 +10,8 @@ import hashlib
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
+from helpers import answers
+from helpers.answers import answered, training
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
     container_check, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
     training_left_as_found, training_plan, where_to_look, worker_in_ray)
@@ -28,29 +30,31 @@ MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
     ({"skipped": True, "changed": False}, False),            # did not run
 ])
 def test_changed_is_what_the_step_answered(result, changed):
-    assert step_changed(result) is changed
+    assert step_changed(dict(result, stdout=answered(result["stdout"])) if "stdout" in result else result) is changed
 
 
 @pytest.mark.parametrize("step, result, expected", [
     # A step that changes: what it answered; its sentences and its answer as a dict.
-    ("stop-training", {"rc": 0, "stdout": "training: stopped (pid 7)\nchanged=true\nstate=stopped\n"},
+    ("stop-training", {"rc": 0, "stdout": answered("training: stopped (pid 7)\nchanged=true\nstate=stopped\n")},
      {"changed": True, "answer": {"changed": "true", "state": "stopped"}, "said": ["training: stopped (pid 7)"]}),
-    ("stop-ray", {"rc": 1, "stdout": "", "stderr": "ray: not found"}, {"changed": True, "answer": {}, "said": []}),
-    ("stop-ray", {"rc": 127, "stdout": ""}, {"changed": True}),
+    ("stop-ray", {"rc": 1, "stdout": answered(""), "stderr": "ray: not found"}, {"changed": True, "answer": {}, "said": []}),
+    ("stop-ray", {"rc": 127, "stdout": answered("")}, {"changed": True}),
     # Steps that only look, and unlock, never report changed, whatever they answer or however they end.
-    ("unlock", {"rc": 0, "stdout": "changed=true\n"}, {"changed": False}),
-    ("ray-check", {"rc": 3, "stdout": ""}, {"changed": False}),
-    ("status", {"rc": 1, "stdout": ""}, {"changed": False}),
+    ("unlock", {"rc": 0, "stdout": answered("changed=true\n")}, {"changed": False}),
+    ("ray-check", {"rc": 3, "stdout": answered("")}, {"changed": False}),
+    ("status", {"rc": 1, "stdout": answered("")}, {"changed": False}),
     # training-state: the training as the deploy reads it; no answer reads as unknown.
-    ("training-state", {"rc": 0, "stdout": "state=running\npid=7\nquiet_for=2\n"},
+    ("training-state", {"rc": 0, "stdout": answered(training("running", pid="7", quiet="2"))},
      {"changed": False, "training": {"state": "running", "pid": "7", "quiet_for": "2"}}),
+    # A control script of an earlier release (KEY=VALUE lines) answers nothing: its state= line is no fact.
+    ("training-state", {"rc": 0, "stdout": "state=running\npid=7\n"}, {"training": {"state": "unknown", "pid": ""}}),
     ("training-state", {"failed": True, "msg": "No such container: verl"}, {"changed": False, "training": {"state": "unknown"}}),
     # members: the nodes alive as a list; none when the head could not be asked.
-    ("members", {"rc": 0, "stdout": "10.0.0.1=8,10.0.0.2=8\n"}, {"changed": False, "members": ["10.0.0.1=8", "10.0.0.2=8"]}),
-    ("members", {"rc": 0, "stdout": "\n"}, {"members": []}),
-    ("members", {"rc": 1, "stdout": "10.0.0.1=8\n"}, {"members": []}),
+    ("members", {"rc": 0, "stdout": answered("members=10.0.0.1=8,10.0.0.2=8")}, {"changed": False, "members": ["10.0.0.1=8", "10.0.0.2=8"]}),
+    ("members", {"rc": 0, "stdout": answered("members=")}, {"members": []}),
+    ("members", {"rc": 1, "stdout": answered("members=10.0.0.1=8")}, {"members": []}),
     # A background job not finished yet (no exit code), and a role's script (no step).
-    ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": ""}, {"changed": False}),
+    ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": answered("")}, {"changed": False}),
     (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": True, "said": ["installed /verl/a.sh"]}),
     (None, {"rc": 0, "stdout": "changed=false\n"}, {"changed": False}),
     # A role's script that says nothing (a read, as the container check) or fails without saying changed nothing.
@@ -109,7 +113,7 @@ def test_a_step_that_must_end_well(result, problem):
                                 "the container (ray status; /tmp/ray/session_latest/logs), then run deploy.yml again."}),
 ])
 def test_the_heads_ray_step(result, expected):
-    found = ray_head_step(result, "n1")
+    found = ray_head_step(dict(result, stdout=answered(result["stdout"])), "n1")
     assert {key: found[key] for key in expected} == expected
     if expected.get("say"):
         assert found["said"] == [line for line in result["stdout"].splitlines() if "=" not in line]
@@ -118,7 +122,7 @@ def test_the_heads_ray_step(result, expected):
 def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
     result = {"item": item, "answered": answered, "rejoined": answered and rc is not None and changed != "false", **more}
     if answered:
-        result.update(rc=rc, stdout=stdout if stdout is not None else "ray: %s joined\nchanged=%s\n" % (item, changed))
+        result.update(rc=rc, stdout=answers.answered(stdout if stdout is not None else "ray: %s joined\nchanged=%s\n" % (item, changed)))
     return result
 
 
@@ -222,7 +226,7 @@ def test_the_pre_checks_run_of_the_container_check_stands_for_it_only_for_the_sa
 
 
 def state(name, pid="42", quiet="3"):
-    return "state=%s\npid=%s\nquiet_for=%s\n" % (name, pid, quiet)
+    return answered(training(name, pid=pid, quiet=quiet))
 
 
 @pytest.mark.parametrize("text, restart, lost, expected", [
@@ -255,7 +259,7 @@ def test_the_training_plan(text, restart, lost, expected):
 
 def finished(last_step, save_freq=2, train_steps=4):
     record = json.dumps({"settings": {"train_steps": train_steps, "save_freq": save_freq}})
-    return "state=finished\nexit_code=0\nlast_step=1700000000 %s\nlaunch=%s\n" % (last_step, record)
+    return answered(training("finished", last_step="1700000000 %s" % last_step, launch=record))
 
 
 ONE_MORE = ("h: the training had finished at step 4; started again with verl_train_steps=4, verl resumes from its last checkpoint "

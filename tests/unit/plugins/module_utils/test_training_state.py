@@ -6,6 +6,9 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import classify, launch_drift, launch_record, parse_training_state
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
+from helpers import answers
+from helpers.answers import answered, training
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok
 
 BASE = launch_ok()
@@ -74,18 +77,22 @@ def test_a_training_without_a_record_counts_as_changed(started):
 
 
 def test_the_state_lines_parse_with_the_record():
-    text = "\n".join(["state=running", "pid=42", "exit_code=", "started_at=1700000000", "last_step=1700000100 7",
-                      "ray_session=session_1", "log=/logs/verl_qwen3_8b_x.log", "launch=%s" % json.dumps(record())])
+    text = answered("\n".join(["pid=42", "exit_code=", "started_at=1700000000", "last_step=1700000100 7",
+                      "ray_session=session_1", "log=/logs/verl_qwen3_8b_x.log", "launch=%s" % json.dumps(record())]))
     state = parse_training_state(text)
     assert state["state"] == "running" and state["pid"] == "42" and state["last_step"] == "1700000100 7"
     assert state["launch"] == record()
 
 
-@pytest.mark.parametrize("text", ["", None, "bash: /verl/verl_control.sh: No such file or directory", "state=running\nlaunch={broken"])
-def test_nothing_readable_is_unknown_and_a_broken_record_is_none(text):
+@pytest.mark.parametrize("text, expected", [
+    ("", "unknown"), (None, "unknown"), ("bash: /verl/verl_control.sh: No such file or directory", "unknown"),
+    # A control script of an earlier release answered KEY=VALUE lines: none of it is a fact, its state= line least of all.
+    ("state=running\npid=1\nlaunch={broken", "unknown"),
+    (answered("pid=42\nstarted_at=1\nlaunch={broken"), "running"),
+])
+def test_nothing_readable_is_unknown_and_a_broken_record_is_none(text, expected):
     state = parse_training_state(text)
-    assert state["launch"] is None
-    assert state["state"] == ("running" if text and "state=" in text else "unknown")
+    assert state["launch"] is None and state["state"] == expected
 
 
 def test_another_algorithm_is_drift():
@@ -102,9 +109,13 @@ def test_another_resume_setting_is_drift():
 AUTO = {"resume_mode": "auto", "save_freq": 2, "ckpts_dir": "/mnt/ckpts/run"}
 
 
-def test_a_training_past_its_first_save_with_no_checkpoint_now_is_refused():
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
+def fresh_start_refusal(look, launch, node):
+    """The refusal on what node_facts read on the head's host (a dict), written here as KEY=VALUE lines."""
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal as refusal
+    return refusal(parse_lines(look), launch, node)
 
+
+def test_a_training_past_its_first_save_with_no_checkpoint_now_is_refused():
     look = "last_step=1700000000 716\nckpts_seen=\nckpts_fs=64\nexists=yes\nfs_now=64\ncheckpoints=0\nmountpoint=no\n"
     text = fresh_start_refusal(look, AUTO, "node1")
     assert text.startswith("node1 (head): the last training reached step 716, but verl_ckpts_dir has no checkpoint: "
@@ -118,8 +129,6 @@ def test_a_training_past_its_first_save_with_no_checkpoint_now_is_refused():
 
 
 def test_no_refusal_with_checkpoints_a_young_training_or_another_resume_mode():
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
-
     assert fresh_start_refusal("last_step=1 716\ncheckpoints=3\n", AUTO, "n") == ""
     assert fresh_start_refusal("last_step=1 1\ncheckpoints=0\n", AUTO, "n") == ""  # before its first save
     assert fresh_start_refusal("checkpoints=0\n", AUTO, "n") == ""  # never trained
@@ -129,8 +138,6 @@ def test_no_refusal_with_checkpoints_a_young_training_or_another_resume_mode():
 
 
 def test_a_restart_before_the_first_save_or_into_another_folder_is_not_refused():
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
-
     def look(**settings):
         return "last_step=1700000000 4\nlaunch=%s\ncheckpoints=0\n" % json.dumps({"settings": settings})
     # Started with verl_save_freq=1000, 4 steps logged: no checkpoint is expected, whatever this deploy's save_freq.
@@ -149,13 +156,22 @@ NPU = {"npus": [{"chips": [{"hbm_used_mb": 40960, "hbm_total_mb": 65536, "aicore
 LAUNCH = json.dumps({"settings": {"train_steps": 100}})
 
 
-def head_answer(state="running", first="1000 1", last="1600 11", quiet="60", code="", in_ray="yes"):
-    return "\n".join(["ray: in the cluster", "in_ray=%s" % in_ray, "state=%s" % state, "pid=%s" % ("42" if state == "running" else ""),
-                      "exit_code=%s" % code, "first_step=%s" % first, "last_step=%s" % last, "quiet_for=%s" % quiet,
-                      "launch=%s" % LAUNCH])
+def worker_answer(in_ray="yes", control="", role="worker"):
+    """The status step's facts of a node in the head's Ray (in_ray yes) or not: the node is 10.0.0.2 (the head 10.0.0.1)."""
+    ip = "10.0.0.1" if role == "head" else "10.0.0.2"
+    return "\n".join(["role=%s" % role, "raylet=running", "current_ip=%s" % ip, "master_ip=10.0.0.1", "npus=8", "address_problem=",
+                      "listed=10.0.0.1=8%s" % (",10.0.0.2=8" if in_ray == "yes" else ""), "control=%s" % control])
 
 
-def node(name, answer="in_ray=yes", runs=True, answered=True):
+def head_answer(state="running", first="1000 1", last="1600 11", quiet="60", code="", control=""):
+    """The head's facts of a training in that state (decided on the host: classify) quiet seconds after its last step."""
+    facts = training(state, quiet=str(int(last.split()[0]) - 1700000000 + int(quiet or 0)), exit_code=code, first_step=first,
+                     last_step=last, launch=LAUNCH)
+    return answered(worker_answer("yes", control, role="head") + "\n" + facts)
+
+
+def node(name, answer="yes", runs=True, answered=True):
+    answer = answers.answered(worker_answer(answer)) if answer in ("yes", "no") else answer
     if not answered:
         return {"name": name, "answered": False}
     return {"name": name, "answered": True, "container": "running" if runs else "exited (exit code 137)", "container_runs": runs,
@@ -163,16 +179,16 @@ def node(name, answer="in_ray=yes", runs=True, answered=True):
 
 
 @pytest.mark.parametrize("head, workers, fail_on, state, failed, alarm", [
-    (head_answer(), ["in_ray=yes"], FAIL_ON, "running", False, None),
-    (head_answer(quiet="4000"), ["in_ray=yes"], FAIL_ON, "stalled", True, "STALLED: no step for 4000 s"),
-    (head_answer(state="crashed", code="1", quiet=""), ["in_ray=yes"], FAIL_ON, "crashed", True, "CRASHED (exit code 1)"),
-    (head_answer(state="crashed", code="", quiet=""), ["in_ray=no"], FAIL_ON, "crashed", True, "container or node restarted"),
-    (head_answer(), ["in_ray=no"], FAIL_ON, "running", True, "w1 is NOT in the head's Ray cluster while the training runs"),
-    (head_answer(), ["in_ray=no"], ["crashed"], "running", False, None),
-    (head_answer(state="stopped", quiet=""), ["in_ray=no"], FAIL_ON, "stopped", False, None),
-    (head_answer(state="finished", code="0", quiet=""), ["in_ray=yes"], FAIL_ON, "finished", False, None),
-    (head_answer(state="orphaned"), ["in_ray=yes"], FAIL_ON, "orphaned", True, "Ray cluster was restarted under it"),
-    (head_answer(state="crashed", code="1"), ["in_ray=yes"], [], "crashed", False, None),
+    (head_answer(), ["yes"], FAIL_ON, "running", False, None),
+    (head_answer(quiet="4000"), ["yes"], FAIL_ON, "stalled", True, "STALLED: no step for 4000 s"),
+    (head_answer(state="crashed", code="1", quiet=""), ["yes"], FAIL_ON, "crashed", True, "CRASHED (exit code 1)"),
+    (head_answer(state="crashed", code="", quiet=""), ["no"], FAIL_ON, "crashed", True, "container or node restarted"),
+    (head_answer(), ["no"], FAIL_ON, "running", True, "w1 is NOT in the head's Ray cluster while the training runs"),
+    (head_answer(), ["no"], ["crashed"], "running", False, None),
+    (head_answer(state="stopped", quiet=""), ["no"], FAIL_ON, "stopped", False, None),
+    (head_answer(state="finished", code="0", quiet=""), ["yes"], FAIL_ON, "finished", False, None),
+    (head_answer(state="orphaned"), ["yes"], FAIL_ON, "orphaned", True, "Ray cluster was restarted under it"),
+    (head_answer(state="crashed", code="1"), ["yes"], [], "crashed", False, None),
 ], ids=["running", "stalled", "crashed", "crashed-restarted", "worker-out-of-ray", "out-of-ray-switched-off", "stopped",
         "finished", "orphaned", "nothing-fails"])
 def test_the_status_verdict(head, workers, fail_on, state, failed, alarm):
@@ -211,7 +227,7 @@ def test_a_control_script_another_release_installed_is_named_with_the_fix():
     """The script answers its own SHA-256 (control=); one of another release, or one from before it said which it is, is
     named (a stopped container's, or a node that did not answer, cannot be told)."""
     ours, theirs = "a" * 64, "b" * 64
-    nodes = [node("h", head_answer() + "\ncontrol=%s" % ours), node("w1", "in_ray=yes\ncontrol=%s" % theirs), node("w2"),
+    nodes = [node("h", head_answer(control=ours)), node("w1", answered(worker_answer(control=theirs))), node("w2"),
              node("w3", "", runs=False), node("w4", answered=False)]
     report = status_report(nodes, "h", 1800, control_sha256=ours)
     assert report["other_control"] == ["w1", "w2"] and not any("verl_control" in text for text in report["failing"])  # a note
@@ -232,8 +248,6 @@ def test_a_restart_before_the_first_save_of_the_last_training_is_not_refused():
     """Issue 28: a training started with save_freq=1000 logged 4 steps (no checkpoint yet, rightly); a deploy with new
     settings (save_freq 2 now) and verl_restart=true starts it again. Whether a checkpoint is expected is the last
     training's save_freq (its launch record, launch.json), not this deploy's."""
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import fresh_start_refusal
-
     def look(save_freq, step=4):
         record = json.dumps({"settings": {"save_freq": save_freq, "train_tp": 4}, "run_training_sha256": "0" * 64})
         return "last_step=1700000000 %d\nckpts_seen=\nckpts_fs=64\nlaunch=%s\nexists=yes\nfs_now=64\ncheckpoints=0\n" % (
@@ -285,13 +299,13 @@ FACTS = {"pid": "", "exit_code": "", "started_at": "", "stopped_at": "", "last_s
     ({"started_at": "900"}, "crashed", ""),  # ended with no exit code kept: the container or the node restarted under it
 ])
 def test_the_state_is_decided_from_the_scripts_facts(facts, state, quiet):
-    found = parse_training_state("\n".join("%s=%s" % item for item in dict(FACTS, **facts).items()))
+    found = parse_training_state(answered("\n".join("%s=%s" % item for item in dict(FACTS, **facts).items())))
     assert (found["state"], found["quiet_for"]) == (state, quiet)
 
 
-def test_an_earlier_scripts_own_state_and_quiet_time_hold():
-    """A container still holding the control script of an earlier release (before a deploy replaces it) answers state= and
-    quiet_for= itself."""
-    found = parse_training_state("state=running\npid=7\nquiet_for=42\nstarted_at=900\n")
-    assert (found["state"], found["quiet_for"]) == ("running", "42")
-    assert classify({"pid": "7", "state": "stopped"}) == "stopped" and classify({}) == "unknown"
+def test_no_state_or_quiet_time_is_taken_from_a_node():
+    """The state and the quiet time are decided here from facts; a state= or quiet_for= a node answers is no fact (an
+    earlier release's script answered them itself, and a node's file could forge them)."""
+    found = parse_training_state(answered("state=finished\npid=7\nquiet_for=42\nstarted_at=900\nnow=1000\n"))
+    assert (found["state"], found["quiet_for"]) == ("running", "100")
+    assert classify({"pid": "7", "state": "stopped"}) == "running" and classify({}) == "unknown"
