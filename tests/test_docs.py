@@ -156,6 +156,17 @@ def test_the_readmes_first_screen_says_what_it_is_and_how_to_start():
         assert "](%s)" % target in screen, "the first screen links %s" % target
     anchors_here = anchors(README)
     assert {"requirements", "the-demo-a-simulated-3-node-cluster", "deploying-to-a-real-cluster", "how-it-works"} <= anchors_here
+    # Issue 60: the real-cluster quick start was at line 74; now its commands are on the first screen.
+    for step in ("playbooks/check.yml", "playbooks/deploy.yml", "playbooks/status.yml"):
+        assert "ansible-playbook -i inventories/mycluster %s" % step in screen, step
+
+
+def test_the_readme_is_a_users_page_that_fits_250_lines():
+    """Issue 60: it grew to 408 lines with a Status paragraph of test details; that material is docs/development.md's."""
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    assert "Molecule scenarios (one node" not in text and "What it guarantees" not in text
+    assert "## What is tested, and what is not yet" in (REPO / "docs" / "development.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_has_a_requirements_table_for_the_controller_the_nodes_and_the_network():
