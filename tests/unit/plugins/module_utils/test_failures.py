@@ -9,6 +9,7 @@ from __future__ import annotations
 import calendar
 
 import pytest
+import settings_table
 
 from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
 
@@ -268,3 +269,9 @@ def test_diagnose_reads_the_heads_tail_and_every_nodes_scan():
     assert stats["node"] == "w3" and stats["signature"] == "host_oom_kernel" and stats["transient"]
     assert lines[0].startswith("first failure: w3 at 2023-11-14 21:27:28 UTC")
     assert fl.diagnose(HEALTHY) == ([], {"failed": False})
+
+
+def test_the_troubleshooting_failure_section_is_generated_from_the_table():
+    """Fix: .venv/bin/python tools/settings_table.py --write"""
+    assert settings_table.TROUBLESHOOTING_FILE.read_text() == settings_table.troubleshooting_text()
+    assert all(row["source"] in settings_table.failures_text() for row in fl.SIGNATURES)
