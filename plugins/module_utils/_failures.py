@@ -240,10 +240,21 @@ def _order(event, offsets, nodes):
             nodes.index(event["node"]) if event["node"] in nodes else len(nodes), event["file"], event["index"])
 
 
-def first_failure(events_by_node, offsets=None):
+def _beside(first, event):
+    """Whether `event` is part of the same report as `first`: the same node within 5 s after it, or, untimed, the
+    next 10 lines of its file."""
+    if event["node"] != first["node"]:
+        return False
+    if first["time"] is not None and event["time"] is not None:
+        return 0 <= event["time"] - first["time"] <= 5
+    return event["file"] == first["file"] and 0 < event["index"] - first["index"] <= 10
+
+
+def first_failure(events_by_node, offsets=None, since=None):
     """The first failure of every node's events, on the controller's clock (`offsets`: seconds each node's clock is
     ahead of the controller's). Followers are passed over while any other error is found; the general Python row
-    gives way to a specific one of the same node within 5 s (the wrapper line and its CANN text). Returns
+    gives way to a specific one beside it (torch_npu's wrapper line and its CANN text). Lines timed before `since`
+    (the training's start, on the controller's clock) belong to an earlier run and are left out. Returns
     {'healthy', 'first', 'followers', 'evidence'}: 'first' is None when no line matched."""
     offsets = offsets or {}
     nodes = list(events_by_node or {})
@@ -252,11 +263,11 @@ def first_failure(events_by_node, offsets=None):
     evidence = [dict(event, time=_order(event, offsets, nodes)[0]) for event in every]
     for event in evidence:
         event["time"] = None if event["time"] == float("inf") else event["time"]
+    evidence = [event for event in evidence if since is None or event["time"] is None or event["time"] >= since]
     causes = [event for event in evidence if not event["row"]["follower"]]
     first = causes[0] if causes else (evidence[0] if evidence else None)
-    if first is not None and first["row"]["key"] == GENERIC and first["time"] is not None:
-        first = next((event for event in causes if event["node"] == first["node"] and event["row"]["key"] != GENERIC
-                      and event["time"] is not None and 0 <= event["time"] - first["time"] <= 5), first)
+    if first is not None and first["row"]["key"] == GENERIC:
+        first = next((event for event in causes if event["row"]["key"] != GENERIC and _beside(first, event)), first)
     if first is None:
         return {"healthy": True, "first": None, "followers": 0, "evidence": []}
     row = first["row"]
@@ -293,10 +304,10 @@ def say(verdict):
     return lines, stats
 
 
-def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None):
+def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None, since=None):
     """status's one call: the head's training log tail (lines) and, when read, each node's files
-    ({node: {'clock': {'utc_offset', 'boot'}, 'files': [{'path', 'mtime', 'lines'}]}}, failure_scan's answer)
-    -> (at most 3 lines, stats)."""
+    ({node: {'clock': {'utc_offset', 'boot'}, 'files': [{'path', 'mtime', 'lines'}]}}, failure_scan's answer), each
+    node's clock offset to the controller's, the node of each IP, the training's start -> (at most 3 lines, stats)."""
     clock = ((nodes or {}).get(head) or {}).get("clock") or {}
     found = {head: events(head, "training log", head_lines, None, clock.get("utc_offset", 0), None, ip_nodes)}
     for node, answer in (nodes or {}).items():
@@ -304,4 +315,4 @@ def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None):
         for item in answer.get("files") or []:
             found.setdefault(node, []).extend(events(node, item["path"], item.get("lines"), item.get("mtime"),
                                                      clock.get("utc_offset", 0), clock.get("boot"), ip_nodes))
-    return say(first_failure(found, offsets))
+    return say(first_failure(found, offsets, since))

@@ -55,6 +55,12 @@ options:
     description: At most this many files (the newest) are read per folder.
     type: int
     default: 300
+  since:
+    description:
+      - Epoch seconds (the container's clock) of the training's start; files not written since are left out (an earlier
+        run's: Ray keeps one session folder for every job of the cluster).
+    type: float
+    default: 0
   timeout:
     description: Seconds the container's read may take.
     type: int
@@ -114,6 +120,7 @@ import glob, json, os, re, sys, time
 args = json.loads(sys.argv[1])
 match, prefix, stamped = re.compile(args["match"]), re.compile(args["prefix"]), re.compile(args["stamped"])
 limit, max_lines, max_files = int(args["max_kb"]) * 1024, int(args["max_lines"]), int(args["max_files"])
+since = float(args["since"])
 files, missing = [], []
 
 def read(path):
@@ -140,6 +147,12 @@ def read(path):
     if kept:
         files.append({"path": path, "mtime": repr(mtime), "size": str(size), "lines": kept[-max_lines:]})
 
+def written(path):
+    try:
+        return os.path.getmtime(path)
+    except OSError:  # gone since it was listed
+        return -1.0
+
 def folder(root, patterns, depth):
     if not os.path.isdir(root):
         missing.append({"path": root, "reason": "no such folder"})
@@ -148,7 +161,7 @@ def folder(root, patterns, depth):
     for level in range(depth + 1):
         for pattern in patterns:
             found += [path for path in glob.glob(os.path.join(root, *(["*"] * level + [pattern]))) if os.path.isfile(path)]
-    found = sorted(set(found), key=lambda path: os.path.getmtime(path), reverse=True)
+    found = sorted((path for path in set(found) if written(path) >= since), key=written, reverse=True)
     for path in found[:max_files]:
         read(path)
 
@@ -166,7 +179,7 @@ def reader_args(params):
     return json.dumps({"match": MATCH, "prefix": PREFIX.pattern, "stamped": STAMPED,
                        "ray_temp_dir": params["ray_temp_dir"], "plog_dirs": params["plog_dirs"],
                        "max_kb": str(params["max_kb"]), "max_lines": str(params["max_lines"]),
-                       "max_files": str(params["max_files"])})
+                       "max_files": str(params["max_files"]), "since": repr(float(params["since"]))})
 
 
 def parse_answer(text):
@@ -207,6 +220,7 @@ def main():
             max_kb=dict(type="int", default=1024),
             max_lines=dict(type="int", default=200),
             max_files=dict(type="int", default=300),
+            since=dict(type="float", default=0),
             timeout=dict(type="int", default=20),
         ),
         supports_check_mode=True,

@@ -275,3 +275,16 @@ def test_the_troubleshooting_failure_section_is_generated_from_the_table():
     """Fix: .venv/bin/python tools/settings_table.py --write"""
     assert settings_table.TROUBLESHOOTING_FILE.read_text() == settings_table.troubleshooting_text()
     assert all(row["source"] in settings_table.failures_text() for row in fl.SIGNATURES)
+
+
+def test_lines_before_the_trainings_start_are_an_earlier_runs():
+    found = {"w1": fl.events("w1", "plog", REAL["hccl_socket_timeout"][3:]),
+             "w2": fl.events("w2", "worker.err", ["[2025-07-23 04:30:00,000 E 1 1] core_worker.cc:1: x", REAL["npu_oom"][1]])}
+    since = calendar.timegm((2025, 7, 23, 4, 0, 0, 0, 0, 0))
+    assert fl.first_failure(found, since=since)["first"]["node"] == "w2"
+    assert fl.first_failure(found, since=since + 7200)["healthy"]
+
+
+def test_untimed_lines_give_the_general_row_way_to_the_specific_one_below_it():
+    lines = [REAL["hccl_socket_timeout"][0], "[rank1]: EI0006: Getting socket times out."]
+    assert fl.first_failure({"head": fl.events("head", "training log", lines)})["first"]["key"] == "hccl_socket_timeout"

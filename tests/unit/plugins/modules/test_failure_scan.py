@@ -9,7 +9,9 @@ reports); the diagnosis over the answer is the one status makes.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import sys
 
 import pytest
 
@@ -60,7 +62,6 @@ def run_module(capsys, args):
 
 
 def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path, capsys):
-    import sys
     ray = tree(tmp_path)
     result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
                                  "ray_temp_dir": str(ray), "kernel": False, "max_kb": 1})
@@ -76,7 +77,6 @@ def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path,
 
 
 def test_an_absent_container_is_missing_not_a_failure(tmp_path, capsys):
-    import sys
     result = run_module(capsys, {"container": "gone", "docker": str(fake_docker(tmp_path, sys.executable)),
                                  "kernel": False})
     assert result["files"] == [] and result["missing"] == [{"path": "gone", "reason": "Error: No such container: gone"}]
@@ -89,3 +89,13 @@ def test_the_kernels_oom_kill_is_kept_and_a_refused_dmesg_says_why():
     assert miss is None and [index for index, _line in found["lines"]] == [1]
     found, miss = failure_scan.kernel_lines(1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 200)
     assert found is None and miss["reason"].startswith("dmesg: read kernel buffer failed: Operation not permitted")
+
+
+def test_files_of_an_earlier_run_are_left_out(tmp_path, capsys):
+    ray = tree(tmp_path)
+    old = ray / "session_latest" / "logs" / "raylet.out"
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
+                                 "ray_temp_dir": str(ray), "kernel": False, "since": 1_500_000_000})
+    assert "raylet.out" not in {item["path"].rsplit("/", 1)[-1] for item in result["files"]}
+    assert fl.diagnose([], {"w1": result})[1]["signature"] == "hccl_socket_timeout"  # the plog of 2025, before the .err
