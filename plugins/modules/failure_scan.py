@@ -58,7 +58,7 @@ options:
   since:
     description:
       - Epoch seconds (the container's clock) of the training's start; files not written since are left out (an earlier
-        run's: Ray keeps one session folder for every job of the cluster).
+        run's, as Ray keeps one session folder for every job of the cluster).
     type: float
     default: 0
   timeout:
