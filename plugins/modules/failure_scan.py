@@ -65,13 +65,8 @@ options:
     description: Seconds the container's read may take.
     type: int
     default: 20
-attributes:
-  check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
-    support: full
-  diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
-    support: none
+extends_documentation_fragment:
+  - verl.deploy.attributes.read_only
 notes:
   - Nothing is changed on the host or in the container.
 author:
