@@ -210,7 +210,8 @@ def stamp(line, utc_offset=0, year=None, boot=None):
 
 
 def events(node, file, lines, mtime=None, utc_offset=0, boot=None, ip_nodes=None):
-    """The matching lines of one file as events {node, file, index, time, line, row}, in the file's order. `lines` are
+    """The matching lines of one file as events {node, clock, file, index, time, line, row}, in the file's order (time:
+    on the clock of `clock`, the node read). `lines` are
     strings or (index, string) pairs (a reader that kept only the matching lines and the stamped lines before them).
     A line without a time of its own takes the nearest stamped line's before it, else after it, else the file's
     mtime. A worker's line forwarded to the driver ('(WorkerDict pid=N, ip=A)') is that worker's node's when
@@ -230,13 +231,14 @@ def events(node, file, lines, mtime=None, utc_offset=0, boot=None, ip_nodes=None
             when = next((value for value in stamps[position:] if value is not None), mtime)
         where = IP.search(text)
         owner = (ip_nodes or {}).get(where.group(1), node) if where else node
-        found.append({"node": owner, "file": file, "index": index, "time": when, "line": body(text)[:400], "row": row})
+        found.append({"node": owner, "clock": node, "file": file, "index": index, "time": when, "line": body(text)[:400],
+                      "row": row})
     return found
 
 
 def _order(event, offsets, nodes):
     when = event["time"]
-    return (when - float(offsets.get(event["node"], 0) or 0) if when is not None else float("inf"),
+    return (when - float(offsets.get(event.get("clock", event["node"]), 0) or 0) if when is not None else float("inf"),
             nodes.index(event["node"]) if event["node"] in nodes else len(nodes), event["file"], event["index"])
 
 
@@ -302,6 +304,12 @@ def say(verdict):
              "fix": first["fix"], "transient": first["transient"], "source": first["source"],
              "only_followers": first["only_followers"], "followers": verdict["followers"], "nodes": nodes}
     return lines, stats
+
+
+def evidence_lines(verdict):
+    """Every matching line in time order, for the log file and the logs bundle: 'UTC time  node  file: line'."""
+    return ["%s  %s  %s: %s%s" % (_utc(event["time"]), event["node"], event["file"], event["line"],
+                                  "  (follower)" if event["follower"] else "") for event in (verdict or {}).get("evidence", [])]
 
 
 def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None, since=None):

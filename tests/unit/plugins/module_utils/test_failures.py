@@ -218,6 +218,9 @@ def test_a_worker_failing_first_is_named_not_the_heads_followers():
     assert (first["node"], first["key"], first["transient"], first["only_followers"]) == ("w2", "npu_oom", False, False)
     assert verdict["followers"] == sum(1 for event in verdict["evidence"] if event["follower"]) >= 5
     assert verdict["evidence"][0]["node"] == "w2"
+    text = fl.evidence_lines(verdict)
+    assert len(text) == len(verdict["evidence"]) and text[0].startswith("2023-11-14 22:13:20 UTC  w2  worker-1.err: ")
+    assert text[-1].endswith("(follower)")
 
 
 def test_the_clock_offsets_order_the_nodes():
@@ -251,6 +254,11 @@ def test_a_workers_line_forwarded_to_the_driver_is_its_nodes():
     line = "(WorkerDict pid=7, ip=10.0.0.2) " + REAL["npu_oom"][1]
     event = fl.events("head", "training log", [line], ip_nodes={"10.0.0.2": "w2"})[0]
     assert event["node"] == "w2" and event["line"].startswith("RuntimeError: NPU out of memory")
+    # its time is the head's clock (the driver's log), so the head's offset is the one allowed for
+    stamped = fl.events("head", "training log", ["2025-03-06 22:02:53,086\tINFO worker.py:1655 -- x", line],
+                        ip_nodes={"10.0.0.2": "w2"})
+    assert fl.first_failure({"head": stamped}, {"head": 60, "w2": -3600})["first"]["time"] == pytest.approx(
+        calendar.timegm((2025, 3, 6, 22, 1, 53, 0, 0, 0)) + 0.086)
 
 
 def test_say_it_short():
