@@ -46,15 +46,15 @@ options:
   max_kb:
     description: At most this many KB (the end) of each file are read.
     type: int
-    default: 1024
+    default: 256
   max_lines:
     description: At most this many matching lines (the last) are returned per file.
     type: int
     default: 200
   max_files:
-    description: At most this many files (the newest) are read per folder.
+    description: At most this many files (the newest) are read per folder (with O(max_kb), a bound of about 25 MB read per folder, a few seconds).
     type: int
-    default: 300
+    default: 100
   since:
     description:
       - Epoch seconds (the container's clock) of the training's start; files not written since are left out (an earlier
@@ -212,9 +212,9 @@ def main():
             ray_temp_dir=dict(type="str", default="/tmp/ray"),
             plog_dirs=dict(type="list", elements="str", default=[]),
             kernel=dict(type="bool", default=True),
-            max_kb=dict(type="int", default=1024),
+            max_kb=dict(type="int", default=256),
             max_lines=dict(type="int", default=200),
-            max_files=dict(type="int", default=300),
+            max_files=dict(type="int", default=100),
             since=dict(type="float", default=0),
             timeout=dict(type="int", default=20),
         ),
