@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # not resolved: the venv's bin, not the base interpreter's
 
 MODULES = ("verl.deploy.npu_info", "verl.deploy.feature_mask", "verl.deploy.launch_config", "verl.deploy.log_bundle",
-           "verl.deploy.node_facts", "verl.deploy.wait_progress")
+           "verl.deploy.node_facts", "verl.deploy.wait_progress", "verl.deploy.failure_scan")
 ROLES = ("verl.deploy.verl", "verl.deploy.training", "verl.deploy.day2")
 
 

@@ -1,5 +1,6 @@
 """The settings table -> roles/verl/defaults/main.yml and docs/settings.md; the algorithm table -> docs/algorithms.md;
-the release table (plugins/module_utils/_versions.py) -> docs/versions.md.
+the release table (plugins/module_utils/_versions.py) -> docs/versions.md; the failure table
+(plugins/module_utils/_failures.py) -> the failure section of docs/troubleshooting.md (between its markers).
 
 The settings table is the verl role's meta/argument_specs.yml (type, default, choices, description) with
 meta/setting_rules.yml beside it (rule, bounds, section); the algorithm table is
@@ -7,8 +8,8 @@ plugins/module_utils/_algorithms.py. The generated files are written from them:
 
     .venv/bin/python tools/settings_table.py --write
 
-tests/test_settings_contract.py, tests/unit/plugins/module_utils/test_algorithms.py and test_versions.py fail when a file is not
-what this writes.
+tests/test_settings_contract.py, tests/unit/plugins/module_utils/test_algorithms.py, test_versions.py and test_failures.py fail
+when a file is not what this writes.
 """
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ DEFAULTS_FILE = REPO / "roles" / "verl" / "defaults" / "main.yml"
 DOCS_FILE = REPO / "docs" / "settings.md"
 ALGORITHMS_FILE = REPO / "docs" / "algorithms.md"
 VERSIONS_FILE = REPO / "docs" / "versions.md"
+TROUBLESHOOTING_FILE = REPO / "docs" / "troubleshooting.md"
+FAILURES_BEGIN = "<!-- Generated from the failure table (plugins/module_utils/_failures.py) by tools/settings_table.py; do not edit. -->"
+FAILURES_END = "<!-- End of the generated failure table. -->"
 GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tools/settings_table.py"
 
 
@@ -76,6 +80,34 @@ def algorithms_text():
               "4. Tests: its lines in `tests/test_masks.py` (from verl's own example, not from the table), its case in",
               "   `tests/test_hydra_schema.py` and `tests/test_verl_oracle.py` (verl's real config schema and checks).", ""]
     return "\n".join(lines)
+
+
+def _cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def failures_text():
+    """The failure section of docs/troubleshooting.md: every row of the failure table, in the order it is tried."""
+    table = _module_util("_failures")
+    lines = [FAILURES_BEGIN, "",
+             "Each row: the error text as its public report shows it (`...` marks what is left out), what it is, whether a",
+             "restart from the last checkpoint can get past it (**transient**) or repeats it (**deterministic**), the cause,",
+             "the fix, and the report. A **follower** only follows another error (Ray's driver on a dead worker, a retry, an",
+             "orphaned compiler): the first failure is the first line of every node, on the controller's clock, that is not",
+             "one. Rows are tried in this order; the first whose text a line holds names it.", "",
+             "| error text | what | kind | cause | fix | report |", "|---|---|---|---|---|---|"]
+    for row in table.SIGNATURES:
+        kind = "follower" if row["follower"] else ("transient" if row["transient"] else "deterministic")
+        lines.append("| `` %s `` | %s | %s | %s | %s | %s |" % tuple(
+            _cell(value) for value in (row["seen"], row["class"], kind, row["cause"], row["fix"], row["source"])))
+    return "\n".join(lines + ["", FAILURES_END])
+
+
+def troubleshooting_text():
+    """docs/troubleshooting.md with its failure section written from the table (the rest is as it is)."""
+    text = TROUBLESHOOTING_FILE.read_text()
+    start, end = text.index(FAILURES_BEGIN), text.index(FAILURES_END) + len(FAILURES_END)
+    return text[:start] + failures_text() + text[end:]
 
 
 def _versions():
@@ -318,4 +350,6 @@ if __name__ == "__main__":
     DOCS_FILE.write_text(docs_text())
     ALGORITHMS_FILE.write_text(algorithms_text())
     VERSIONS_FILE.write_text(versions_text())
-    print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE)))
+    TROUBLESHOOTING_FILE.write_text(troubleshooting_text())
+    print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE,
+                                                                         TROUBLESHOOTING_FILE)))

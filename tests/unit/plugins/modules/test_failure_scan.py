@@ -1,0 +1,101 @@
+# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Drive verl.deploy.failure_scan's main() and its reader script on a folder tree laid out as a training container's.
+
+The `docker` stand-in runs `docker exec -i NAME python3 - ARGS` as the container would: the reader script from stdin,
+here with this Python and HOME in the tree (no Docker). The lines are real ones (see test_failures.py for their
+reports); the diagnosis over the answer is the one status makes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+
+import pytest
+
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
+from ansible_collections.verl.deploy.plugins.modules import failure_scan
+
+NPU_OOM = ("RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; 10.24 GiB "
+           "already allocated; 10.24 GiB current active; 19.52 MiB free; 10.65 GiB reserved in total by PyTorch)")
+HCCL_PLOG = ("[ERROR] HCCL(2717288,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2734049][Wait]"
+             "[LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]")
+RAYLET_OOM = ("[2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed "
+              "due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: "
+              "351e406b196f66bb45eaad02a3b8b4725babfa8cc12949432f7ad7d8, IP: 10.95.143.76) over the last time period.")
+
+
+def fake_docker(tmp_path, python):
+    script = tmp_path / "docker"
+    script.write_text('#!/bin/bash\n[ "$1 $2 $3" = "exec -i verl" ] || { echo "Error: No such container: $3" >&2; exit 1; }\n'
+                      'shift 3; HOME=%s exec %s "${@:2}"\n' % (shlex.quote(str(tmp_path / "root")), shlex.quote(python)))
+    script.chmod(0o755)
+    return script
+
+
+def tree(tmp_path):
+    logs = tmp_path / "ray" / "session_2025" / "logs"
+    logs.mkdir(parents=True)
+    (tmp_path / "ray" / "session_latest").symlink_to(tmp_path / "ray" / "session_2025")
+    (logs / "worker-aa-01000000-4100.err").write_text(
+        "x" * 5000 + "\n:actor_name:WorkerDict\nTraceback (most recent call last):\n"
+        '  File "/verl/verl/workers/megatron_workers.py", line 612, in update_actor\n' + NPU_OOM + "\n")
+    (logs / "raylet.out").write_text("[2025-04-02 15:01:59,000 I 135782 135782] (raylet) main.cc:1: started\n"
+                                     + RAYLET_OOM + "\n")
+    (logs / "worker-bb-01000000-4101.out").write_text(":actor_name:WorkerDict\nstep:1 - actor/pg_loss:0.001\n")
+    plog = tmp_path / "root" / "ascend" / "log" / "debug" / "plog"
+    plog.mkdir(parents=True)
+    (plog / "plog-2717288_20250723034757.log").write_text("[INFO] HCCL(2717288,python3):2025-07-23-03:47:57.070.400 "
+                                                          "[init] ok\n" + HCCL_PLOG + "\n")
+    return tmp_path / "ray"
+
+
+def run_module(capsys, args):
+    with patch_module_args(args):
+        with pytest.raises(SystemExit):
+            failure_scan.main()
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path, capsys):
+    ray = tree(tmp_path)
+    result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
+                                 "ray_temp_dir": str(ray), "kernel": False, "max_kb": 1})
+    by_name = {item["path"].rsplit("/", 1)[-1]: item for item in result["files"]}
+    assert sorted(by_name) == ["plog-2717288_20250723034757.log", "raylet.out", "worker-aa-01000000-4100.err"]
+    assert by_name["worker-aa-01000000-4100.err"]["lines"][-1][1] == NPU_OOM
+    assert by_name["worker-aa-01000000-4100.err"]["size"] > 1024  # read from its last KB only
+    assert [line for _index, line in by_name["raylet.out"]["lines"]] == [RAYLET_OOM]
+    assert [line for _index, line in by_name["plog-2717288_20250723034757.log"]["lines"]] == [HCCL_PLOG]
+    assert result["clock"]["now"] > 0 and "utc_offset" in result["clock"] and result["missing"] == []
+    lines, stats = fl.diagnose([], {"w1": result})
+    assert stats["node"] == "w1" and stats["signature"] == "host_oom_ray" and len(lines) == 3
+
+
+def test_an_absent_container_is_missing_not_a_failure(tmp_path, capsys):
+    result = run_module(capsys, {"container": "gone", "docker": str(fake_docker(tmp_path, sys.executable)),
+                                 "kernel": False})
+    assert result["files"] == [] and result["missing"] == [{"path": "gone", "reason": "Error: No such container: gone"}]
+
+
+def test_the_kernels_oom_kill_is_kept_and_a_refused_dmesg_says_why():
+    out = ("[ 7248.743169] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom\n"
+           "[ 7248.743279] Out of memory: Killed process 16832 (ray::_shuffle_m) total-vm:33905928kB, anon-rss:6481792kB\n")
+    found, miss = failure_scan.kernel_lines(0, out, "", 200)
+    assert miss is None and [index for index, _line in found["lines"]] == [1]
+    found, miss = failure_scan.kernel_lines(1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 200)
+    assert found is None and miss["reason"].startswith("dmesg: read kernel buffer failed: Operation not permitted")
+
+
+def test_files_of_an_earlier_run_are_left_out(tmp_path, capsys):
+    ray = tree(tmp_path)
+    old = ray / "session_latest" / "logs" / "raylet.out"
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
+                                 "ray_temp_dir": str(ray), "kernel": False, "since": 1_500_000_000})
+    assert "raylet.out" not in {item["path"].rsplit("/", 1)[-1] for item in result["files"]}
+    assert fl.diagnose([], {"w1": result})[1]["signature"] == "hccl_socket_timeout"  # the plog of 2025, before the .err
