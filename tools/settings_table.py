@@ -27,6 +27,8 @@ DOCS_FILE = REPO / "docs" / "settings.md"
 ALGORITHMS_FILE = REPO / "docs" / "algorithms.md"
 VERSIONS_FILE = REPO / "docs" / "versions.md"
 TROUBLESHOOTING_FILE = REPO / "docs" / "troubleshooting.md"
+# Its Chinese page holds the same table (the error texts are what a terminal shows; the rows are kept in one place).
+TROUBLESHOOTING_ZH_FILE = REPO / "docs" / "zh" / "troubleshooting.md"
 FAILURES_BEGIN = "<!-- Generated from the failure table (plugins/module_utils/_failures.py) by tools/settings_table.py; do not edit. -->"
 FAILURES_END = "<!-- End of the generated failure table. -->"
 GENERATED = "Generated from the settings table (roles/verl/meta/argument_specs.yml and setting_rules.yml) by tools/settings_table.py"
@@ -103,9 +105,9 @@ def failures_text():
     return "\n".join(lines + ["", FAILURES_END])
 
 
-def troubleshooting_text():
-    """docs/troubleshooting.md with its failure section written from the table (the rest is as it is)."""
-    text = TROUBLESHOOTING_FILE.read_text()
+def troubleshooting_text(path=TROUBLESHOOTING_FILE):
+    """docs/troubleshooting.md (or its Chinese page) with its failure section written from the table (the rest is as it is)."""
+    text = path.read_text()
     start, end = text.index(FAILURES_BEGIN), text.index(FAILURES_END) + len(FAILURES_END)
     return text[:start] + failures_text() + text[end:]
 
@@ -350,6 +352,7 @@ if __name__ == "__main__":
     DOCS_FILE.write_text(docs_text())
     ALGORITHMS_FILE.write_text(algorithms_text())
     VERSIONS_FILE.write_text(versions_text())
-    TROUBLESHOOTING_FILE.write_text(troubleshooting_text())
+    for page in (TROUBLESHOOTING_FILE, TROUBLESHOOTING_ZH_FILE):
+        page.write_text(troubleshooting_text(page))
     print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE,
-                                                                         TROUBLESHOOTING_FILE)))
+                                                                         TROUBLESHOOTING_FILE, TROUBLESHOOTING_ZH_FILE)))

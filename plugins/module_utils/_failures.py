@@ -315,7 +315,8 @@ def evidence_lines(verdict):
 def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None, since=None):
     """status's one call: the head's training log tail (lines) and, when read, each node's files
     ({node: {'clock': {'utc_offset', 'boot'}, 'files': [{'path', 'mtime', 'lines'}]}}, failure_scan's answer), each
-    node's clock offset to the controller's, the node of each IP, the training's start -> (at most 3 lines, stats)."""
+    node's clock offset to the controller's, the node of each IP, the training's start -> (at most 3 lines, stats; the stats of
+    a failure hold every matching line in time order as evidence)."""
     clock = ((nodes or {}).get(head) or {}).get("clock") or {}
     found = {head: events(head, "training log", head_lines, None, clock.get("utc_offset", 0), None, ip_nodes)}
     for node, answer in (nodes or {}).items():
@@ -323,4 +324,6 @@ def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None, s
         for item in answer.get("files") or []:
             found.setdefault(node, []).extend(events(node, item["path"], item.get("lines"), item.get("mtime"),
                                                      clock.get("utc_offset", 0), clock.get("boot"), ip_nodes))
-    return say(first_failure(found, offsets, since))
+    verdict = first_failure(found, offsets, since)
+    lines, stats = say(verdict)
+    return lines, dict(stats, evidence=evidence_lines(verdict)) if stats["failed"] else stats

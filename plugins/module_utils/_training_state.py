@@ -16,6 +16,7 @@ import shlex
 import time
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._failures import diagnose
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
@@ -417,6 +418,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
             "; %s. Likely: %s" % (phase["text"], phase["cause"]) if phase["phase"] else "")))
     elif state == "orphaned":
         alarms.append(("orphaned", "the training's Ray cluster was restarted under it"))
+    failure_lines, failure = _first_failure(ordered, answers, head, head_tails["log"], training) if state in _DIAGNOSED else ([], {"failed": False})
     rows, facts = [], {}
     for node in ordered:
         name = node["name"]
@@ -436,7 +438,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     table = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
     failing = [text for kind, text in alarms if kind in (fail_on or ())]
-    lines = table + ["training: %s%s" % (state.upper() if state in FAIL_ON else state, "; " + progress["text"] if progress["text"] else "")]
+    lines = failure_lines + table + ["training: %s%s" % (state.upper() if state in FAIL_ON else state,
+                                                       "; " + progress["text"] if progress["text"] else "")]
     if phase["phase"] and state != "stalled":
         lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
     lines += ["ALARM: %s" % text for text in failing]
@@ -453,4 +456,26 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     # What AWX keeps and scripts read passes the terminal's gate too (a log line's escape sequences shown escaped).
     return {"state": state, "progress": progress, "phase": phase, "alarms": [terminal_text(alarm[1]) for alarm in alarms],
             "failed": bool(failing), "failing": [terminal_text(text) for text in failing], "fail_on": list(fail_on or ()),
-            "nodes": facts, "other_control": other, "lines": [terminal_text(line) for line in lines]}
+            "nodes": facts, "other_control": other, "failure": failure, "lines": [terminal_text(line) for line in lines]}
+
+
+# The states whose first failure status names, from every node's own logs (failure_scan's answers).
+_DIAGNOSED = ("crashed", "stalled", "orphaned")
+
+
+def _first_failure(ordered, answers, head, head_log, training):
+    """The first failure across the nodes (_failures.diagnose): the head's log tail, each node's scan (failure_scan's result,
+    with clock_offset: its clock minus the controller's), the nodes by their IPs, and the training's start on the controller's
+    clock (its lines and files before it are an earlier run's)."""
+    scans = {node["name"]: node["failure_scan"] for node in ordered if isinstance(node.get("failure_scan"), dict)
+             and "files" in node["failure_scan"]}
+    offsets = {}
+    for node in ordered:
+        try:
+            offsets[node["name"]] = float(node["clock_offset"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    ip_nodes = {facts.get("current_ip"): name for name, (facts, _tails) in answers.items() if facts.get("current_ip")}
+    started = _number(training.get("started_at"), None)
+    since = started - offsets.get(head, 0) if started else None
+    return diagnose(head_log, scans, offsets, head, ip_nodes, since)

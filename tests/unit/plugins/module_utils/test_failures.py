@@ -281,7 +281,8 @@ def test_diagnose_reads_the_heads_tail_and_every_nodes_scan():
 
 def test_the_troubleshooting_failure_section_is_generated_from_the_table():
     """Fix: .venv/bin/python tools/settings_table.py --write"""
-    assert settings_table.TROUBLESHOOTING_FILE.read_text() == settings_table.troubleshooting_text()
+    for page in (settings_table.TROUBLESHOOTING_FILE, settings_table.TROUBLESHOOTING_ZH_FILE):
+        assert page.read_text() == settings_table.troubleshooting_text(page), page
     assert all(row["source"] in settings_table.failures_text() for row in fl.SIGNATURES)
 
 

@@ -309,3 +309,24 @@ def test_no_state_or_quiet_time_is_taken_from_a_node():
     found = parse_training_state(answered("state=finished\npid=7\nquiet_for=42\nstarted_at=900\nnow=1000\n"))
     assert (found["state"], found["quiet_for"]) == ("running", "100")
     assert classify({"pid": "7", "state": "stopped"}) == "running" and classify({}) == "unknown"
+
+
+def test_status_names_the_first_failure_on_the_worker_that_failed_not_the_heads_followers():
+    """Issue 57: the head's log holds only followers (RayTaskError, ActorDiedError, the placement group's); the worker's Ray
+    log holds NPU out of memory (vllm-ascend#19's text) ten minutes into the run: status names that worker, in at most 3
+    lines above its table, and keeps the same and every matching line as data. A healthy training scans nothing."""
+    from unit.plugins.module_utils.test_failures import HEAD_LOG, WORKER_ERR
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+    facts = parse_lines(worker_answer("yes", role="head") + "\n" + training("crashed", quiet="0", exit_code="1", started_at="1699999400"))
+    head = document([], dict(facts, log_tail="\n".join(HEAD_LOG)))
+    scan = {"clock": {"now": 1_700_000_100.0, "utc_offset": 0},
+            "files": [{"path": "/tmp/ray/session_latest/logs/worker-1.err", "mtime": 1_700_000_000.0,
+                       "lines": [[str(index), line] for index, line in enumerate(WORKER_ERR)]}]}
+    nodes = [node("h", head), dict(node("w1"), failure_scan=scan, clock_offset="0.4")]
+    report = status_report(nodes, "h", 1800)
+    assert report["state"] == "crashed" and report["failure"]["node"] == "w1", report["failure"]
+    assert report["failure"]["signature"] == "npu_oom" and report["failure"]["evidence"][0].split()[3] == "w1"
+    assert report["lines"][0].startswith("first failure: w1 at 2023-11-14 22:13:19 UTC, NPU out of memory"), report["lines"]  # its clock 0.4 s ahead
+    assert report["lines"][3].startswith("node  role")
+    healthy = status_report([node("h", head_answer()), node("w1")], "h", 1800)
+    assert healthy["failure"] == {"failed": False} and healthy["lines"][0].startswith("node  role")
