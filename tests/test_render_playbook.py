@@ -276,8 +276,10 @@ def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_e
         text = log.read_text()
         assert "PLAY RECAP" in text and all("changed: [node%03d" % n in text for n in range(1, nodes + 1))
         assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
-            "[0/1] Find the collection, check the inventory and the settings: ok on 1",
+            "[0/1] Find the collection, check the inventory and the settings: done on the controller",
             "[1/1] Render the launch scripts of every node: changed on %d" % nodes]
+        # The nodes, never the controller (issue 60: "Result: 49 host(s)" for 48 nodes).
+        assert lines[-1].startswith("Result: %d host(s), changed on %d (" % (nodes, nodes)), lines
         assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "/roles/" not in proc.stdout
     small, large = (len(runs[nodes].stdout.splitlines()) for nodes in (3, 48))
     assert small <= 15 and large <= small + 2, (runs[3].stdout, runs[48].stdout)
