@@ -266,6 +266,8 @@ def report_render(tmp_path, nodes):
 def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_every_node(tmp_path):
     """Issue 31: the console grows by at most a line or two per stage, whatever the cluster's size; the whole task
     stream (every node's result) is in the log file the report names."""
+    for nodes in (3, 48):  # an earlier render's folder: not this run's, never named
+        (tmp_path / ("out-%d" % nodes) / "old-node").mkdir(parents=True)
     runs = {nodes: report_render(tmp_path, nodes) for nodes in (3, 48)}
     for nodes, proc in runs.items():
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -278,6 +280,11 @@ def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_e
         assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
             "[0/1] Find the collection, check the inventory and the settings: done on the controller",
             "[1/1] Render the launch scripts of every node: changed on %d" % nodes]
+        # Where this run wrote what, its nodes only (issue 60).
+        names = "node001, node002, node003" + (" and 45 more" if nodes == 48 else "")
+        assert "Rendered start_verl.sh and run_training.sh of %d node(s) into %s/<node>/: %s." % (
+            nodes, tmp_path / ("out-%d" % nodes), names) in lines, lines
+        assert "old-node" not in proc.stdout
         # The nodes, never the controller (issue 60: "Result: 49 host(s)" for 48 nodes).
         assert lines[-1].startswith("Result: %d host(s), changed on %d (" % (nodes, nodes)), lines
         assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "/roles/" not in proc.stdout
