@@ -48,6 +48,29 @@ def test_readme_render_command_writes_both_scripts(tmp_path):
     assert "enable_prefix_caching=False" in text
 
 
+# What warns at a run's start: cryptography 51 deprecates DSA, whose classes ansible-core's SSH agent client imports
+# when the CLI starts; requirements.txt (and meta/ee-requirements.txt) keep cryptography below 51.
+DEPRECATION = ("DeprecationWarning", "[DEPRECATION WARNING]")
+
+
+def test_no_playbook_prints_a_deprecation_warning(tmp_path):
+    """Issue 60: every run printed a 2-line CryptographyDeprecationWarning before anything else. Every playbook of the
+    collection parsed, and a render on localhost run, through the report callback as a user's terminal shows them."""
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="verl.deploy.report",
+               VERL_DEPLOY_LOG_DIR=str(tmp_path / "logs"))
+    env.pop("PYTHONWARNINGS", None)
+    books = sorted(str(path.relative_to(REPO)) for path in (Path(REPO) / "playbooks").glob("*.yml"))
+    checked = subprocess.run([ANSIBLE_PLAYBOOK, "--syntax-check", *books], cwd=REPO, env=env, capture_output=True, text=True,
+                             timeout=300, check=False)
+    rendered = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/render.yml", "-e", "mask=0000000", *PATHS,
+                               "-e", "verl_output_dir=%s" % (tmp_path / "out")], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+    for proc in (checked, rendered):
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 0, said
+        assert not [word for word in DEPRECATION if word in said], said
+
+
 def test_second_render_changes_nothing(tmp_path):
     out = tmp_path / "out"
     first = playbook("-e", "mask=0000000", *PATHS, "-e", "verl_output_dir=%s" % out)
