@@ -250,7 +250,6 @@ render)
         -e verl_test_file=/mnt/project/data/test.parquet \
         -e verl_ckpts_dir=/mnt/project/ckpts/qwen3-8b-dapo \
         -e verl_output_dir="${out}" "$@"
-    echo "Rendered: $(ls -d "${out}"/*/) -- read start_verl.sh and run_training.sh there."
     ;;
 sim-down)
     prereqs python docker

@@ -48,6 +48,10 @@ def test_every_node_is_judged_without_confirmation_and_the_verdict_is_kept(tmp_p
     assert verdict["lines"][0] == ("NOT READY: 0 of 2 node(s) ready to deploy to (1 not ready, 1 did not answer); "
                                    "nothing was changed on any node.")
     assert "node1 (head): NOT READY: npu-smi failed" in said and "node2: DID NOT ANSWER" in said
+    # Each problem once, whole in check.json; npu-smi's with one fix; a data set that is not there is one problem (issue 60).
+    problems = verdict["nodes"]["node1"]["problems"]
+    assert [problem.count("Fix:") for problem in problems if problem.startswith("npu-smi failed")] == [1], problems
+    assert not [problem for problem in problems if "cannot be read as parquet" in problem], problems
     recap = proc.stdout.rsplit("PLAY RECAP", 1)[-1]
     assert all(" changed=0 " in line for line in recap.splitlines() if line.startswith(("node1", "node2", "localhost"))), recap
 
@@ -86,6 +90,10 @@ def test_at_the_terminal_the_check_is_a_short_report_and_the_log_holds_the_rest(
         "[0/3] Find the collection, check the inventory and the settings",
         "[1-2/3] Every node read, its settings checked with what it showed ...", "[3/3] The verdict"], lines
     assert sum("node2: DID NOT ANSWER" in line for line in lines) == 1, lines
+    # Each problem once (the pre-check does not list what the verdict names), in at most two lines of 120 characters.
+    assert sum("npu-smi failed" in line for line in lines) == 1, lines
+    verdict = json.loads((tmp_path / "out" / "check.json").read_text())
+    assert all(len(line) <= 120 for line in verdict["lines"]) and set(verdict["lines"]) <= set(lines), (verdict["lines"], lines)
     assert len(lines) <= 25, proc.stdout
     log = Path(lines[-1].split(" Full log: ")[-1])
     assert "PLAY RECAP" in log.read_text() and "fatal: [node2]: UNREACHABLE!" in log.read_text()

@@ -61,7 +61,8 @@ def run_checks(tmp_path, launch=None, npu=None, docker=None, facts=None, extra_v
     (tmp_path / "play.yml").write_text(PLAY)
     proc = subprocess.run([ANSIBLE_PLAYBOOK, "-i", "localhost,", str(tmp_path / "play.yml"), "-e", "@%s" % extra], cwd=REPO,
                           env=dict(os.environ, ANSIBLE_NOCOLOR="1"), capture_output=True, text=True, timeout=180, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    # The whole text of each problem is a YAML list in the output (the log file's), where a quote is doubled.
+    return proc.returncode, (proc.stdout + proc.stderr).replace("''", "'")
 
 
 def test_a_good_host_passes_and_keeps_its_address(tmp_path):
@@ -94,8 +95,14 @@ def test_busy_npus_holders_and_missing_paths(tmp_path):
     text = " ".join(out.split())
     assert rc != 0
     assert "verl_npu_devices=0,1,5 names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)" in text, text[-3000:]
-    # Each problem is printed once (the failure only counts them).
-    assert text.count("names NPU(s) 5 that npu-smi does not list") == 1 and "localhost: 3 problem(s), each named above" in text
+    # Each problem is named once, in at most two lines of 120 characters (the failure only counts them); its whole text
+    # once more, for the log file only (a debug task's var, which the console report does not show).
+    named = out.split("Name every problem of this host")[1].split("TASK [")[0]
+    assert named.count("names NPU(s) 5 that npu-smi does not list") == 1 and "localhost: 3 problem(s), each named above" in text
+    shown = [line.strip() for line in named.split("msg: |-")[1].splitlines() if line.strip()]
+    assert len(shown) == 1 + 3 * 2 and all(len(line) <= 120 for line in shown), shown
+    whole = out.split("Keep the whole text of this host's problems")[1].split("TASK [")[0]
+    assert " ".join(whole.split()).count("names NPU(s) 5 that npu-smi does not list (it lists 0, 1, 2)") == 1, whole
     assert "NPU(s) 1 already run processes of something other than this deployment's container verl: pid 412122 (vllm" in text
     assert "container vllm was given /dev/davinci1 (--device): NPU(s) 1 of this deploy are taken" in text
     assert "verl_model_path=/no/model is not an existing directory on this host" in text, "a path not read before is read now"
@@ -186,5 +193,5 @@ def test_a_worker_whose_model_is_not_the_heads_is_refused_by_the_checks(tmp_path
     text = " ".join(out.split())
     assert rc != 0
     size = shard.stat().st_size
-    assert ("localhost: 1 problem(s): - the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
+    assert ("the model folder verl_model_path=%s on localhost is not the same model as on the head head-1: shard sizes "
             "differ: model-00005-of-00005.safetensors %d bytes here, %d on the head" % (mine, size, size - 16)) in text, text[-3000:]

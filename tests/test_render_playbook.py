@@ -48,6 +48,29 @@ def test_readme_render_command_writes_both_scripts(tmp_path):
     assert "enable_prefix_caching=False" in text
 
 
+# What warns at a run's start: cryptography 51 deprecates DSA, whose classes ansible-core's SSH agent client imports
+# when the CLI starts; requirements.txt (and meta/ee-requirements.txt) keep cryptography below 51.
+DEPRECATION = ("DeprecationWarning", "[DEPRECATION WARNING]")
+
+
+def test_no_playbook_prints_a_deprecation_warning(tmp_path):
+    """Issue 60: every run printed a 2-line CryptographyDeprecationWarning before anything else. Every playbook of the
+    collection parsed, and a render on localhost run, through the report callback as a user's terminal shows them."""
+    env = dict(os.environ, ANSIBLE_FORCE_COLOR="0", ANSIBLE_NOCOLOR="1", ANSIBLE_STDOUT_CALLBACK="verl.deploy.report",
+               VERL_DEPLOY_LOG_DIR=str(tmp_path / "logs"))
+    env.pop("PYTHONWARNINGS", None)
+    books = sorted(str(path.relative_to(REPO)) for path in (Path(REPO) / "playbooks").glob("*.yml"))
+    checked = subprocess.run([ANSIBLE_PLAYBOOK, "--syntax-check", *books], cwd=REPO, env=env, capture_output=True, text=True,
+                             timeout=300, check=False)
+    rendered = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/render.yml", "-e", "mask=0000000", *PATHS,
+                               "-e", "verl_output_dir=%s" % (tmp_path / "out")], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+    for proc in (checked, rendered):
+        said = proc.stdout + proc.stderr
+        assert proc.returncode == 0, said
+        assert not [word for word in DEPRECATION if word in said], said
+
+
 def test_second_render_changes_nothing(tmp_path):
     out = tmp_path / "out"
     first = playbook("-e", "mask=0000000", *PATHS, "-e", "verl_output_dir=%s" % out)
@@ -266,6 +289,8 @@ def report_render(tmp_path, nodes):
 def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_every_node(tmp_path):
     """Issue 31: the console grows by at most a line or two per stage, whatever the cluster's size; the whole task
     stream (every node's result) is in the log file the report names."""
+    for nodes in (3, 48):  # an earlier render's folder: not this run's, never named
+        (tmp_path / ("out-%d" % nodes) / "old-node").mkdir(parents=True)
     runs = {nodes: report_render(tmp_path, nodes) for nodes in (3, 48)}
     for nodes, proc in runs.items():
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -276,8 +301,15 @@ def test_the_console_report_is_as_long_for_48_nodes_as_for_3_and_the_log_holds_e
         text = log.read_text()
         assert "PLAY RECAP" in text and all("changed: [node%03d" % n in text for n in range(1, nodes + 1))
         assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
-            "[0/1] Find the collection, check the inventory and the settings: ok on 1",
+            "[0/1] Find the collection, check the inventory and the settings: done on the controller",
             "[1/1] Render the launch scripts of every node: changed on %d" % nodes]
+        # Where this run wrote what, its nodes only (issue 60).
+        names = "node001, node002, node003" + (" and 45 more" if nodes == 48 else "")
+        assert "Rendered start_verl.sh and run_training.sh of %d node(s) into %s/<node>/: %s." % (
+            nodes, tmp_path / ("out-%d" % nodes), names) in lines, lines
+        assert "old-node" not in proc.stdout
+        # The nodes, never the controller (issue 60: "Result: 49 host(s)" for 48 nodes).
+        assert lines[-1].startswith("Result: %d host(s), changed on %d (" % (nodes, nodes)), lines
         assert "TASK [" not in proc.stdout and "included:" not in proc.stdout and "/roles/" not in proc.stdout
     small, large = (len(runs[nodes].stdout.splitlines()) for nodes in (3, 48))
     assert small <= 15 and large <= small + 2, (runs[3].stdout, runs[48].stdout)

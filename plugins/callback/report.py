@@ -104,6 +104,8 @@ class CallbackModule(DefaultCallback):
         self._pending = []
         self._last_task = None
         self._outcome = {}
+        # The implicit localhost: the controller itself, never counted as a node.
+        self._controller = set()
         self._started = time.monotonic()
 
     # The log ----------------------------------------------------------------------------------------------------
@@ -133,13 +135,15 @@ class CallbackModule(DefaultCallback):
         if self._stage is None:
             return
         key, label, states, start = self._stage
-        line = stage_line(key, self._total, label, states, time.monotonic() - start)
+        line = stage_line(key, self._total, label, states, time.monotonic() - start, controller=self._controller)
         failed = any(state in ("failed", "unreachable") for state in states.values())
         self._say(line, color=C.COLOR_ERROR if failed else None)
         self._stage = None
 
     def _note(self, result, state):
         host = result.host.get_name()
+        if getattr(result.host, "implicit", False):
+            self._controller.add(host)
         if self._stage is not None:
             states = self._stage[2]
             if _ORDER[state] > _ORDER.get(states.get(host, "skipped"), 0) or host not in states:
@@ -219,6 +223,7 @@ class CallbackModule(DefaultCallback):
         hosts = sorted(stats.processed.keys())
         failed = [host for host in hosts if stats.summarize(host)["failures"]]
         unreachable = [host for host in hosts if stats.summarize(host)["unreachable"]]
+        hosts = [host for host in hosts if host not in self._controller]
         changed = [host for host in hosts if stats.summarize(host)["changed"]]
         parts = ["%d host(s)" % len(hosts), "changed on %d" % len(changed)]
         if failed:

@@ -50,6 +50,14 @@ _value:
       description: What may trouble the training without stopping the deploy (other processes with the devices open, a small C(/dev/shm)).
       type: list
       elements: str
+    brief:
+      description: The problems as the terminal shows them, each in at most two lines of 120 characters (C(- ) before each).
+      type: list
+      elements: str
+    brief_warnings:
+      description: The warnings as the terminal shows them, as C(brief).
+      type: list
+      elements: str
     training_npus:
       description: The NPUs (C(devices)) and processes (C(pids)) that the deploy's own training container holds.
       type: dict

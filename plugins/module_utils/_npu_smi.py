@@ -410,5 +410,5 @@ def locate(module, explicit, option):
         return (explicit if executable(explicit) else None,
                 'npu-smi not found or not executable at %s (%s)' % (explicit, option))
     found = module.get_bin_path('npu-smi') or next((path for path in NPU_SMI_FALLBACKS if executable(path)), None)
-    return found, ('npu-smi not found: searched PATH (%s) and %s. Install the Ascend driver (or mount it into the container), '
+    return found, ('npu-smi not found: searched PATH (%s) and %s. Fix: install the Ascend driver (or mount it into the container), '
                    'or set %s.' % (os.environ.get('PATH', ''), ', '.join(NPU_SMI_FALLBACKS), option))

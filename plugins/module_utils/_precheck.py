@@ -30,6 +30,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides impor
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import canonical_path, ray_start_option, short, system_problem
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_temp_dir as _ray_temp_dir
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import image_present, npu_containers
+from ansible_collections.verl.deploy.plugins.module_utils._readiness import brief
 
 
 def _ids(numbers):
@@ -138,7 +139,10 @@ def npu_smi_failed(checked):
     npu = checked.get("npu") or {}
     if not npu.get("failed"):
         return ""
-    return "npu-smi failed: %s Fix: check the Ascend driver on the host (npu-smi info), or set verl_npu_smi_path." % (npu.get("msg") or "")
+    msg = " ".join(str(npu.get("msg") or "").split())
+    # npu_info's "not found" names its own fix: one fix per problem.
+    return "npu-smi failed: %s%s" % (msg, "" if "Fix: " in msg else " Fix: check the Ascend driver on the host (npu-smi info), or "
+                                               "set verl_npu_smi_path.")
 
 
 def npus_missing_unhealthy_or_held(checked):
@@ -230,14 +234,16 @@ def idle_privileged_containers(checked):
             "fails with dcmi error -8020." % ", ".join(idle))
 
 
-def paths_missing(checked):
+def _paths_absent(checked):
+    """The paths to check ({variable, path, kind}) that are not on this host as their kind."""
     paths = checked.get("paths") or {}
     state = paths.get("state") or {}
-    bad = []
-    for check in paths.get("checks") or []:
-        found = state.get(check.get("path")) or {}
-        if not found.get("isdir" if check.get("kind") == "directory" else "isreg"):
-            bad.append(check)
+    return [check for check in paths.get("checks") or []
+            if not (state.get(check.get("path")) or {}).get("isdir" if check.get("kind") == "directory" else "isreg")]
+
+
+def paths_missing(checked):
+    bad = _paths_absent(checked)
     if not bad:
         return ""
     text = "".join("%s=%s is not an existing %s on this host. " % (c["variable"], c["path"], c["kind"]) for c in bad)
@@ -768,15 +774,30 @@ def datasets_not_verls(checked):
     if not launch.get("is_head"):
         return ""
     prompt_key = value_of(launch.get("extra_overrides"), "data.prompt_key") or "prompt"
+    # A file that is not there is paths_missing()'s problem, said once.
+    absent = {check.get("path") for check in _paths_absent(checked)}
     problems = []
     for variable, key, rows in (("verl_train_file", "train_file", launch.get("train_batch_size") or 1), ("verl_test_file", "test_file", 1)):
         path = launch.get(key)
-        if path and path in read:
+        if path and path in read and path not in absent:
             problems += _parquet.dataset_problems(variable, path, read[path], prompt_key, int(rows))
             # The values of its first rows, where verl's own reward functions score them (no custom one set).
             if not value_of(launch.get("extra_overrides"), _parquet.CUSTOM_REWARD) and not read[path].get("error"):
                 problems += _parquet.values_problems(variable, path, read[path].get("sample") or {})
-    return " ".join(problems)
+    return " ".join(fold_fixes(problems))
+
+
+def fold_fixes(sentences):
+    """Sentences ending in the same fix said once: ['A. Fix: F.', 'B. Fix: F.'] -> ['A. B. Fix: F.']. A sentence without
+    a fix belongs to the next one's (as _parquet.dataset_problems() writes a file's problems: the fix after the last)."""
+    groups, pending = {}, []
+    for sentence in sentences:
+        what, found, fix = sentence.partition(" Fix: ")
+        pending.append(what)
+        if found:
+            groups.setdefault(fix, []).extend(pending)
+            pending = []
+    return [" ".join(whats) + " Fix: " + fix for fix, whats in groups.items()] + pending
 
 
 # --------------------------------------------------------------------------- warnings
@@ -907,8 +928,9 @@ def in_use_by_training(checked):
 
 
 def report(checked):
-    """{'problems': [sentence, ...], 'warnings': [...], 'training_npus': in_use_by_training(), 'ckpts_storage': which storage
-    verl_ckpts_dir is on (_ckpts.storage_summary(), on the head; '' elsewhere)} of one host.
+    """{'problems': [sentence, ...], 'warnings': [...], 'brief' and 'brief_warnings': the terminal's lines of them (brief()),
+    'training_npus': in_use_by_training(), 'ckpts_storage': which storage verl_ckpts_dir is on (_ckpts.storage_summary(),
+    on the head; '' elsewhere)} of one host.
 
     checked: {'launch': the launch configuration, 'npu': node_facts' npu (npu_info's result, processes with
     container_id), 'docker': node_facts' docker, 'container': container_info() of the training container,
@@ -918,6 +940,10 @@ def report(checked):
     Docker images} of every node of the run,
     'host' and 'head_host': this host's and the head's inventory names, 'model_head': the head's node_facts model read}.
     """
-    return {"problems": [text for text in (rule(checked) for rule in PROBLEMS) if text],
-            "warnings": [text for text in (rule(checked) for rule in WARNINGS) if text],
+    problems = [text for text in (rule(checked) for rule in PROBLEMS) if text]
+    warnings = [text for text in (rule(checked) for rule in WARNINGS) if text]
+    return {"problems": problems, "warnings": warnings,
+            # At the terminal: each in at most two lines (the whole text goes to the log file).
+            "brief": [line for text in problems for line in brief(text, "- ")],
+            "brief_warnings": [line for text in warnings for line in brief(text, "- ")],
             "training_npus": in_use_by_training(checked), "ckpts_storage": ckpts_storage(checked)}

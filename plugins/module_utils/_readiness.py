@@ -8,33 +8,91 @@
 # not) to one verdict for people (a short report) and for machines (set_stats verl_check, <verl_output_dir>/check.json).
 from __future__ import annotations
 
+import re
+import textwrap
+
 READY, REFUSED, UNANSWERED = "ready", "not ready", "did not answer"
-# At most this many names of ready nodes in the report's line (a 128-node cluster still gets one line).
-_NAMES_SHOWN = 8
+# At most this many names of ready nodes in the report's line (a 128-node cluster still gets one line); of the nodes
+# that share a problem, this many before the line counts the others.
+_NAMES_SHOWN, _NAMES_PER_PROBLEM = 8, 3
+# A problem at the terminal: at most two lines this wide; its whole text is in the log file and check.json.
+WIDTH = 120
+# A long aside (a search path, the list of verl's preprocessing scripts) is left to the whole text.
+_ASIDE = re.compile(r" \([^()]{40,}\)")
+# Longer words (paths) show their start and end; a sentence ends at a full stop before a capital.
+_LONG_WORD = 32
+_SENTENCE = re.compile(r"(?<=\.) (?=[A-Z])")
+_UNANSWERED_WHY = "the node did not answer (unreachable, or its SSH login failed), so nothing on it was checked"
 
 
-def _names(names):
-    shown = ", ".join(names[:_NAMES_SHOWN])
-    return shown + (" and %d more" % (len(names) - _NAMES_SHOWN) if len(names) > _NAMES_SHOWN else "")
+def _names(names, shown=_NAMES_SHOWN):
+    listed = ", ".join(names[:shown])
+    return listed + (" and %d more" % (len(names) - shown) if len(names) > shown else "")
+
+
+def _cut(text, width):
+    if len(text) <= width:
+        return text
+    return text[:width - 4].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+
+
+def _elide(word):
+    """A long word (a path, name=path) as its name, and its start and end."""
+    name, equals, value = word.rpartition("=") if "=" in word[:40] else ("", "", word)
+    if len(value) <= _LONG_WORD:
+        return word
+    return name + equals + value[:_LONG_WORD // 2 - 2] + "..." + value[-_LONG_WORD // 2 + 1:]
+
+
+def brief(problem, prefix="", width=WIDTH):
+    """A problem as the terminal shows it: at most two lines of `width`, the first starting with `prefix`.
+
+    The whole text when it fits, with long asides left out and long words (paths) elided in the middle; else the first
+    sentence of what is wrong on the first line and the first of its fix on the second, each cut at a word. The whole
+    text stays in the log file (and check.json).
+    """
+    text = " ".join(_elide(word) for word in _ASIDE.sub("", str(problem)).split())
+    lines = textwrap.wrap(prefix + text, width, subsequent_indent="  ", break_on_hyphens=False)
+    if len(lines) <= 2:
+        return lines
+    what, found, fix = text.partition(" Fix: ")
+    if not found:
+        return [lines[0], _cut("  " + " ".join(lines[1:]).strip(), width)]
+    return [_cut(prefix + _SENTENCE.split(what, 1)[0], width), _cut("  Fix: " + _SENTENCE.split(fix, 1)[0], width)]
+
+
+def _problems(node):
+    """A node's problems as a list, each without the node's name before it (the refusals name their node first)."""
+    found = node.get("problem") or []
+    found = [found] if isinstance(found, str) else list(found)
+    prefix = node["name"] + ": "
+    problems = []
+    for problem in found:
+        problem = " ".join(str(problem).split())
+        problem = problem[len(prefix):] if problem.startswith(prefix) else problem
+        if problem and problem not in problems:
+            problems.append(problem)
+    return problems
 
 
 def check_verdict(nodes, head=""):
-    """The verdict of a check over `nodes`: a list of {name, answered (bool), problem (str, "" when ready)}.
+    """The verdict of a check over `nodes`: a list of {name, answered (bool), problem (a str or a list of them; empty when
+    ready)}.
 
-    Returns {ready (bool), counts {ready, not ready, did not answer}, nodes: {name: {role, state, problem}} (the head
-    first, then in inventory order), lines: the report (a headline, one line for the ready nodes, one per other node)}.
+    Returns {ready (bool), counts {ready, not ready, did not answer}, nodes: {name: {role, state, problem, problems}} (the
+    head first, then in inventory order; the whole text of each problem), lines: the report: a headline, one line for the
+    ready nodes, then each problem once, with the nodes it was found on, in at most two lines of WIDTH (brief())}.
     A node that did not answer is never ready: nothing is known about it.
     """
     ordered = sorted(nodes, key=lambda node: node["name"] != head)
     verdict = {}
     for node in ordered:
-        problem = " ".join(str(node.get("problem") or "").split())
-        # The refusals name their node first; the report names it once.
-        problem = problem[len(node["name"]) + 2:] if problem.startswith(node["name"] + ": ") else problem
-        state = UNANSWERED if not node.get("answered") else REFUSED if problem else READY
-        if state == UNANSWERED and not problem:
-            problem = "the node did not answer (unreachable, or its SSH login failed), so nothing on it was checked"
-        verdict[node["name"]] = {"role": "head" if node["name"] == head else "worker", "state": state, "problem": problem}
+        problems = _problems(node)
+        state = UNANSWERED if not node.get("answered") else REFUSED if problems else READY
+        if state == UNANSWERED and not problems:
+            problems = [_UNANSWERED_WHY]
+        verdict[node["name"]] = {"role": "head" if node["name"] == head else "worker", "state": state,
+                                 "problem": " ".join(problems), "problems": problems}
     counts = {state: sum(1 for node in verdict.values() if node["state"] == state) for state in (READY, REFUSED, UNANSWERED)}
     ready = bool(verdict) and counts[READY] == len(verdict)
     label = {name: "%s (head)" % name if info["role"] == "head" else name for name, info in verdict.items()}
@@ -45,8 +103,14 @@ def check_verdict(nodes, head=""):
     ready_names = [label[name] for name, info in verdict.items() if info["state"] == READY]
     if ready_names:
         lines.append("ready: %s" % _names(ready_names))
-    lines += ["%s: %s: %s" % (label[name], info["state"].upper(), info["problem"]) for name, info in verdict.items()
-              if info["state"] != READY]
+    # Each problem once: the nodes where it reads the same (but for the node's own name) share its lines.
+    shared = {}
+    for name, info in verdict.items():
+        for problem in info["problems"]:
+            key = (info["state"], problem.replace(name, "<node>"))
+            shared.setdefault(key, (problem, []))[1].append(label[name])
+    for (state, _key), (problem, names) in shared.items():
+        lines += brief(problem, "%s: %s: " % (_names(names, _NAMES_PER_PROBLEM), state.upper()))
     return {"ready": ready, "counts": counts, "nodes": verdict, "lines": lines}
 
 

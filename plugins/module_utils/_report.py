@@ -94,10 +94,11 @@ def duration(seconds):
     return "%d h %02d min" % (hours, rest // 60)
 
 
-def stage_line(key, total, label, states, seconds):
+def stage_line(key, total, label, states, seconds, controller=()):
     """One stage's line: `[4/8] The training container on every node: changed on 3 (40 s)`.
 
-    states: {host: 'ok' | 'changed' | 'skipped' | 'failed' | 'unreachable'}, each host's worst outcome in the stage.
+    states: {host: 'ok' | 'changed' | 'skipped' | 'failed' | 'unreachable'}, each host's worst outcome in the stage;
+    controller: the hosts that are the controller itself (named when they fail, never counted as nodes).
     """
     by_state = {}
     for host, state in states.items():
@@ -107,10 +108,12 @@ def stage_line(key, total, label, states, seconds):
         if by_state.get(state):
             parts.append("%s %s" % (word, host_list(by_state[state])))
     for state in ("changed", "ok"):
-        if by_state.get(state):
-            parts.append("%s on %d" % (state, len(by_state[state])))
+        nodes = [host for host in by_state.get(state, []) if host not in controller]
+        if nodes:
+            parts.append("%s on %d" % (state, len(nodes)))
     if not parts:
-        parts.append("skipped" if by_state else "no host")
+        ran = any(states[host] in ("ok", "changed") for host in controller if host in states)
+        parts.append("done on the controller" if ran else "skipped" if by_state else "no host")
     return "[%s/%d] %s: %s (%s)" % (key, total, label, ", ".join(parts), duration(seconds))
 
 

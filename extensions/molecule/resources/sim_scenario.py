@@ -52,8 +52,9 @@ def playbook(name, *extra, timeout=1200, env=None):
     env = {**os.environ, **PLAYBOOK_ENV, **(env or {})}
     argv = [PLAYBOOK, "-i", INVENTORY, str(REPO / "playbooks" / name), "-e", "@%s" % (SCENARIO / "settings.yml"), *extra]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False)
-    # Ansible writes task errors to stderr: the messages a user reads are in both streams.
-    proc.output = " ".join((proc.stdout + "\n" + proc.stderr).split())
+    # Ansible writes task errors to stderr: the messages a user reads are in both streams. The whole text of the
+    # pre-check's problems is a YAML list there (for the log file), where a quote is doubled.
+    proc.output = " ".join((proc.stdout + "\n" + proc.stderr).split()).replace("''", "'")
     return proc
 
 
@@ -74,7 +75,7 @@ def finish(proc, timeout=1200):
     proc.out_handle.close()
     proc.stdout = proc.out_file.read_text(encoding="utf-8")
     proc.stderr = ""
-    proc.output = " ".join(proc.stdout.split())
+    proc.output = " ".join(proc.stdout.split()).replace("''", "'")
     return proc
 
 

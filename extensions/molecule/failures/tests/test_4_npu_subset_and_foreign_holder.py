@@ -73,8 +73,9 @@ def test_a_process_of_another_container_on_one_of_them_is_refused_by_name():
     finally:
         on_node(worker, "docker", "rm", "-f", "intruder", check=False)
     assert proc.returncode != 0, tail(proc)
-    # The pre-check names each problem once, one a line under the host ("<host>: N problem(s):").
-    assert ("- NPU(s) 5 already run processes of something other than this deployment's container verl: pid %s (python3, "
+    # The pre-check names each problem once under the host ("<host>: N problem(s):"), in at most two lines; its whole
+    # text is in the output too (the log file's part).
+    assert ("NPU(s) 5 already run processes of something other than this deployment's container verl: pid %s (python3, "
             "container intruder %s)" % (holder, intruder[:12])) in proc.output, tail(proc)
     assert re.search(r"%s: \d+ problem\(s\):" % re.escape(worker), proc.output), tail(proc)
     assert training_pids(HEAD) == pid, "the refusal must leave the training alone"

@@ -43,13 +43,27 @@ def assert_healed(proc, marker=STARTED):
     assert len(started(marker)["workers"]) == 24
 
 
+# A worker's Ray log as a rank that ran out of NPU memory leaves it (vllm-ascend#19's text), and the follower the driver
+# prints when that worker is gone (verl#2189).
+WORKER_ERR = "/tmp/ray-verl/session_latest/logs/worker-57a1-01000000-4242.err"
+NPU_OOM = ("RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; 10.24 GiB already "
+           "allocated; 10.24 GiB current active; 19.52 MiB free; 10.65 GiB reserved in total by PyTorch)")
+ACTOR_DIED = "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task."
+
+
 def test_a_crashed_training_is_reported_then_started_again_and_resumes():
     before = started()
+    # Issue 57: a worker fails first, then the training dies; the head's log holds only the driver's follower.
+    in_verl(WORKERS[0], "printf '%%s\\n' 'Traceback (most recent call last):' '%s' > %s" % (NPU_OOM, WORKER_ERR))
+    in_verl(HEAD, "echo '%s' >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"" % ACTOR_DIED)
     in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
     until(lambda: not training_pids(HEAD), what="the training's end after SIGKILL")
     status = playbook("status.yml")
-    # A crashed training is an alarm (verl_status_fail_on): status.yml fails, with its table and the reason.
+    in_verl(WORKERS[0], "rm -f %s" % WORKER_ERR)
+    # A crashed training is an alarm (verl_status_fail_on): status.yml fails, with its table and the reason, and names the
+    # first failure: the worker's, not the head's follower.
     assert status.returncode != 0, tail(status)
+    assert "first failure: %s at " % WORKERS[0] in status.output and "NPU out of memory: " + NPU_OOM[:40] in status.output, tail(status)
     assert "training: CRASHED (exit code 137)" in status.output, tail(status)
     assert "ALARM: the training CRASHED (exit code 137)" in status.output, tail(status)
     assert "training: CRASHED; step " in status.output, tail(status)

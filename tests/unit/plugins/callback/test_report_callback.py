@@ -95,7 +95,10 @@ def fixture_run(tmp_path, monkeypatch):
         def result(self, task, host, outcome, **data):
             if task.action == "debug":  # as the debug action returns it: shown at any verbosity
                 data["_ansible_verbose_always"] = True
-            result = callback_result(Host(host), task, dict(data, changed=outcome == "changed"))
+            node = Host(host)
+            # As ansible-core makes the localhost of a controller play that the inventory does not list.
+            node.implicit = host == "localhost"
+            result = callback_result(node, task, dict(data, changed=outcome == "changed"))
             stats.increment({"unreachable": "dark", "failed": "failures"}.get(outcome, outcome), host)
             {"ok": plugin.v2_runner_on_ok, "changed": plugin.v2_runner_on_ok, "skipped": plugin.v2_runner_on_skipped,
              "failed": plugin.v2_runner_on_failed, "unreachable": plugin.v2_runner_on_unreachable}[outcome](result)
@@ -148,7 +151,7 @@ def test_one_line_per_stage_the_messages_once_and_the_log_holds_every_host(run):
     lines = run.end()
     stages = [line for line in lines if line.startswith("[")]
     assert [line.split(" (")[0] for line in stages] == [
-        "[0/8] On the controller, before any node is contacted: ok on 1",
+        "[0/8] On the controller, before any node is contacted: done on the controller",
         "[1/8] Every node answers and is read: ok on 3",
         "[4/8] The training container on every node: changed on 3",
         "[7/8] Ray on the head: changed on 3",
@@ -157,7 +160,8 @@ def test_one_line_per_stage_the_messages_once_and_the_log_holds_every_host(run):
     # The per-node message once, with the count of the others; the summary as one block, last before the result.
     assert "node1: verl 0.7.0, torch_npu 2.7.1 (the same on 2 more node(s))" in lines
     assert lines.index("log: /logs/train.log") == lines.index(stages[-1]) - 1
-    assert lines[-1].startswith("Result: 4 host(s), changed on 3 (")
+    # The nodes only: the controller (the implicit localhost) is no host of the count.
+    assert lines[-1].startswith("Result: 3 host(s), changed on 3 (")
     assert lines[-1].endswith(" s). Full log: " + os.environ["VERL_DEPLOY_REPORT_LOG"])
     assert lines[0] == "deploy.yml: the full log is " + os.environ["VERL_DEPLOY_REPORT_LOG"]
     assert len(lines) <= 15
@@ -219,7 +223,7 @@ def test_a_play_without_a_number_is_the_next_stage(run):
     run.result(run.task("Stop"), "node1", "changed")
     lines = run.end()
     assert [line.split(" (")[0] for line in lines if line.startswith("[")] == [
-        "[0/1] Find the collection, check the inventory: ok on 1", "[1/1] Stop the training and Ray: changed on 1"]
+        "[0/1] Find the collection, check the inventory: done on the controller", "[1/1] Stop the training and Ray: changed on 1"]
 
 
 # What a node reports, hostile: ESC[1A ESC[2K rewrites the line above, ESC[2J clears the screen, a carriage return, a record

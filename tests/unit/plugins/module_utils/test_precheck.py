@@ -633,3 +633,54 @@ def test_ray_s_spilling_and_store_folders_count_only_off_a_mount(ray_args, volum
 def test_docker_space_is_refused_only_on_evidence(free_gib, elsewhere, problem, warning):
     case = _pull_case(free_gib, elsewhere=elsewhere)
     assert bool(pc.docker_root_short(case)) is problem and bool(pc.docker_root_tight(case)) is warning
+
+
+# Issue 60: each problem once, each fix once.
+MISSING = {"paths": {"checks": [{"variable": "verl_train_file", "path": "/d/train.parquet", "kind": "file"},
+                                {"variable": "verl_test_file", "path": "/d/test.parquet", "kind": "file"}],
+                     "state": {}}}
+NOT_PARQUET = {"error": "[Errno 2] No such file or directory: '/d/train.parquet'"}
+
+
+def test_a_data_set_that_is_not_there_is_one_problem_not_two():
+    launch = dict(LAUNCH, train_file="/d/train.parquet", test_file="/d/test.parquet", train_batch_size=32)
+    read = {"/d/train.parquet": NOT_PARQUET, "/d/test.parquet": dict(NOT_PARQUET)}
+    problems = pc.report(dict(MISSING, launch=launch, facts={"parquet": read}))["problems"]
+    assert [problem for problem in problems if "parquet" in problem] == [
+        "verl_train_file=/d/train.parquet is not an existing file on this host. verl_test_file=/d/test.parquet is not an existing "
+        "file on this host. Fix: give the path as it is on every node (shared storage), or copy the data there."]
+
+
+def test_two_files_that_are_not_parquet_share_one_fix():
+    launch = dict(LAUNCH, train_file="/d/train.csv", test_file="/d/test.csv", train_batch_size=32)
+    read = {"/d/train.csv": {"error": "not a parquet file"}, "/d/test.csv": {"error": "not a parquet file"}}
+    there = {"paths": {"checks": MISSING["paths"]["checks"], "state": {
+        path: {"exists": True, "isreg": True} for path in ("/d/train.csv", "/d/test.csv")}}}
+    problem = pc.datasets_not_verls(dict(there, launch=launch, facts={"parquet": read}))
+    assert problem.count("Fix:") == 1 and problem.count("preprocessing scripts") == 1, problem
+    assert problem.startswith("verl_train_file=/d/train.csv cannot be read as parquet: not a parquet file. verl_test_file=/d/test.csv "
+                              "cannot be read as parquet: not a parquet file. Fix: give a parquet file"), problem
+
+
+@pytest.mark.parametrize("sentences, folded", [
+    (["A. Fix: F.", "B. Fix: F."], ["A. B. Fix: F."]),
+    (["A.", "B. Fix: F.", "C. Fix: G.", "D. Fix: F."], ["A. B. D. Fix: F.", "C. Fix: G."]),
+    (["A. Fix: F.", "B."], ["A. Fix: F.", "B."]),
+])
+def test_fold_fixes(sentences, folded):
+    assert pc.fold_fixes(sentences) == folded
+
+
+def test_npu_smi_not_found_says_its_fix_once():
+    msg = ("npu-smi not found: searched PATH (/usr/bin) and /usr/local/sbin/npu-smi. Fix: install the Ascend driver (or mount it "
+           "into the container), or set verl_npu_smi_path.")
+    problem = pc.npu_smi_failed({"npu": {"failed": True, "msg": msg}})
+    assert problem == "npu-smi failed: " + msg and problem.count("Fix:") == 1
+
+
+def test_the_report_has_each_problem_in_at_most_two_terminal_lines():
+    report = pc.report(dict(MISSING, launch=dict(LAUNCH, train_file="/d/train.parquet", test_file="/d/test.parquet"),
+                            npu={"failed": True, "msg": "dcmi module initialize failed. ret is -8005"}))
+    assert len(report["brief"]) <= 2 * len(report["problems"]) and all(len(line) <= 120 for line in report["brief"])
+    firsts = [line for line in report["brief"] if line.startswith("- ")]
+    assert [line[2:22] for line in firsts] == [problem[:20] for problem in report["problems"]], (firsts, report["problems"])

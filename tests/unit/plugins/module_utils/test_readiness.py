@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._readiness import check_nodes, check_verdict
+from ansible_collections.verl.deploy.plugins.module_utils._readiness import brief, check_nodes, check_verdict
 
 
 def node(name, answered=True, problem=""):
@@ -37,3 +37,44 @@ def test_a_large_cluster_reports_its_ready_nodes_in_one_line():
 def test_the_nodes_read_from_hostvars():
     hostvars = {"a": {"__verl_check_answered": True}, "b": {"__verl_check_problem": "b: refused"}, "c": {}}
     assert check_nodes(["a", "b", "c"], hostvars) == [node("a"), node("b", problem="b: refused"), node("c", answered=False)]
+
+
+# As the pre-check wrote them (issue 60): a search path and a list of scripts in the text.
+NPU_SMI = ("npu-smi failed: npu-smi not found: searched PATH (/usr/local/Ascend/driver/tools:/usr/local/sbin:/usr/local/bin:/usr/sbin:"
+           "/usr/bin:/sbin:/bin) and /usr/local/sbin/npu-smi, /usr/local/bin/npu-smi. Fix: install the Ascend driver (or mount it "
+           "into the container), or set verl_npu_smi_path.")
+MEMORY = ("this host has 22.9 GiB of memory available (MemAvailable) for its 8 NPU workers, and each takes about 8 GiB of host "
+          "memory once started, before the model: Ray would kill them (\"Task was killed due to the node running low on memory "
+          "... exceeds the memory usage threshold of 0.95\"). Fix: free host memory (stop what uses it; free -g shows it), or give "
+          "verl_npu_devices at most 2 NPUs (the NPUs whose workers fit, the same count on every node).")
+
+
+@pytest.mark.parametrize("problem, prefix, shown", [
+    ("verl_npu_devices=0,1 has 2 NPUs. Fix: give 8.", "n2: NOT READY: ", ["n2: NOT READY: verl_npu_devices=0,1 has 2 NPUs. Fix: give 8."]),
+    (NPU_SMI, "- ", ["- npu-smi failed: npu-smi not found: searched PATH and /usr/local/sbin/npu-smi, /usr/local/bin/npu-smi. Fix: install the",
+                     "  Ascend driver (or mount it into the container), or set verl_npu_smi_path."]),
+    (MEMORY, "- ", ["- this host has 22.9 GiB of memory available (MemAvailable) for its 8 NPU workers, and each takes about 8 GiB of ...",
+                    "  Fix: free host memory (stop what uses it; free -g shows it), or give verl_npu_devices at most 2 NPUs."]),
+    ("the model folder verl_model_path=/mnt/shared/team/models/Qwen3-8B-Instruct-2507/hf on node2 differs. Fix: copy it.", "- ",
+     ["- the model folder verl_model_path=/mnt/shared/te...nstruct-2507/hf on node2 differs. Fix: copy it."]),
+], ids=["fits", "long-aside", "what-then-fix", "long-path"])
+def test_a_problem_at_the_terminal_is_at_most_two_lines_of_120(problem, prefix, shown):
+    assert brief(problem, prefix) == shown
+    assert all(len(line) <= 120 for line in shown)
+
+
+def test_each_problem_is_said_once_with_the_nodes_it_was_found_on():
+    """48 nodes with the same missing driver and one with less memory: three problems, not 49 (issue 60)."""
+    nodes = [node("node%03d" % n, problem=["node%03d: %s" % (n, NPU_SMI)] + ([MEMORY] if n == 7 else [])) for n in range(1, 49)]
+    nodes.append(node("node049", answered=False))
+    verdict = check_verdict(nodes, head="node001")
+    assert verdict["lines"][0] == ("NOT READY: 0 of 49 node(s) ready to deploy to (48 not ready, 1 did not answer); nothing was "
+                                   "changed on any node.")
+    assert verdict["lines"][1].startswith("node001 (head), node002, node003 and 45 more: NOT READY: npu-smi failed: npu-smi not found")
+    assert verdict["lines"][2] == "  Fix: install the Ascend driver (or mount it into the container), or set verl_npu_smi_path."
+    assert verdict["lines"][3].startswith("node007: NOT READY: this host has 22.9 GiB")
+    assert verdict["lines"][5].startswith("node049: DID NOT ANSWER: ")
+    assert len(verdict["lines"]) == 6 and all(len(line) <= 120 for line in verdict["lines"]), verdict["lines"]
+    # The whole text of each, per node, for check.json and the stats.
+    assert verdict["nodes"]["node007"]["problems"] == [NPU_SMI, MEMORY]
+    assert verdict["nodes"]["node007"]["problem"] == NPU_SMI + " " + MEMORY

@@ -43,6 +43,16 @@ def test_stage_line(states, line):
     assert stage_line("4", 8, "C", states, 40.2) == line
 
 
+@pytest.mark.parametrize("states, line", [
+    ({"localhost": "ok"}, "[0/8] C: done on the controller (40 s)"),
+    ({"localhost": "skipped"}, "[0/8] C: skipped (40 s)"),
+    ({"localhost": "ok", "n1": "changed"}, "[0/8] C: changed on 1 (40 s)"),
+    ({"localhost": "failed", "n1": "ok"}, "[0/8] C: FAILED on localhost, ok on 1 (40 s)"),
+])
+def test_stage_line_never_counts_the_controller(states, line):
+    assert stage_line("0", 8, "C", states, 40.2, controller={"localhost"}) == line
+
+
 def test_durations():
     assert stage_line("1", 1, "C", {}, 125).endswith("(2 min 05 s)")
     assert stage_line("1", 1, "C", {}, 7300).endswith("(2 h 01 min)")
