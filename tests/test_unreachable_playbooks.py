@@ -64,3 +64,27 @@ def test_with_every_node_unreachable_each_playbook_names_them_with_the_fix(inven
         verdict = json.loads((inventory / "out" / "check.json").read_text())
         assert verdict["ready"] is False and verdict["counts"]["did not answer"] == 2
         assert all(FIX in node["problem"] for node in verdict["nodes"].values()), verdict
+
+
+@pytest.mark.parametrize(("playbook", "args", "said"), [
+    ("compare.yml", ("-e", "masks=0000000"), "The comparison trained nothing and changed nothing: 1 node(s) did not answer."),
+    ("smoke.yml", (), "The smoke launch trained nothing and changed nothing: 1 node(s) did not answer."),
+])
+def test_with_the_head_unreachable_the_comparison_and_the_smoke_launch_name_it(inventory, playbook, args, said):
+    """The internal error of issue 56 ('HostVarsVars' has no attribute '_verl_identity'): the head down, the worker (this
+    machine) up; nothing is created on the worker either."""
+    hosts = inventory / "head-down.yml"
+    down = {"ansible_host": "127.0.0.1", "ansible_port": 9, "ansible_user": "ops"}
+    local = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+    plain = yaml.safe_load((inventory / "hosts.yml").read_text())
+    plain["all"]["vars"]["verl_log_dir"] = str(inventory / "head-down-logs")
+    plain["all"]["children"] = {"ray_head": {"hosts": {"node1": down}}, "ray_workers": {"hosts": {"node2": local}}}
+    hosts.write_text(yaml.safe_dump(plain))
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0", ANSIBLE_STDOUT_CALLBACK="verl.deploy.report",
+               VERL_DEPLOY_LOG_DIR=str(inventory / "runs"))
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, "playbooks/" + playbook, "-i", str(hosts), *args], cwd=REPO, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300, check=False)
+    text = " ".join(proc.stdout.split())
+    assert proc.returncode == 2 and said in text and "node1 (head): DID NOT ANSWER" in text and FIX in text, proc.stdout
+    assert "node2 (worker): DID NOT ANSWER" not in text and "has no attribute" not in text, proc.stdout
+    assert not (inventory / "head-down-logs").exists()
