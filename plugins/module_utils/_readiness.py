@@ -104,20 +104,19 @@ def did_not_answer(name, message, variables, head=""):
             value = None
         return default if value in (None, "") else str(value)
 
-    said = " ".join(str(message or "unreachable").replace("Task failed: ", "").replace("Failed to connect to the host via ssh: ",
-                                                                                          "").split())[:200].rstrip(".")
+    said = str(message or "unreachable").replace("Task failed: ", "").replace("Failed to connect to the host via ssh: ", "")
+    said = " ".join(said.split())[:200].rstrip(".")
     key, user = var("ansible_ssh_private_key_file", var("ansible_private_key_file", "")), var("ansible_user", var("ansible_ssh_user", ""))
     found = {"host": var("ansible_host", name), "port": var("ansible_port", "22"), "said": said,
              "user": user or "your login name on the controller", "key": key or "not set: the ssh agent's or ~/.ssh/id_*"}
     found["ssh"] = "ssh -p %s %s%s%s true" % (found["port"], "-i %s " % key if key else "", user + "@" if user else "", found["host"])
     over_ssh = var("ansible_connection", "ssh") in ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh")
-    matched = [(why, how) for words, why, how in _WHY if over_ssh and any(word in said.lower() for word in words)]
+    matched = [(why.format(**found), how.format(**found)) for words, why, how in _WHY
+               if over_ssh and any(word in said.lower() for word in words)]
     reason, fix = matched[0] if matched else (
         "it did not answer over its connection %s (%s)" % (var("ansible_connection", "ssh"), said),
         "check the node's connection variables (ansible_host, ansible_user, ansible_port, the key): `ansible %s -m ping` "
         "must answer pong" % name)
     role = "head" if name == head else "worker"
-    reason, fix = reason.format(**found), fix.format(**found)
     return {"name": name, "role": role, "reason": reason, "fix": fix,
             "line": "%s (%s): DID NOT ANSWER: %s. Fix: %s." % (name, role, reason, fix)}
-

@@ -73,8 +73,8 @@ def test_without_connection_variables_the_defaults_are_named_and_other_connectio
     said = did_not_answer("n1", "Permission denied (publickey).", {}, head="n1")
     assert said["role"] == "head" and "(ansible_user, now your login name on the controller)" in said["fix"]
     assert "(ansible_ssh_private_key_file, now not set: the ssh agent's or ~/.ssh/id_*)" in said["fix"] and "`ssh -p 22 n1 true`" in said["fix"]
-    docker = did_not_answer("n1", "Error: No such container: n1", {"ansible_connection": "community.docker.docker"})
-    assert docker["reason"] == "it did not answer over its connection community.docker.docker (Error: No such container: n1)"
+    docker = did_not_answer("n1", "Error: No such container: {n1}", {"ansible_connection": "community.docker.docker"})
+    assert docker["reason"] == "it did not answer over its connection community.docker.docker (Error: No such container: {n1})"
     assert "`ansible n1 -m ping` must answer pong" in docker["fix"]
 
 
