@@ -39,10 +39,10 @@ def test_every_default_passes_its_rule():
 
 def _read_in_jinja(text):
     """The verl_* names a task file, vars file or template reads in its Jinja expressions and conditions."""
-    found = set()
-    for expression in re.findall(r"\{\{(.*?)\}\}|\{%(.*?)%\}|^\s*(?:when|that|failed_when|changed_when|loop):(.*)$", text, re.S | re.M):
-        found.update(re.findall(r"(?<![A-Za-z0-9_.'\"/-])(verl_[a-z0-9_]+)(?![A-Za-z0-9_'\"-])", "".join(expression)))
-    return found
+    expressions = re.findall(r"\{\{(.*?)\}\}|\{%(.*?)%\}", text, re.S) + re.findall(
+        r"^\s*(?:when|that|failed_when|changed_when|loop):(.*)$", text, re.M)
+    return {name for expression in expressions
+            for name in re.findall(r"(?<![A-Za-z0-9_.'\"/-])(verl_[a-z0-9_]+)(?![A-Za-z0-9_'\"-])", "".join(expression))}
 
 
 def test_every_setting_a_playbook_or_role_reads_is_in_the_table():
@@ -52,7 +52,7 @@ def test_every_setting_a_playbook_or_role_reads_is_in_the_table():
     read = {name: path for path in files for name in _read_in_jinja(path.read_text())}
     tags = set(yaml.safe_load((REPO / "playbooks/deploy.yml").read_text())[0]["vars"]["_verl_preflight_tags"])
     stats = set(re.findall(r"^\s+(verl_[a-z_]+):\s", "".join(p.read_text() for p in files if "set_stats" in p.read_text()), re.M))
-    assert len(read) > 40
+    assert len(read) > 20  # the others are read through the checked configuration (_verl_launch, _verl_identity)
     assert {name: str(path) for name, path in read.items() if name not in SPEC and name not in tags | stats} == {}
 
 
