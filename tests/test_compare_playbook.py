@@ -58,6 +58,18 @@ def test_a_setting_every_mask_refuses_stops_the_comparison(tmp_path):
     assert not contacted(proc)
 
 
+def test_a_refused_setting_of_its_own_stops_a_comparison_of_one_mask_before_anything_is_written(tmp_path):
+    """compare.yml -e verl_compare_dir=//etc listed the one mask as refused, then wrote its report and state into /etc
+    (rc 0); verl_compare_steps=1e3 was taken as well. Here the folder is a link to /proc (nothing can be written there
+    even if the refusal failed); the fixes passing: tests/unit/plugins/filter/test_compare_plan.py."""
+    (tmp_path / "proc-link").symlink_to("/proc")
+    proc = run(tmp_path, "-e", "masks=0000000", "-e", "verl_compare_dir=%s" % (tmp_path / "proc-link"), "-e", "verl_compare_steps=1e3")
+    assert proc.returncode == 2, proc.stdout
+    assert "The comparison cannot start; no node was contacted and nothing was changed:" in proc.said
+    assert "is the root or a system folder" in proc.said and "verl_compare_steps='1e3' is not a whole number" in proc.said
+    assert "to train" not in proc.said and not contacted(proc) and not (tmp_path / "out").exists()
+
+
 def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
     # With one pipeline stage VPP is refused by the settings check (not run); 0000000 goes through deploy.yml, whose
     # pre-check refuses this machine (no npu-smi).

@@ -70,5 +70,6 @@ def test_confirmed_a_node_that_does_not_answer_is_named_with_what_was_not_remove
     assert proc.returncode != 0
     assert ("node1 (head): the node did not answer" in output
             and "the training and Ray on it were NOT STOPPED, and its container NOT REMOVED" in output), output
-    assert "Fix: make the node reachable (it is down, paused or its SSH does not answer), then run remove.yml again." in output
+    assert ("Fix: check ansible_port (now 9) and that sshd runs on the node: `ssh -p 9 127.0.0.1 true` must log in, then run "
+            "remove.yml again.") in output
     assert "removed, with Ray" not in output

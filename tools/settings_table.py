@@ -253,6 +253,7 @@ def bounds(entry):
         return "a secret: only whether it is set is checked"
     described = {
         "path": "absolute, canonical path" + ("; not / nor a system folder" if entry.get("use") else "")
+                + (" (resolved through links on the controller)" if entry.get("use") == "controller" else "")
                 + ("; empty: not used" if entry.get("empty") else ""),
         "paths": "absolute, canonical paths", "npu_smi": "a file named `npu-smi`, not in /dev, /proc, /run, /sys",
         "name": "letters, digits, `.` `_` `-`", "url": "http(s) URL",
@@ -264,7 +265,10 @@ def bounds(entry):
             "`%s`" % name for name in _packaged("_launch_config").LOGGERS) if rule == "loggers" else "",
         "volumes": "`host:container[:ro]`, absolute; host not / nor a system folder",
         "env": "names the NPU stack reads (the table below)",
-        "devices": "NPU ids 0 to %d, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)), "mask": "seven 0/1 characters",
+        "devices": "NPU ids 0 to %d, each once, at most %d" % (entry.get("max", 1023), entry.get("max_items", 64)),
+        "mask": "seven 0/1 characters",
+        "fail_on": "each one of %s (a list, or one string separated by commas; `[]`: none)" % ", ".join(
+            "`%s`" % name for name in _packaged("_training_state").FAIL_ON) if rule == "fail_on" else "",
     }.get(rule, "text")
     if kind in ("list", "dict") and rule not in ("devices",):
         described += "; at most %d items of %d characters" % (entry["max_items"], entry["max_length"])
@@ -281,6 +285,9 @@ def docs_text():
              "zero-width character), and every number is finite. Every value a message shows is escaped (`\\n`, `\\x1b`,",
              "`U+202E`) and cut.", "",
              "Beyond each setting's own rule:", "",
+             "- A text setting (type str) given a YAML boolean or number is refused with the quoting fix: unquoted, YAML reads",
+             "  `no`, `off`, `yes`, `on` as booleans and `0123`, `1e3` as numbers, which the scripts would get as `False`, `83`,",
+             "  `1000.0` (`verl_project_name: \"no\"`; `-e name=value` is always text).",
              "- Inventory host names become a folder under `verl_output_dir` and appear in the scripts: letters, digits,",
              "  `.` `_` `-`, starting and ending with a letter or digit, no `..`, at most 253 characters (the address goes",
              "  into `ansible_host`). `verl_output_dir`, resolved through links, is not a system folder, and the host's folder",

@@ -79,11 +79,15 @@ def _plan(hostvars, masks, head, spec, rules, workers=(), overrides=None, measur
         found["settings"].update(overrides)
     addresses = head_addresses(hostvars[head], head)
     by_mask = {}
-    for mask, _origin in wanted:
+    # One mask alone: the baseline's check beside it tells the settings' problems (a folder, a number) from the mask's.
+    baseline = [(compare.BASELINE, "")] if len(wanted) == 1 and wanted[0][0] != compare.BASELINE else []
+    for mask, _origin in wanted + baseline:
         masked = {h: dict(g, mask=mask, settings=dict(g["settings"], verl_feature_mask=mask)) for h, g in hosts.items()}
         problems = check_inventory(masked, spec, rules, addresses)
         by_mask[mask] = [p["text"] for p in secrets.redact(problems, tuple(sorted(forms, key=len, reverse=True)))]
-    common, own = compare.split_refusals(by_mask) if len(by_mask) > 1 else ([], by_mask)
+    common, own = compare.split_refusals(by_mask)
+    if baseline:
+        del own[compare.BASELINE]
     rows = compare.plan(wanted, own, set(measured or ()))
     if wanted and not rows:
         common = common or ["the settings refuse every mask"]

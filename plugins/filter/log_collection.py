@@ -53,11 +53,13 @@ def _get(node, key, default=None):
 
 def node_collection(name, node, max_mb):
     """What logs.yml got from one node (its hostvars)."""
+    from ansible_collections.verl.deploy.plugins.module_utils._readiness import did_not_answer
     ping = _get(node, "__day2_logs_ping", {}) or {}
     bundle = _get(node, "__day2_logs_bundle", {}) or {}
     error = _get(node, "_day2_logs_error")
     if ping.get("ping") != "pong":
-        reason = "the node did not answer: %s" % str(ping.get("msg", ""))[:300]
+        said = did_not_answer(name, ping.get("msg", ""), node)
+        reason = "the node did not answer: %s. Fix: %s" % (said["reason"], said["fix"])
         return {"state": "unreachable", "reason": reason, "summary": "%s: NOT COLLECTED: %s" % (name, reason)}
     if error or "files" not in bundle:
         reason = "the collection failed: %s" % (error or "nothing was packed")

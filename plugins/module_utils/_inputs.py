@@ -53,7 +53,8 @@ CONTAINER_TREES = tuple(tree for tree in SYSTEM_TREES if tree != "/root")
 # Where a file bind-mounted from the host may not come from: the kernel's and the init system's views and the
 # engines' sockets (/var/run/docker.sock) live there.
 SPECIAL_TREES = ("/dev", "/proc", "/run", "/sys", "/var/run")
-USES = {"mount": "mounted into the container", "output": "written into", "container": "written into in the container"}
+USES = {"mount": "mounted into the container", "output": "written into", "controller": "written into on the controller",
+        "container": "written into in the container"}
 
 # Docker's reference grammar (github.com/distribution/reference, regexp.go).
 _ALNUM = r"[a-z0-9]+"

@@ -25,6 +25,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _versions as ve
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, chip_refused, choose_image, logical_ids
 from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON
 
 # An http(s) URL of printable ASCII, without quotes, `$`, backquotes or backslashes.
 SWANLAB_HOST = re.compile(r"https?://[A-Za-z0-9.:@%_~!&()*+,;=\[\]-]+(/[A-Za-z0-9./:@%_~!&()*+,;=?#\[\]-]*)?")
@@ -172,7 +173,7 @@ def raw_value(name, merged, settings, context):
 
 def _rule_path(name, entry, value, errors, context):
     return inputs.to_path(name, value, errors, required=entry.get("required", False), use=entry.get("use"),
-                          empty=entry.get("empty", False), example=PATH_EXAMPLES.get(name, "/mnt/project/verl"))
+                          empty=entry.get("empty", False), example=PATH_EXAMPLES.get(name, entry.get("default") or "/mnt/project/verl"))
 
 
 def _rule_npu_smi(name, entry, value, errors, context):
@@ -329,6 +330,23 @@ def _rule_loggers(name, entry, value, errors, context):
     return [item for index, item in enumerate(value) if item not in value[:index]]
 
 
+def _rule_fail_on(name, entry, value, errors, context):
+    """What status.yml fails on: alarms of FAIL_ON (status_report's), each once, as a list or a string of names separated
+    by commas or spaces (-e verl_status_fail_on=crashed,stalled); [] or an empty string for none."""
+    if isinstance(value, str):
+        text = inputs.to_text(name, value, errors, entry.get("max_length", 1024))
+        if text is None:
+            return None
+        value = [part.strip("\"'") for part in re.split(r"[\s,]+", text.strip().strip("[]")) if part.strip("\"'")]
+    value = _coerce_list(name, entry, value, errors)
+    for item in value or ():
+        if item not in FAIL_ON:
+            errors.add(name, item, "%s holds %s, which is not an alarm of status.yml (%s). Fix: give a list of them, e.g. -e "
+                       "%s=crashed,stalled (in YAML a list), or [] to fail on none." % (name, inputs.show(item), ", ".join(FAIL_ON), name))
+            return None
+    return None if value is None else [item for index, item in enumerate(value) if item not in value[:index]]
+
+
 def _rule_overrides(name, entry, value, errors, context):
     """Each line parsed with Hydra's own parser and judged by its key and value (_hydra_overrides.py)."""
     for item in value:
@@ -389,12 +407,20 @@ def _rule_devices(name, entry, value, errors, context):
                        "commas, e.g. %s=0,1,2,3." % (name, inputs.show(value), inputs.show(item), entry.get("max", 1023), name))
             return None
         devices.append(int(text))
+    # An NPU listed twice is a typo (0,0,1,2 for 0,1,2,3?): used once, the host would train on fewer NPUs than listed and a
+    # later rule would refuse the layout without naming this setting.
+    twice = sorted(set(d for d in devices if devices.count(d) > 1))
+    if twice:
+        errors.add(name, value, "%s=%s lists NPU %s more than once (%d ids, %d NPUs). Fix: list each NPU once, e.g. %s=%s." % (
+            name, inputs.show(value), ", ".join(str(d) for d in twice), len(devices), len(set(devices)), name,
+            ",".join(str(d) for d in sorted(set(devices)))))
+        return None
     # The Ascend runtime takes only ascending device lists, each device once (CANN: ASCEND_RT_VISIBLE_DEVICES):
     # the NPUs are used in that order, and the summary says so when the order given was another.
-    normalised = sorted(set(devices))
+    normalised = sorted(devices)
     if normalised != devices:
         context["npu_devices_note"] = (
-            "verl_npu_devices=%s is used as %s: the Ascend runtime takes each NPU once, in ascending order."
+            "verl_npu_devices=%s is used as %s: the Ascend runtime takes the NPUs in ascending order."
             % (inputs.show(",".join(str(d) for d in devices)), ",".join(str(d) for d in normalised)))
     return normalised
 
@@ -436,7 +462,7 @@ RULES = {
     "ray_args": _rule_ray_args, "overrides": _rule_overrides, "volumes": _rule_volumes, "env": _rule_env,
 }
 # Rules that read the raw value, before the type's own conversion.
-RAW_RULES = {"devices": _rule_devices, "mask": _rule_mask, "loggers": _rule_loggers}
+RAW_RULES = {"devices": _rule_devices, "mask": _rule_mask, "loggers": _rule_loggers, "fail_on": _rule_fail_on}
 
 
 def coerce(name, entry, raw, errors):
@@ -452,11 +478,24 @@ def coerce(name, entry, raw, errors):
         return _coerce_list(name, entry, raw, errors)
     if kind == "dict":
         return _coerce_dict(name, entry, raw, errors)
+    if isinstance(raw, (bool, int, float)):
+        errors.add(name, raw, quoting_problem(name, raw))
+        return None
     text = inputs.to_text(name, raw, errors, entry.get("max_length", 256))
     if text is not None and entry.get("choices") and text not in entry["choices"]:
         errors.add(name, raw, "%s=%s is not one of %s. Fix: pick one of them." % (name, inputs.show(raw), ", ".join(entry["choices"])))
         return None
     return text
+
+
+def quoting_problem(name, raw):
+    """The message for a text setting that YAML read as a boolean or a number (the scripts would get False, 1000.0 ...)."""
+    if isinstance(raw, bool):
+        what, how, example = "boolean", "no, off, false, yes, on and true unquoted are booleans", "no"
+    else:
+        what, how, example = "number", "unquoted digits are a number: 0123 is octal 83, 1e3 is 1000.0", raw
+    return ("%s=%s is a YAML %s, not text (%s), so the scripts would get %s. Fix: quote the value in YAML, e.g. %s: \"%s\" "
+            "(with -e %s=... on the command line it is always text)." % (name, inputs.show(raw), what, how, raw, name, example, name))
 
 
 def _coerce_list(name, entry, raw, errors):
@@ -713,12 +752,12 @@ def check_stage_folder(values, errors):
         values["verl_host_stage_dir"] = None
 
 
-def check_output_folder(values, host, errors):
-    """render.yml writes <verl_output_dir>/<host>/{start_verl.sh,run_training.sh} on the controller (where this
-    runs), logs.yml writes under verl_logs_dir there: each folder, resolved through symbolic links on the
-    controller, must not be a system folder, and nothing on the way down to the scripts may be a link that
-    leads out of the output folder."""
-    for name in ("verl_logs_dir", "verl_output_dir"):
+def check_output_folder(values, host, errors, merged):
+    """The folders written on the controller (where this runs; the table's `use: controller`): render.yml's
+    <verl_output_dir>/<host>/{start_verl.sh,run_training.sh}, logs.yml's verl_logs_dir, compare.yml's verl_compare_dir.
+    Each, resolved through symbolic links on the controller, must not be a system folder, and nothing on the way
+    down to the scripts may be a link that leads out of the output folder."""
+    for name in [name for name, entry in merged.items() if entry.get("use") == "controller"]:
         folder = values.get(name)
         if not folder:
             continue
@@ -734,7 +773,7 @@ def check_output_folder(values, host, errors):
         if problem:
             errors.add(name, folder, "%s=%s (%s on the controller) %s. Fix: give a folder of its own, e.g. %s=%s." % (
                 name, inputs.show(folder), inputs.show(real), problem.split(". Fix")[0], name,
-                "/tmp/verl_scripts" if name == "verl_output_dir" else "/tmp/verl_logs"))
+                merged[name].get("default")))
 
 
 def _container_devices(privileged, devices, detected):
@@ -815,7 +854,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     check_required_paths_found(values, errors, host, detected, first)
     check_mount_parents(values, errors)
     check_stage_folder(values, errors)
-    check_output_folder(values, host, errors)
+    check_output_folder(values, host, errors, merged)
     check_resume(values, errors)
     network = check_network(values, head, detected, errors, static)
     if values.get("verl_loggers") is not None and values.get("verl_swanlab_enabled") is not None:
@@ -925,6 +964,7 @@ def identity(settings, spec, rules=None, unknown=(), host=None):
     if host is not None:
         check_hosts(host, {"name": host}, errors)
     values = check_settings(settings, {name: merged[name] for name in IDENTITY}, errors, {"mask": None})
+    check_output_folder(values, host, errors, {name: merged[name] for name in IDENTITY})
     found = {merged[name].get("output") or name[len("verl_"):]: values[name] for name in IDENTITY}
     found["log_prefix"] = LOG_PREFIX
     found["ray_temp_dir"] = inputs.ray_temp_dir(found["ray_start_args"])

@@ -115,14 +115,72 @@ def check_verdict(nodes, head=""):
 
 
 def check_nodes(names, hostvars):
-    """What each node's check left in its host variables (check.yml): answered (__verl_check_answered) and the
-    refusal kept by the rescue (__verl_check_problem)."""
+    """What each node's check left in its host variables (check.yml): answered (__verl_check_answered), the
+    refusal kept by the rescue (__verl_check_problem), or Ansible's message when it did not answer
+    (__verl_check_unanswered: then the reason and the fix, did_not_answer)."""
     found = []
     for name in names:
         node = hostvars[name]
         try:
             answered, problem = node.get("__verl_check_answered"), node.get("__verl_check_problem")
+            unanswered = node.get("__verl_check_unanswered")
         except Exception:  # pylint: disable=broad-exception-caught  # an undefined hostvar reads as absent
-            answered, problem = None, None
+            answered, problem, unanswered = None, None, None
+        if unanswered is not None:
+            said = did_not_answer(name, unanswered, node)
+            found.append({"name": name, "answered": False, "problem": "%s. Fix: %s." % (said["reason"], said["fix"])})
+            continue
         found.append({"name": name, "answered": bool(answered) or bool(problem), "problem": problem or ""})
     return found
+
+
+# Why a node did not answer, from Ansible's unreachable message (OpenSSH's own words after "Failed to connect to the host
+# via ssh: "), and what to check: (words in the message, the reason, the fix). The first match counts.
+_WHY = (
+    (("permission denied", "too many authentication failures", "no more authentication methods"),
+     "the SSH login as {user} was refused ({said})",
+     "give the user that may log in (ansible_user, now {user}) and its key (ansible_ssh_private_key_file, now {key}): "
+     "`{ssh}` must log in without a password"),
+    (("host key verification failed", "remote host identification has changed"),
+     "the node's SSH host key is not in the controller's known_hosts, or it changed ({said})",
+     "check that {host} is that node, then add its key: `ssh-keyscan -p {port} {host} >> ~/.ssh/known_hosts`"),
+    (("could not resolve hostname", "name or service not known", "temporary failure in name resolution"),
+     "the name {host} does not resolve ({said})",
+     "give the node's address as ansible_host (now {host}): `{ssh}` must log in"),
+    (("connection refused",),
+     "nothing listens for SSH on {host} port {port} ({said})",
+     "check ansible_port (now {port}) and that sshd runs on the node: `{ssh}` must log in"),
+    (("timed out", "no route to host", "network is unreachable", "connection reset", "connection closed"),
+     "{host} port {port} cannot be reached ({said}): the node is down, or a firewall or a wrong address is in the way",
+     "check that the node is up and its address (ansible_host, now {host}) and port (ansible_port, now {port}): "
+     "`{ssh}` must log in"),
+)
+
+
+def did_not_answer(name, message, variables, head=""):
+    """A node that did not answer (its task was unreachable): {name, role, reason, fix, line} from Ansible's message and
+    the node's connection variables (its hostvars: ansible_host, ansible_user, ansible_port, ansible_ssh_private_key_file,
+    ansible_connection), so that the fix names the key, the user, the port or the address to check."""
+    def var(key, default):
+        try:
+            value = variables.get(key)
+        except Exception:  # pylint: disable=broad-exception-caught  # an undefined hostvar reads as absent
+            value = None
+        return default if value in (None, "") else str(value)
+
+    said = str(message or "unreachable").replace("Task failed: ", "").replace("Failed to connect to the host via ssh: ", "")
+    said = " ".join(said.split())[:200].rstrip(".")
+    key, user = var("ansible_ssh_private_key_file", var("ansible_private_key_file", "")), var("ansible_user", var("ansible_ssh_user", ""))
+    found = {"host": var("ansible_host", name), "port": var("ansible_port", "22"), "said": said,
+             "user": user or "your login name on the controller", "key": key or "not set: the ssh agent's or ~/.ssh/id_*"}
+    found["ssh"] = "ssh -p %s %s%s%s true" % (found["port"], "-i %s " % key if key else "", user + "@" if user else "", found["host"])
+    over_ssh = var("ansible_connection", "ssh") in ("ssh", "smart", "paramiko", "paramiko_ssh", "ansible.builtin.ssh")
+    matched = [(why.format(**found), how.format(**found)) for words, why, how in _WHY
+               if over_ssh and any(word in said.lower() for word in words)]
+    reason, fix = matched[0] if matched else (
+        "it did not answer over its connection %s (%s)" % (var("ansible_connection", "ssh"), said),
+        "check the node's connection variables (ansible_host, ansible_user, ansible_port, the key): `ansible %s -m ping` "
+        "must answer pong" % name)
+    role = "head" if name == head else "worker"
+    return {"name": name, "role": role, "reason": reason, "fix": fix,
+            "line": "%s (%s): DID NOT ANSWER: %s. Fix: %s." % (name, role, reason, fix)}

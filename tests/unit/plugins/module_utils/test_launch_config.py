@@ -79,12 +79,12 @@ def test_devices_rule_reads_lists_strings_and_numbers():
     assert lc._rule_devices("verl_npu_devices", entry, "4,5,6,7", Errors(), context) == [4, 5, 6, 7] and "npu_devices_note" not in context
 
 
-@pytest.mark.parametrize("given, used", [("0,2,4,6,1,3,5,7", list(range(8))), ([3, 1, 1], [1, 3]), ("7,6", [6, 7])])
-def test_devices_are_used_each_once_in_ascending_order_and_the_summary_says_so(given, used):
+@pytest.mark.parametrize("given, used", [("0,2,4,6,1,3,5,7", list(range(8))), ([3, 1], [1, 3]), ("7,6", [6, 7])])
+def test_devices_are_used_in_ascending_order_and_the_summary_says_so(given, used):
     """The Ascend runtime refuses an unsorted ASCEND_RT_VISIBLE_DEVICES ("it must be configured in ascending order")."""
     context, errors = {}, Errors()
     assert lc._rule_devices("verl_npu_devices", MERGED["verl_npu_devices"], given, errors, context) == used and not list(errors)
-    assert context["npu_devices_note"].endswith("is used as %s: the Ascend runtime takes each NPU once, in ascending order."
+    assert context["npu_devices_note"].endswith("is used as %s: the Ascend runtime takes the NPUs in ascending order."
                                                 % ",".join(map(str, used)))
 
 
@@ -155,15 +155,15 @@ def test_check_output_folder_refuses_links_out(tmp_path):
     out.mkdir()
     (out / "h1").symlink_to(tmp_path)
     errors = Errors()
-    lc.check_output_folder({"verl_output_dir": str(out)}, "h1", errors)
+    lc.check_output_folder({"verl_output_dir": str(out)}, "h1", errors, MERGED)
     assert "symbolic link" in errors[0]["msg"]
     link = tmp_path / "etc-link"
     link.symlink_to("/etc")
     errors = Errors()
-    lc.check_output_folder({"verl_output_dir": str(link)}, "h1", errors)
+    lc.check_output_folder({"verl_output_dir": str(link)}, "h1", errors, MERGED)
     assert "system folder" in errors[0]["msg"]
     errors = Errors()
-    lc.check_output_folder({"verl_output_dir": str(tmp_path / "new")}, "h1", errors)
+    lc.check_output_folder({"verl_output_dir": str(tmp_path / "new")}, "h1", errors, MERGED)
     assert not errors
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._readiness import brief, check_nodes, check_verdict
+from ansible_collections.verl.deploy.plugins.module_utils._readiness import brief, check_nodes, check_verdict, did_not_answer
 
 
 def node(name, answered=True, problem=""):
@@ -78,3 +78,50 @@ def test_each_problem_is_said_once_with_the_nodes_it_was_found_on():
     # The whole text of each, per node, for check.json and the stats.
     assert verdict["nodes"]["node007"]["problems"] == [NPU_SMI, MEMORY]
     assert verdict["nodes"]["node007"]["problem"] == NPU_SMI + " " + MEMORY
+
+
+# Ansible's unreachable messages as users met them (OpenSSH's words after "Failed to connect to the host via ssh: "):
+# ansible/ansible#69182 and #33321 (a refused key), the others OpenSSH's own for a closed port, an unknown name, a
+# time-out and a changed host key.
+@pytest.mark.parametrize(("message", "reason", "fix"), [
+    ("Failed to connect to the host via ssh: Permission denied (publickey,password).",
+     "the SSH login as ops was refused (Permission denied (publickey,password))",
+     "give the user that may log in (ansible_user, now ops) and its key (ansible_ssh_private_key_file, now /keys/id): "
+     "`ssh -p 2222 -i /keys/id ops@10.0.0.5 true` must log in without a password"),
+    ("Failed to connect to the host via ssh: Permission denied (publickey,gssapi-keyex,gssapi-with-mic,password).\r\n",
+     "the SSH login as ops was refused (Permission denied (publickey,gssapi-keyex,gssapi-with-mic,password))", None),
+    ("Task failed: Failed to connect to the host via ssh: ssh: connect to host 10.0.0.5 port 2222: Connection refused",
+     "nothing listens for SSH on 10.0.0.5 port 2222 (ssh: connect to host 10.0.0.5 port 2222: Connection refused)",
+     "check ansible_port (now 2222) and that sshd runs on the node: `ssh -p 2222 -i /keys/id ops@10.0.0.5 true` must log in"),
+    ("Failed to connect to the host via ssh: ssh: Could not resolve hostname 10.0.0.5: Name or service not known",
+     "the name 10.0.0.5 does not resolve (ssh: Could not resolve hostname 10.0.0.5: Name or service not known)", None),
+    ("Failed to connect to the host via ssh: ssh: connect to host 10.0.0.5 port 2222: Connection timed out",
+     "10.0.0.5 port 2222 cannot be reached (ssh: connect to host 10.0.0.5 port 2222: Connection timed out): the node is down, "
+     "or a firewall or a wrong address is in the way", None),
+    ("Failed to connect to the host via ssh: Host key verification failed.",
+     "the node's SSH host key is not in the controller's known_hosts, or it changed (Host key verification failed)",
+     "check that 10.0.0.5 is that node, then add its key: `ssh-keyscan -p 2222 10.0.0.5 >> ~/.ssh/known_hosts`"),
+], ids=["key-refused", "key-refused-gssapi", "port-closed", "name-unknown", "timed-out", "host-key"])
+def test_a_node_that_did_not_answer_is_named_with_the_key_user_port_or_address_to_check(message, reason, fix):
+    variables = {"ansible_host": "10.0.0.5", "ansible_port": 2222, "ansible_user": "ops", "ansible_ssh_private_key_file": "/keys/id"}
+    said = did_not_answer("n2", message, variables, head="n1")
+    assert said["reason"] == reason and said["role"] == "worker"
+    assert fix is None or said["fix"] == fix
+    assert said["line"] == "n2 (worker): DID NOT ANSWER: %s. Fix: %s." % (reason, said["fix"])
+
+
+def test_without_connection_variables_the_defaults_are_named_and_other_connections_get_ping():
+    said = did_not_answer("n1", "Permission denied (publickey).", {}, head="n1")
+    assert said["role"] == "head" and "(ansible_user, now your login name on the controller)" in said["fix"]
+    assert "(ansible_ssh_private_key_file, now not set: the ssh agent's or ~/.ssh/id_*)" in said["fix"] and "`ssh -p 22 n1 true`" in said["fix"]
+    docker = did_not_answer("n1", "Error: No such container: {n1}", {"ansible_connection": "community.docker.docker"})
+    assert docker["reason"] == "it did not answer over its connection community.docker.docker (Error: No such container: {n1})"
+    assert "`ansible n1 -m ping` must answer pong" in docker["fix"]
+
+
+def test_a_node_kept_as_unanswered_by_check_is_not_ready_with_the_reason_and_fix():
+    hostvars = {"a": {"__verl_check_answered": False, "ansible_port": 9, "ansible_host": "127.0.0.1",
+                      "__verl_check_unanswered": "ssh: connect to host 127.0.0.1 port 9: Connection refused"}}
+    [found] = check_nodes(["a"], hostvars)
+    assert found["answered"] is False and found["problem"].startswith("nothing listens for SSH on 127.0.0.1 port 9")
+    assert check_verdict([found], head="a")["lines"][1].startswith("a (head): DID NOT ANSWER: nothing listens")
