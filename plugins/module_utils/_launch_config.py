@@ -829,13 +829,17 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
     if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
         check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
+    if features:
+        for problem in versions.known_broken(features, profile, (detected.get("model") or {}).get("architecture"),
+                                             values.get("verl_extra_overrides")):
+            errors.add("verl_feature_mask", features["mask"], problem)
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
     source = "given" if values["verl_experiment_name"] else "default"
     values["verl_experiment_name"] = values["verl_experiment_name"] or experiment_name(
         values["verl_model_path"], values["verl_algorithm"], features["mask"], nnodes, len(values["verl_npu_devices"]))
-    config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile))
+    config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile, values.get("verl_extra_overrides")))
     config.update(image)
     config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
                    "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source,
