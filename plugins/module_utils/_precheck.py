@@ -862,7 +862,7 @@ def memory_case(checked):
     enabled = (launch.get("features") or {}).get("enabled") or {}
     shape = {"num_layers": facts["num_layers"], "num_attention_heads": facts["num_attention_heads"],
              "num_kv_heads": facts["num_kv_heads"], "vocab_size": facts.get("vocab_size"), "npu_per_node": launch["npu_per_node"],
-             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False)}
+             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False), "extra_overrides": overrides}
     megatron = "actor_rollout_ref.actor.megatron."
     return {"facts": facts, "parameters": read["parameters"], "expert_parameters": read.get("expert_parameters") or 0,
             "ep": whole_value_of(overrides, megatron + "expert_model_parallel_size", 1),
@@ -875,7 +875,7 @@ def memory_case(checked):
                                                                       or _versions.DEFAULT_PROFILE))["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
             "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
-            "layouts": valid_tp_pp(shape),
+            "layouts": valid_tp_pp(shape), "shape": shape, "extra_overrides": overrides,
             "expert_sizes": expert_sizes(dict(shape, train_tp=launch["train_tp"], train_pp=launch["train_pp"], extra_overrides=overrides,
                                               num_experts=facts.get("num_experts")))}
 
