@@ -94,7 +94,7 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, mo
     pattern is verl_control.sh's pgrep -f pattern, which finds a training of any algorithm and profile (after
     verl_algorithm or verl_version changed, the one that still runs is found; `modules` replaces the list in tests);
     label, summary and overrides are the algorithm table's (run_training.sh's lines for it, those the profile renders),
-    npu_lines the release table's Ascend lines for the profile."""
+    npu_lines the release table's Ascend lines for the profile, env what start_verl.sh exports for the release."""
     module, config_name = versions.entry_of(algorithm, profile)
     modules = modules or versions.all_entry_modules()
     entry = algorithms.algorithm(algorithm)
@@ -103,7 +103,7 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, mo
             "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
             "label": entry["label"], "summary": entry["summary"], "profile": profile,
             "overrides": versions.lines_for(entry["overrides"], profile),
-            "npu_lines": versions.lines_for(versions.NPU_LINES, profile)}
+            "npu_lines": versions.lines_for(versions.NPU_LINES, profile), "env": versions.release(profile)["env"]}
 
 
 def model_label(model_path, separator="-"):

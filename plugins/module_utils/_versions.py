@@ -37,7 +37,14 @@ PROFILES = ("0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
 DEFAULT_PROFILE = "0.7.0"
 
 
-def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note=""):
+# transformers 5 loads a checkpoint's shards asynchronously, with a higher host-memory peak while the model loads; verl's
+# multi-machine guide (docs/ascend_tutorial/model_support/examples/multi-machine_task_startup_practice.rst, v0.9.0) exports
+# this to turn it off. For the releases whose images ship transformers 5 (0.8.0: about 5.3; 0.9.x requires >= 5.5.3);
+# transformers 4 does not read it.
+TRANSFORMERS_5_ENV = {"HF_DEACTIVATE_ASYNC_LOAD": "1"}
+
+
+def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note="", env=None):
     return {
         "profile": profile,  # the value of verl_version that renders for it
         "series": series,  # the releases it stands for (0.8.x: 0.8.0 and the 0.8.0.dev commits with its markers)
@@ -51,6 +58,8 @@ def _release(profile, series, tag, recognised, images, known_good, stack, max_nu
         "stack": stack,  # the whole stack of its Ascend image, for the docs
         # verl's defaults the settings rules read (keys run_training.sh does not render)
         "defaults": {"actor_rollout_ref.rollout.max_num_seqs": max_num_seqs},
+        # what start_verl.sh exports for this release before Ray (verl_extra_env may set another value)
+        "env": dict(env or {}),
     }
 
 
@@ -90,7 +99,7 @@ RELEASES = (
         ({"cann": "9.0.0", "torch_npu": "2.9.0", "vllm": "0.18.0", "vllm_ascend": "0.18.", "megatron.core": "0.16."},),
         "CANN 9.0.0, Python 3.11, torch 2.9.0 / torch_npu 2.9.0.post2, vLLM/vllm-ascend 0.18.0, Megatron-LM core_r0.16.0, "
         "MindSpeed core_r0.16.0, mbridge and Megatron-Bridge de93536e",
-        1024,
+        1024, env=TRANSFORMERS_5_ENV,
     ),
     _release(
         "0.9.0", "0.9.x", "v0.9.0 (2026-08-14)",
@@ -100,7 +109,7 @@ RELEASES = (
         ({"cann": "9.0.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.16."},),
         "CANN 9.0.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post2, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0, "
         "MindSpeed core_r0.16.0, mbridge, transformers 5.10.4",
-        256,
+        256, env=TRANSFORMERS_5_ENV,
         image_note="verl published no release image for 0.9.0; the daily latest-* images (see 0.9.1) are built from main.",
     ),
     _release(
@@ -112,7 +121,7 @@ RELEASES = (
          {"cann": "9.1.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.18."}),
         "CANN 9.1.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post4, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0 "
         "(core_r0.18.0 with MegatronAdaptor and Megatron-Bridge from verl PR #7604), transformers 5.10.4",
-        256,
+        256, env=TRANSFORMERS_5_ENV,
         image_note="no release tag: verl's daily latest-vllm-* images (Dockerfile.ascend_9.1.0_a2/_a3, verl main) are the "
                    "0.9.x images; they move every day (main reports 0.10.0.dev after 2026-08-22), so pin a digest.",
     ),
