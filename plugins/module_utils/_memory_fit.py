@@ -195,6 +195,23 @@ def fixes(c, which):
     return "any one of: " + "; ".join(fitting[:5])
 
 
+def host_bytes(c):
+    """{'sleep', 'offload', 'extra'}: host memory one NPU worker holds beyond its start, in bytes. vLLM-Ascend sleeps at
+    level 1 only (verl/third_party/vllm/__init__.py: "sleep_mode=2 is not supported on vllm-ascend"), which moves the
+    rollout's weights to host memory while the actor trains (verl#224: "vllm会offload参数到cpu memory", 11 GB per rollout
+    process); Offload (bit 2) keeps the actor's parameters, gradients and optimizer state (and the reference model) there
+    while vLLM runs, Swap Optimizer (bit 5) the optimizer state. The two phases alternate: the larger one is the peak."""
+    e = estimate(c)
+    actor = e["actor"]
+    offload = 0
+    if c["offload"]:
+        offload += actor["parameters"] + actor["gradients"] + e["reference"]
+    if c["offload"] or c["swap_optimizer"]:
+        offload += actor["master"] + actor["adam"]
+    sleep = e["rollout_weights"]
+    return {"sleep": sleep, "offload": offload, "extra": max(sleep, offload)}
+
+
 MAX_NODES = 128
 
 
