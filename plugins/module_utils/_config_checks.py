@@ -272,12 +272,16 @@ def _layers_split_over_pp(c, fail):
     uneven = ("; or keep verl_train_pp=%d with Megatron's uneven first and last stages: add %s to verl_extra_overrides (%s)" % (
         pp, " and ".join(uneven_lines(split)), describe_stages(stage_layers(layers, pp, *split)[0], split)) if split else "")
     if given:
+        if split:
+            fix = "use " + " and ".join(uneven_lines(split))
+        elif c["vpp"]:
+            fix = "turn bit 6 off (no split of %d layers gives every stage a multiple of %d)" % (layers, VPP_SIZE)
+        else:
+            fix = "remove those lines"
         fail("C11", "verl_extra_overrides", " ".join(uneven_lines(edges)),
              "verl_extra_overrides splits the model's %d layers over verl_train_pp=%d stages with %s, which Megatron refuses at model "
-             "build: 'ValueError: %s'. Fix: %s." % (layers, pp, ", ".join(uneven_lines(edges)), stage_layers(layers, pp, *edges, vpp=c["vpp"])[1],
-                                                     ("use " + " and ".join(uneven_lines(split))) if split else
-                                                     "turn bit 6 off (no split of %d layers gives every stage a multiple of %d)" % (layers, VPP_SIZE)
-                                                     if c["vpp"] else "remove those lines"))
+             "build: 'ValueError: %s'. Fix: %s." % (
+                 layers, pp, ", ".join(uneven_lines(edges)), stage_layers(layers, pp, *edges, vpp=c["vpp"])[1], fix))
         return
     fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
     fail("C11", "verl_train_pp", pp,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -106,8 +107,8 @@ def test_nothing_fits_on_one_node_says_at_once_how_many_nodes_fit():
     c = case(hbm_bytes=16 * GIB, layouts=[], shape=shape, train_batch_size=64)
     text = " ".join(fit.verdict(c)[0])
     assert "no single change" in text and "it fits from " in text, text
-    nodes, tp, pp = [int(n) for n in __import__("re").search(r"fits from (\d+) nodes .*verl_train_tp=(\d+) verl_train_pp=(\d+)",
-                                                              text).groups()]
+    found = re.search(r"fits from (\d+) nodes .*verl_train_tp=(\d+) verl_train_pp=(\d+)", text)
+    nodes, tp, pp = [int(n) for n in found.groups()]
     assert nodes > 1
     offload = ", with Offload (bit 2) on" in text
     fixed = dict(c, world_size=8 * nodes, train_tp=tp, train_pp=pp, gen_tp=tp, offload=offload)
