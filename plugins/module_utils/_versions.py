@@ -657,7 +657,8 @@ def known_broken(decoded, profile, architecture=None, extra_overrides=()):
             why = ("verl_extra_overrides sets %s=disable, so n" % LEGACY_WORKER if out and profile in out["profiles"] else "N")
             problems.append("%s. %so way out is rendered: %s. Fix: %s%s." % (
                 head, why, out["needs"] if out else "none is documented", mask,
-                ", or verl_version %s with its image" % " / ".join(out["profiles"]) if out and profile not in out["profiles"] else ""))
+                ", or verl_version %s with its image" % " / ".join(out["profiles"])
+                if out and profile not in out["profiles"] and architecture in out["models"] + (None,) else ""))
             continue
         given = value_of(extra_overrides, key_of(out["line"]))
         if given is not None and given != out["line"].split("=", 1)[1]:

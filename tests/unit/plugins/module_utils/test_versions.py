@@ -383,3 +383,10 @@ def test_vpp_with_mbridge_is_rendered_its_way_out_or_refused_with_a_mask_that_wo
 def test_a_mask_without_vpp_renders_no_way_out_line():
     for profile in versions.PROFILES:
         assert "use_mbridge" not in " ".join(versions.features_for(_decoded("1111110"), profile)["lines"])
+
+
+def test_a_model_verl_does_not_convert_itself_is_not_sent_to_0_7_for_vpp():
+    """From 0.8.0 the refusal names 0.7.x as another way out only for a model 0.7.x builds without mbridge."""
+    assert "or verl_version 0.7.0 / 0.7.1" in versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3ForCausalLM")[0]
+    other = versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3_5MoeForConditionalGeneration")[0]
+    assert "verl_version 0.7" not in other and "Fix: verl_feature_mask=0000000" in other
