@@ -145,8 +145,8 @@ def versions_text():
               "|---|%s" % ("---|" * len(profiles))]
     for key in versions.defaults(versions.DEFAULT_PROFILE):
         lines.append("| `%s` | %s |" % (key, " | ".join(str(versions.defaults(p)[key]) for p in profiles)))
-    lines += ["", "## Environment per release", "", "What `start_verl.sh` exports before Ray for the release (`verl_extra_env` may set",
-              "another value):", "", "| `verl_version` | exported |", "|---|---|"]
+    lines += ["", "## Environment per release", "", "What `start_verl.sh` exports before Ray for the release:", "",
+              "| `verl_version` | exported |", "|---|---|"]
     for entry in versions.RELEASES:
         lines.append("| `%s` | %s |" % (entry["profile"], ", ".join("`%s=%s`" % item for item in sorted(entry["env"].items())) or "-"))
     lines += ["", "`HF_DEACTIVATE_ASYNC_LOAD=1` turns off transformers 5's asynchronous loading of the checkpoint's shards",

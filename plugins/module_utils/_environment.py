@@ -34,7 +34,6 @@ ALLOWED = (
     ("HF_HUB_OFFLINE", "exact", "Hugging Face Hub (no downloads)", "HF_HUB_OFFLINE=1"),
     ("HF_DATASETS_OFFLINE", "exact", "Hugging Face datasets (no downloads)", "HF_DATASETS_OFFLINE=1"),
     ("TRANSFORMERS_OFFLINE", "exact", "Hugging Face transformers (no downloads)", "TRANSFORMERS_OFFLINE=1"),
-    ("HF_DEACTIVATE_ASYNC_LOAD", "exact", "transformers 5 (asynchronous checkpoint loading)", "HF_DEACTIVATE_ASYNC_LOAD=0"),
     ("TORCH_DISTRIBUTED_DEBUG", "exact", "torch.distributed (debug output)", "TORCH_DISTRIBUTED_DEBUG=DETAIL"),
     ("RAY_DEDUP_LOGS", "exact", "Ray (log de-duplication)", "RAY_DEDUP_LOGS=0"),
     ("RAY_BACKEND_LOG_LEVEL", "exact", "Ray (its own log level)", "RAY_BACKEND_LOG_LEVEL=warning"),

@@ -58,7 +58,7 @@ def _release(profile, series, tag, recognised, images, known_good, stack, max_nu
         "stack": stack,  # the whole stack of its Ascend image, for the docs
         # verl's defaults the settings rules read (keys run_training.sh does not render)
         "defaults": {"actor_rollout_ref.rollout.max_num_seqs": max_num_seqs},
-        # what start_verl.sh exports for this release before Ray (verl_extra_env may set another value)
+        # what start_verl.sh exports for this release before Ray
         "env": dict(env or {}),
     }
 
