@@ -109,6 +109,8 @@ def check_rendered_command_composes(config, argv, mask, swanlab, algorithm):
     # bit 6 VPP; the ref inherits it through ${oc.select:...}
     assert actor["megatron"]["virtual_pipeline_model_parallel_size"] == (2 if on[6] else None)
     assert ref["megatron"]["virtual_pipeline_model_parallel_size"] == (2 if on[6] else None)
+    # VPP's documented way out of verl#4815 on 0.7.x: no mbridge; the ref follows the actor (megatron_ref.yaml's oc.select).
+    assert actor["megatron"]["use_mbridge"] is not on[6] and ref["megatron"]["use_mbridge"] is not on[6]
 
     # Always on
     assert transformer["use_flash_attn"] is True
@@ -367,7 +369,10 @@ def test_overrides_from_argv_rejects_trailing_flags():
 # What each profile renders differently from 0.7.0, written from each release's own files (the verl wheels; not from
 # plugins/module_utils/_versions.py, which these tests check): keys it drops, lines it adds.
 DROPPED_FROM_0_8 = {"actor_rollout_ref.nccl_timeout", "actor_rollout_ref.actor.megatron.use_remove_padding",
-                    "actor_rollout_ref.ref.megatron.use_remove_padding"}
+                    "actor_rollout_ref.ref.megatron.use_remove_padding",
+                    # VPP's way out on 0.7.x (no mbridge): 0.8.0's engine asserts use_mbridge, so VPP is refused there
+                    # (verl/workers/engine/megatron/transformer_impl.py:90) and the renderer adds nothing for it.
+                    "actor_rollout_ref.actor.megatron.use_mbridge"}
 OLD_REWARD = {"reward_model.reward_manager", "reward_model.reward_kwargs.overlong_buffer_cfg.enable",
               "reward_model.reward_kwargs.overlong_buffer_cfg.len", "reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor",
               "reward_model.reward_kwargs.overlong_buffer_cfg.log", "reward_model.reward_kwargs.max_resp_len",

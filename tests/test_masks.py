@@ -172,6 +172,8 @@ def expected_overrides(mask, swanlab, algorithm="dapo"):
         lines.append(OVERRIDE + "swap_optimizer=True")
     if vpp:
         lines.append("actor_rollout_ref.actor.megatron.virtual_pipeline_model_parallel_size=2")
+        # verl's Ascend docs: VPP needs mbridge off (verl#4815); 0.7.0's legacy Megatron worker builds without it.
+        lines.append("actor_rollout_ref.actor.megatron.use_mbridge=False")
     lines.append('trainer.logger=["console","swanlab"]' if swanlab else 'trainer.logger=["console"]')
     return lines
 

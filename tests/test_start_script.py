@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
+from helpers.launch_helpers import CANN_SET_ENV, SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash
 # Stand-in `ray`: logs each call; `status` prints the NPU usage line from $FAKE_RAY/npus (absent: not running).
@@ -301,11 +301,26 @@ def training_env(folder):
 
 
 def test_the_default_cann_scripts_are_verl_images_then_the_cann_layout():
-    """verl v0.7.0's docker/ascend/Dockerfile.ascend_8.3.rc1_a2/_a3 source ascend-toolkit/ and nnal/atb/; the
+    """verl v0.7.0's docker/ascend/Dockerfile.ascend_8.3.rc1_a2/_a3 source ascend-toolkit/ and nnal/atb/; newer CANN
+    installs have the plain cann/set_env.sh (verl v0.9.0's Dockerfile.ascend_8.5.2_a2_qwen3-5 sources it); the
     /usr/local/Ascend/cann/ layout is kept after them."""
     assert launch_ok()["ascend_env_scripts"] == [
-        "/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/nnal/atb/set_env.sh",
+        "/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/cann/set_env.sh", "/usr/local/Ascend/nnal/atb/set_env.sh",
         "/usr/local/Ascend/cann/ascend-toolkit/set_env.sh", "/usr/local/Ascend/cann/nnal/atb/set_env.sh"]
+
+
+def test_the_plain_cann_set_env_of_a_newer_install_is_sourced(tmp_path, fake):
+    """Only /usr/local/Ascend/cann/set_env.sh (no ascend-toolkit/): sourced, and its environment reaches the training."""
+    root = tmp_path / "Ascend"
+    plain = root / "cann" / "set_env.sh"
+    plain.parent.mkdir(parents=True)
+    plain.write_text(CANN_SET_ENV["ascend-toolkit/set_env.sh"])
+    scripts = [str(root / "ascend-toolkit/set_env.sh"), str(plain), str(root / "nnal/atb/set_env.sh")]
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_ascend_env_scripts=scripts)
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert "CANN environment: sourced %s\n" % plain in proc.stdout
+    assert training_env(folder)["ASCEND_HOME_PATH"] == "%s/latest" % plain.parent
 
 
 def test_the_cann_scripts_are_sourced_before_ray_and_reach_the_training(tmp_path, fake):
@@ -357,3 +372,13 @@ def test_only_the_scripts_that_exist_are_sourced_each_once(tmp_path, fake):
     env = training_env(folder)
     assert env["ASCEND_HOME_PATH"] == "%s/Ascend/cann/ascend-toolkit/latest" % tmp_path
     assert env["LD_LIBRARY_PATH"].count("/Ascend/cann/ascend-toolkit/latest/lib64") == 1
+
+
+@pytest.mark.parametrize("version, exported", [("0.7.0", None), ("0.8.0", "1"), ("0.9.1", "1")])
+def test_a_transformers_5_release_turns_off_its_asynchronous_loading(tmp_path, fake, version, exported):
+    """verl's multi-machine guide (v0.9.0, docs/ascend_tutorial/model_support/examples/multi-machine_task_startup_practice.rst)
+    exports HF_DEACTIVATE_ASYNC_LOAD=1 for transformers 5's images; transformers 4 (0.7.x) does not read it."""
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_version=version)
+    proc, _elapsed = run(folder, fake)
+    assert proc.returncode == 0, proc.stderr
+    assert training_env(folder).get("HF_DEACTIVATE_ASYNC_LOAD") == exported

@@ -188,7 +188,9 @@ PROFILE_DIFFERS = {("0.9.1", "short-budget"): (set(), None)}
 def test_each_profiles_own_verl_refuses_no_more_than_the_deploy(tmp_path, monkeypatch, profile, algorithm):
     config_dir = verl_config_dir(profile)
     config_name = entry_points(profile)[algorithm][1]
-    runs = [(mask, {}, 1, (set(), None)) for mask in PROFILE_MASKS]
+    # From 0.8.0 VPP is refused (verl#4815, no way out: tests/unit/plugins/module_utils/test_versions.py): its masks without bit 6.
+    masks = PROFILE_MASKS if profile in ("0.7.1",) else [mask[:6] + "0" for mask in PROFILE_MASKS]
+    runs = [(mask, {}, 1, (set(), None)) for mask in masks]
     runs += [(CASES[case][0].get("verl_feature_mask", "0000000"), CASES[case][0], CASES[case][1],
               PROFILE_DIFFERS.get((profile, case), CASES[case][2][algorithm])) for case in PROFILE_CASES]
     for number, (mask, settings, nodes, (wanted_rules, wanted_refusal)) in enumerate(runs):

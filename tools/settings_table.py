@@ -179,6 +179,23 @@ def versions_text():
               "|---|%s" % ("---|" * len(profiles))]
     for key in versions.defaults(versions.DEFAULT_PROFILE):
         lines.append("| `%s` | %s |" % (key, " | ".join(str(versions.defaults(p)[key]) for p in profiles)))
+    lines += ["", "## Environment per release", "", "What `start_verl.sh` exports before Ray for the release:", "",
+              "| `verl_version` | exported |", "|---|---|"]
+    for entry in versions.RELEASES:
+        lines.append("| `%s` | %s |" % (entry["profile"], ", ".join("`%s=%s`" % item for item in sorted(entry["env"].items())) or "-"))
+    lines += ["", "`HF_DEACTIVATE_ASYNC_LOAD=1` turns off transformers 5's asynchronous loading of the checkpoint's shards",
+              "(a higher host-memory peak while the model loads); verl's multi-machine guide exports it, transformers 4 does",
+              "not read it."]
+    lines += ["", "## Known-broken combinations", "",
+              "Checked before launch: where the release documents a way out, the deploy renders it with the mask; else it stops",
+              "naming the report and the same mask without the bits.", "",
+              "| bits | report (its error) | why | way out: rendered for (line; model kinds) | elsewhere |", "|---|---|---|---|---|"]
+    for entry in versions.BROKEN:
+        out = entry["way_out"]
+        rendered = ("%s (`%s`; %s)" % (", ".join(out["profiles"]), out["line"], ", ".join(out["models"])) if out else "none")
+        lines.append("| %s | %s (`%s`) | %s | %s | refused: %s |" % (
+            ", ".join("%d %s" % (bit, features.FEATURES[bit]["name"]) for bit in entry["bits"]), entry["report"], entry["error"],
+            entry["why"], rendered, out["needs"] if out else "no way out is documented"))
     lines += ["", "## Known-good companions (the image check's note)", "", "| `verl_version` | known to work |", "|---|---|"]
     for entry in versions.RELEASES:
         lines.append("| `%s` | %s |" % (entry["profile"], "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])

@@ -54,8 +54,18 @@ FUSE_KINDS = {
     "rclone": ("rclone", "rclone"), "sshfs": ("sshfs", "sshfs"), "alluxio-fuse": ("alluxio", "Alluxio FUSE"),
     "jindo-fuse": ("jindo", "JindoFuse"),
 }
-# FUSE file systems that serve this host's own files (a view of /proc, a union of local disks): local storage.
-FUSE_LOCAL = ("lxcfs", "gvfsd-fuse", "portal", "doc", "fuse-overlayfs", "mergerfs", "bindfs")
+# FUSE file systems that serve this host's own files (a view of /proc, a union of local disks, an encrypted or
+# compressed view of a local folder or image file): local storage.
+FUSE_LOCAL = ("lxcfs", "gvfsd-fuse", "portal", "doc", "fuse-overlayfs", "mergerfs", "bindfs", "gocryptfs", "encfs", "cryfs",
+              "securefs", "squashfuse", "squashfuse_ll", "fuse-zip", "archivemount", "ntfs-3g", "ntfs")
+# FUSE families whose source's server part is only the entry point of one distributed volume (GlusterFS' volfile
+# server: each node may fetch the volume's layout from another of its servers): told by the volume, not the server.
+FUSE_BY_VOLUME = ("glusterfs-fuse",)
+# Cluster file systems on one shared disk (SAN, iSCSI): each node names the disk itself (/dev/sdc here, /dev/sdd there),
+# so the disk is told by its file system UUID (/dev/disk/by-uuid), else the file system id.
+BLOCK_SHARED = ("ocfs2", "gfs2")
+BY_UUID = "/dev/disk/by-uuid"
+LOOPBACK = re.compile(r"^(localhost|ip6-localhost|ip6-loopback|127(\.\d{1,3}){3}|::1|\[::1\])$", re.IGNORECASE)
 TRACKER = "latest_checkpointed_iteration.txt"
 STEP = re.compile(r"^global_step_(\d+)$")
 # The files of a complete save, each written after the parts before it (see the module docstring).
@@ -131,7 +141,20 @@ def storage_of(mount, dev, ino, fsid, existing, missing, boot_id):
             "mount_point": mount.get("mount_point", ""),
             # CIFS mounted with noserverino numbers the files on the client: its inodes differ between nodes.
             "local_inodes": "noserverino" in (mount.get("super_options") or "").split(","),
-            "dev": dev, "ino": ino, "fsid": fsid, "existing": existing, "missing": missing, "boot_id": (boot_id or "").strip()}
+            "dev": dev, "ino": ino, "fsid": fsid, "existing": existing, "missing": missing, "boot_id": (boot_id or "").strip(),
+            "uuid": block_uuid(dev) if mount.get("fstype") in BLOCK_SHARED else ""}
+
+
+def block_uuid(dev, folder=BY_UUID):
+    """The file system UUID of block device MAJ:MIN, from udev's /dev/disk/by-uuid links, or ''."""
+    try:
+        for name in sorted(os.listdir(folder)):
+            rdev = os.stat(os.path.join(folder, name)).st_rdev
+            if "%d:%d" % (os.major(rdev), os.minor(rdev)) == dev:
+                return name.lower()
+    except OSError:
+        pass
+    return ""
 
 
 def read_ckpts_dir(path, mountinfo=None, boot_id=None):
@@ -265,13 +288,24 @@ def storage_kind(storage):
     if fstype in NETWORK_KINDS:
         return ("network",) + NETWORK_KINDS[fstype]
     main, _dot, subtype = fstype.partition(".")
-    if main == "fuse" and subtype not in FUSE_LOCAL:
+    if main == "fuse" and not _fuse_local(subtype, str((storage or {}).get("source") or "")):
         if subtype in FUSE_KINDS:
             return ("fuse",) + FUSE_KINDS[subtype]
         # Any other FUSE file system (fuse.<subtype>, or plain "fuse" named by its source).
         named = subtype or str(storage.get("source") or "").split("#", maxsplit=1)[0] or "fuse"
         return ("fuse", "fuse." + named, "FUSE (%s)" % named)
     return ("local", fstype or "?", "a local file system (%s)" % (fstype or "?"))
+
+
+def _fuse_local(subtype, source):
+    """Whether a FUSE mount serves this host's own files: a local kind (FUSE_LOCAL), sshfs to this host itself, or a
+    plain `fuse` mount (no subtype) whose source is a local path or device."""
+    if subtype in FUSE_LOCAL:
+        return True
+    if subtype == "sshfs" or source.startswith("sshfs#"):
+        host = _source_parts(source.split("#", 1)[-1])[0].rpartition("@")[2]
+        return bool(LOOPBACK.match(host))
+    return not subtype and source.startswith("/")
 
 
 def _source_parts(source):
@@ -310,16 +344,21 @@ def storage_identity(storage):
     """What is equal on two nodes exactly when the folder is on one storage:
     - a network or cluster file system: its family, the storage's name and the folder in it, and the folder's inode
       (the server's file id; not with CIFS' noserverino). The server part of the source is left out: one server is
-      often written as an address on one node and a name on another;
-    - a FUSE file system: its family, the whole source and the folder in it (FUSE inode numbers are the daemon's own);
+      often written as an address on one node and a name on another (storages_apart compares it where the inode cannot
+      tell: _root_server);
+    - OCFS2/GFS2 on a shared disk: its UUID (else the file system id), the folder and its inode (the disk's own);
+    - a FUSE file system: its family, the whole source (GlusterFS: the volume, FUSE_BY_VOLUME) and the folder in it
+      (FUSE inode numbers are the daemon's own);
     - a local one: the same kernel (boot id), device, file system id, folder and inode: containers of one host."""
     storage = storage or {}
     kind, family, _name = storage_kind(storage)
     server, name = _source_parts(storage.get("source"))
+    if kind == "network" and family in BLOCK_SHARED:
+        return (kind, family, storage.get("uuid") or storage.get("fsid"), _location(storage), storage.get("ino"))
     if kind == "network":
         return (kind, family, _location(storage, name), None if storage.get("local_inodes") else storage.get("ino"))
     if kind == "fuse":
-        return (kind, family, server, _location(storage, name))
+        return (kind, family, "" if family in FUSE_BY_VOLUME else server, _location(storage, name))
     return (kind, family, storage.get("boot_id"), storage.get("dev"), storage.get("fsid"), _location(storage), storage.get("ino"))
 
 
@@ -337,12 +376,13 @@ def storage_summary(nodes, launch):
     kinds = {}
     for host, ckpts in read.items():
         kinds.setdefault("%s (%s)" % (storage_kind(ckpts["storage"])[2], _storage_text(ckpts)), []).append(host)
-    if len(kinds) > 1:
-        return "; ".join("%s on %s" % (text, ", ".join(hosts)) for text, hosts in kinds.items())
+    if len(kinds) > 1:  # one storage may be written two ways (two volfile servers, two device names of one disk)
+        return "; ".join("%s on %s" % (text, ", ".join(hosts)) for text, hosts in kinds.items()) + (
+            "" if storages_apart(read, launch.get("nnodes")) else ", one storage on every node")
     text = next(iter(kinds))
     if (launch.get("nnodes") or 1) < 2 or len(read) < 2:
         return text
-    if len({storage_identity(ckpts["storage"]) for ckpts in read.values()}) > 1:
+    if storages_apart(read, launch.get("nnodes")):
         return text + ", not one storage on every node"
     local = storage_kind(next(iter(read.values()))["storage"])[0] == "local"
     return text + (", one storage on every node (the nodes run on one host's kernel)" if local else ", one storage on every node")
@@ -372,6 +412,7 @@ def storages_apart(nodes, nnodes):
     groups = {}
     for host, ckpts in read.items():
         groups.setdefault(storage_identity(ckpts["storage"]), []).append(host)
+    groups = _split_by_server(groups, read)
     if len(groups) == 1:
         return None
     shown = "; ".join("%s: %s" % (", ".join(hosts), _storage_text(read[hosts[0]])) for hosts in groups.values())
@@ -379,6 +420,37 @@ def storages_apart(nodes, nnodes):
     local_types = sorted({str(ckpts["storage"].get("fstype")) for ckpts in read.values() if storage_kind(ckpts["storage"])[0] == "local"})
     local = "; a local disk (%s) is one storage only for containers of one host" % ", ".join(local_types) if "local" in kinds else ""
     return {"groups": list(groups.values()), "shown": shown, "local": local}
+
+
+def _root_server(storage):
+    """(form, server) of a network mount read at its own root, or None. A first deploy reads the mount point (the folder
+    is not there yet), and an exported file system's root has the same inode on every server (2 on ext4, 128 on xfs):
+    there the inode cannot tell two servers apart, their names can."""
+    kind = storage_kind(storage)[0]
+    point = os.path.normpath(str(storage.get("mount_point") or "/"))
+    if kind != "network" or storage.get("fstype") in BLOCK_SHARED or str(storage.get("root") or "/") != "/" or \
+            os.path.normpath(str(storage.get("existing") or point)) != point:
+        return None
+    server = _source_parts(storage.get("source"))[0]
+    if not server:
+        return None
+    # Written alike (two addresses, or two names) they can be compared; an address and a name cannot, without asking DNS.
+    return ("address" if re.fullmatch(r"[0-9.]+|\[?[0-9a-f:]+\]?", server) else "name", server)
+
+
+def _split_by_server(groups, read):
+    """groups, with a group split by server where its nodes read an export's root through different servers of one form."""
+    split = {}
+    for identity, hosts in groups.items():
+        servers = {host: _root_server(read[host]["storage"]) for host in hosts}
+        forms = {}
+        for found in servers.values():
+            if found:
+                forms.setdefault(found[0], set()).add(found[1])
+        apart = any(len(names) > 1 for names in forms.values())
+        for host in hosts:
+            split.setdefault((identity, servers[host] if apart else None), []).append(host)
+    return split
 
 
 def no_space(ckpts, launch, params):

@@ -50,6 +50,78 @@ def _divisors(n):
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
+# Megatron's uneven pipeline split (TransformerConfig, megatron/core/transformer/transformer_config.py, core_v0.12.1 on;
+# verl passes override_transformer_config through: its DeepSeek-V3 and Qwen3-235B recipes set both): the first and the
+# last stage hold the given layers, the middle stages the rest, evenly.
+_TRANSFORMER = "actor_rollout_ref.actor.megatron.override_transformer_config."
+FIRST_STAGE_KEY = _TRANSFORMER + "num_layers_in_first_pipeline_stage"
+LAST_STAGE_KEY = _TRANSFORMER + "num_layers_in_last_pipeline_stage"
+
+
+def edge_stages(c):
+    """(first, last): the layers verl_extra_overrides gives the first and the last pipeline stage, each None when not given."""
+    return (whole_value_of(c.get("extra_overrides"), FIRST_STAGE_KEY, None), whole_value_of(c.get("extra_overrides"), LAST_STAGE_KEY, None))
+
+
+def stage_layers(layers, pp, first=None, last=None, vpp=False):
+    """(the layers of each pipeline stage, None) as Megatron splits them, or (None, Megatron's words when it refuses)."""
+    chunks = VPP_SIZE if vpp and pp >= 2 else 1
+    if first is None and last is None:
+        if layers % pp:
+            return None, "%d layers do not split evenly over %d stages" % (layers, pp)
+        if (layers // pp) % chunks:
+            return None, "%d layers do not split into %d x %d chunks" % (layers, pp, chunks)
+        return [layers // pp] * pp, None
+    middle, middle_pp = layers, pp
+    for where, given in (("first", first), ("last", last)):
+        if given is None:
+            continue
+        if given <= 0:
+            return None, "num_layers_in_%s_pipeline_stage must be larger than 0" % where
+        if given % chunks:
+            return None, "number of layers at %s stage: %dmust be divisible by virtual pipelineparallel degree %d" % (where, given, chunks)
+        middle, middle_pp = middle - given, middle_pp - 1
+    if middle_pp <= 0 or middle < 0:
+        return None, "%d pipeline stage(s) leave no middle stage for the other %d layers" % (pp, middle)
+    if middle % middle_pp:
+        return None, ("number of layers at middle stage: %d must be divisible bythe middle pipeline model parallel size %d"
+                      % (middle, middle_pp))
+    if (middle // middle_pp) % chunks:
+        return None, ("number of layers on each middle pipeline rank:%d must be divisible by virtualpipeline parallel degree %d"
+                      % (middle // middle_pp, chunks))
+    stages = [middle // middle_pp] * middle_pp
+    return ([first] if first is not None else []) + stages + ([last] if last is not None else []), None
+
+
+def uneven_split(layers, pp, vpp=False):
+    """(first, last) for Megatron's uneven split that keeps every stage nearest layers / pp (None: none fits)."""
+    best = None
+    for first_given, last_given in ((True, True), (True, False), (False, True)):
+        for middle in range(1, layers + 1):
+            rest = layers - middle * (pp - first_given - last_given)
+            if rest < first_given + last_given or pp - first_given - last_given < 1:
+                continue
+            first = -(-rest // 2) if first_given and last_given else (rest if first_given else None)
+            last = rest - first if first_given and last_given else (rest if last_given else None)
+            stages, _why = stage_layers(layers, pp, first, last, vpp)
+            if stages and min(stages) > 0 and (best is None or max(stages) < best[0]):
+                best = (max(stages), first, last)
+    return best[1:] if best else None
+
+
+def describe_stages(stages, split):
+    """'3 + 14 x 4 + 2 = 61 layers' of a split (first and last as given, the middle stages between)."""
+    first, last = split
+    middle = stages[(first is not None):len(stages) - (last is not None)]
+    parts = ([str(first)] if first is not None else []) + ["%d x %d" % (len(middle), middle[0])] + ([str(last)] if last is not None else [])
+    return "%s = %d layers" % (" + ".join(parts), sum(stages))
+
+
+def uneven_lines(split):
+    """The verl_extra_overrides lines of an uneven split."""
+    return ["+%s=%d" % (key, value) for key, value in zip((FIRST_STAGE_KEY, LAST_STAGE_KEY), split) if value is not None]
+
+
 def model_known(c):
     """Whether config.json's numbers are there (the pre-check read the model); before that the shape rules wait."""
     return all(c.get(key) for key in ("num_layers", "num_attention_heads", "num_kv_heads"))
@@ -68,11 +140,15 @@ def valid_tp_pp(c):
     known = model_known(c)
     pairs = []
     for tp in tp_sizes(c) if known else _divisors(c["world_size"]):
-        for pp in _divisors(c["num_layers"]) if known else [d for d in _divisors(c["world_size"] // tp) if d <= 8]:
+        edges = edge_stages(c)
+        for pp in _divisors(c["world_size"] // tp) if known and any(edges) else \
+                _divisors(c["num_layers"]) if known else [d for d in _divisors(c["world_size"] // tp) if d <= 8]:
             mp = tp * pp
             if mp % c["npu_per_node"] or c["world_size"] % mp:
                 continue
-            if c["vpp"] and (pp < 2 or (known and c["num_layers"] % (pp * VPP_SIZE))):
+            if c["vpp"] and (pp < 2 or (known and stage_layers(c["num_layers"], pp, *edges, vpp=True)[0] is None)):
+                continue
+            if known and stage_layers(c["num_layers"], pp, *edges)[0] is None:
                 continue
             pairs.append((tp, pp))
     return pairs
@@ -185,16 +261,34 @@ def _tp_and_pp_fit_the_cluster_and_model(c, fail):
 
 
 def _layers_split_over_pp(c, fail):
-    """C11: the model's layers split evenly over PP."""
+    """C11: the model's layers split over PP: evenly, or as Megatron's uneven first and last stages say."""
     tp, pp, layers = c["train_tp"], c["train_pp"], c["num_layers"]
-    if model_known(c) and layers % pp:
-        fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
-        fail("C11", "verl_train_pp", pp,
-             "The model's %d layers (num_hidden_layers in its config.json) cannot be split evenly over verl_train_pp=%d pipeline "
-             "stages. Fix: %s" % (
-                 layers, pp, "use a verl_train_pp that divides %d and fits verl_train_tp=%d: %s." % (layers, tp, ", ".join(fits)) if fits
-                 else "use a verl_train_pp that divides %d (%s). %s" % (
-                     layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16), _suggest(c))))
+    edges = edge_stages(c)
+    given = any(edge is not None for edge in edges)
+    # Without the uneven keys VPP's chunks are _vpp_fits' rule; with them Megatron checks them with the split.
+    if not model_known(c) or stage_layers(layers, pp, *edges, vpp=c["vpp"] and given)[0] is not None:
+        return
+    split = uneven_split(layers, pp, c["vpp"]) if pp >= 2 else None
+    uneven = ("; or keep verl_train_pp=%d with Megatron's uneven first and last stages: add %s to verl_extra_overrides (%s)" % (
+        pp, " and ".join(uneven_lines(split)), describe_stages(stage_layers(layers, pp, *split)[0], split)) if split else "")
+    if given:
+        if split:
+            fix = "use " + " and ".join(uneven_lines(split))
+        elif c["vpp"]:
+            fix = "turn bit 6 off (no split of %d layers gives every stage a multiple of %d)" % (layers, VPP_SIZE)
+        else:
+            fix = "remove those lines"
+        fail("C11", "verl_extra_overrides", " ".join(uneven_lines(edges)),
+             "verl_extra_overrides splits the model's %d layers over verl_train_pp=%d stages with %s, which Megatron refuses at model "
+             "build: 'ValueError: %s'. Fix: %s." % (
+                 layers, pp, ", ".join(uneven_lines(edges)), stage_layers(layers, pp, *edges, vpp=c["vpp"])[1], fix))
+        return
+    fits = [str(p) for t, p in valid_tp_pp(c) if t == tp]
+    fail("C11", "verl_train_pp", pp,
+         "The model's %d layers (num_hidden_layers in its config.json) cannot be split evenly over verl_train_pp=%d pipeline "
+         "stages. Fix: %s%s." % (
+             layers, pp, "use a verl_train_pp that divides %d and fits verl_train_tp=%d: %s" % (layers, tp, ", ".join(fits)) if fits
+             else "use a verl_train_pp that divides %d (%s)" % (layers, ", ".join(str(d) for d in _divisors(layers) if d <= 16)), uneven))
 
 
 def _vpp_fits(c, fail):
@@ -204,7 +298,7 @@ def _vpp_fits(c, fail):
         if pp < 2:
             fail("C10", "verl_feature_mask", "VPP (bit 6)",
                  "VPP (bit 6) needs pipeline parallelism, but verl_train_pp=%d. Fix: set verl_train_pp to 2 or more, or turn bit 6 off." % pp)
-        elif known and layers % pp == 0 and layers % (pp * VPP_SIZE):
+        elif known and not any(edge is not None for edge in edge_stages(c)) and layers % pp == 0 and layers % (pp * VPP_SIZE):
             fail("C11", "verl_train_pp", pp,
                  "With VPP (bit 6) the model's %d layers are split into verl_train_pp x %d = %d chunks, which is not even. "
                  "Fix: use a verl_train_pp with %d %% (PP x %d) == 0, or turn bit 6 off." % (layers, VPP_SIZE, pp * VPP_SIZE, layers, VPP_SIZE))
@@ -213,9 +307,10 @@ def _vpp_fits(c, fail):
 def _recompute_fits(c, fail):
     """C13: each pipeline stage holds the layers Recompute recomputes."""
     pp, layers = c["train_pp"], c["num_layers"]
-    if model_known(c) and c["recompute"] and pp and layers % pp == 0:
+    split = stage_layers(layers, pp, *edge_stages(c)) if model_known(c) and pp else (None, None)
+    if c["recompute"] and split[0]:
         stages = pp * (VPP_SIZE if c["vpp"] and pp >= 2 else 1)
-        per_stage = layers // stages
+        per_stage = min(split[0]) // (stages // pp)
         if per_stage < RECOMPUTE_NUM_LAYERS:
             fail("C13", "verl_feature_mask", "Recompute (bit 4)",
                  "Recompute (bit 4) recomputes %d layers per pipeline stage, but each stage holds only %d of the model's %d layers "

@@ -95,7 +95,7 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, mo
     pattern is verl_control.sh's pgrep -f pattern, which finds a training of any algorithm and profile (after
     verl_algorithm or verl_version changed, the one that still runs is found; `modules` replaces the list in tests);
     label, summary and overrides are the algorithm table's (run_training.sh's lines for it, those the profile renders),
-    npu_lines the release table's Ascend lines for the profile."""
+    npu_lines the release table's Ascend lines for the profile, env what start_verl.sh exports for the release."""
     module, config_name = versions.entry_of(algorithm, profile)
     modules = modules or versions.all_entry_modules()
     entry = algorithms.algorithm(algorithm)
@@ -104,7 +104,7 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, mo
             "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
             "label": entry["label"], "summary": entry["summary"], "profile": profile,
             "overrides": versions.lines_for(entry["overrides"], profile),
-            "npu_lines": versions.lines_for(versions.NPU_LINES, profile)}
+            "npu_lines": versions.lines_for(versions.NPU_LINES, profile), "env": versions.release(profile)["env"]}
 
 
 def model_label(model_path, separator="-"):
@@ -868,13 +868,17 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
     if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
         check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
+    if features:
+        for problem in versions.known_broken(features, profile, (detected.get("model") or {}).get("architecture"),
+                                             values.get("verl_extra_overrides")):
+            errors.add("verl_feature_mask", features["mask"], problem)
     if errors:
         return None, list(errors), warnings
     warnings.extend(features["warnings"])
     source = "given" if values["verl_experiment_name"] else "default"
     values["verl_experiment_name"] = values["verl_experiment_name"] or experiment_name(
         values["verl_model_path"], values["verl_algorithm"], features["mask"], nnodes, len(values["verl_npu_devices"]))
-    config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile))
+    config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile, values.get("verl_extra_overrides")))
     config.update(image)
     config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
                    "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source,

@@ -24,6 +24,7 @@ Pure functions; no Ansible imports.
 from __future__ import annotations
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import edge_stages, stage_layers, valid_tp_pp
 
 GIB = 1024 ** 3
 # What the CANN runtime and HCCL hold on each NPU outside PyTorch's allocator (workspace, HCCL buffers: HCCL_BUFFSIZE
@@ -38,7 +39,10 @@ def _gib(value):
 
 
 def kv_bytes_per_token(facts, rollout_tp):
-    """The KV cache of one token on one NPU of a rollout replica."""
+    """The KV cache of one token on one NPU of a rollout replica. Multi-head latent attention (DeepSeek-V2/V3) caches one
+    latent vector and the shared rope key per layer, on every rank (vLLM's MLA backends)."""
+    if facts.get("kv_lora_rank"):
+        return facts["num_layers"] * (facts["kv_lora_rank"] + facts.get("qk_rope_head_dim", 0)) * 2
     kv_per_rank = max(1, facts["num_kv_heads"] // rollout_tp)
     return 2 * facts["num_layers"] * kv_per_rank * facts["head_dim"] * 2
 
@@ -57,8 +61,12 @@ def estimate(c):
     experts = c.get("expert_parameters") or 0
     ep, etp = c.get("ep") or 1, c.get("etp") or tp
     expert_dp = max(1, c["world_size"] // (etp * ep * pp))
-    shard = (params - experts) / (tp * pp) + experts / (etp * ep * pp)
-    optimizer_shard = (params - experts) / (tp * pp) / dp + experts / (etp * ep * pp) / expert_dp
+    # The largest pipeline stage decides: with Megatron's uneven first and last stages (verl_extra_overrides) it holds
+    # more than layers / PP.
+    stages = stage_layers(facts["num_layers"], pp, *edge_stages(c))[0] if facts.get("num_layers") else None
+    per_stage = max(stages) / facts["num_layers"] if stages else 1 / pp
+    shard = ((params - experts) / tp + experts / (etp * ep)) * per_stage
+    optimizer_shard = ((params - experts) / tp / dp + experts / (etp * ep) / expert_dp) * per_stage
     actor = {"parameters": 2 * shard, "gradients": 4 * shard, "master": 4 * optimizer_shard, "adam": 8 * optimizer_shard}
     offload, swap = c["offload"], c["swap_optimizer"]
     # Bit 2 sets param_offload (the actor's parameters and gradients, and the reference model's) and optimizer_offload,
@@ -182,6 +190,49 @@ def fixes(c, which):
             utilization_named = True
         fitting.append(words)
     if not fitting:
-        return ("no single change of Offload, Swap Optimizer, verl_gpu_memory_utilization, TP x PP%s fits; use more NPUs or a smaller "
-                "model" % (" or expert parallelism" if experts else ""))
+        return ("no single change of Offload, Swap Optimizer, verl_gpu_memory_utilization, TP x PP%s fits; %s" % (
+            " or expert parallelism" if experts else "", more_nodes(c)))
     return "any one of: " + "; ".join(fitting[:5])
+
+
+def host_bytes(c):
+    """{'sleep', 'offload', 'extra'}: host memory one NPU worker holds beyond its start, in bytes. vLLM-Ascend sleeps at
+    level 1 only (verl/third_party/vllm/__init__.py: "sleep_mode=2 is not supported on vllm-ascend"), which moves the
+    rollout's weights to host memory while the actor trains (verl#224: "vllm会offload参数到cpu memory", 11 GB per rollout
+    process); Offload (bit 2) keeps the actor's parameters, gradients and optimizer state (and the reference model) there
+    while vLLM runs, Swap Optimizer (bit 5) the optimizer state. The two phases alternate: the larger one is the peak."""
+    e = estimate(c)
+    actor = e["actor"]
+    offload = 0
+    if c["offload"]:
+        offload += actor["parameters"] + actor["gradients"] + e["reference"]
+    if c["offload"] or c["swap_optimizer"]:
+        offload += actor["master"] + actor["adam"]
+    sleep = e["rollout_weights"]
+    return {"sleep": sleep, "offload": offload, "extra": max(sleep, offload)}
+
+
+MAX_NODES = 128
+
+
+def _fits(case):
+    return not troubles(case) & {"kv", "rollout", "train"}
+
+
+def more_nodes(c):
+    """The smallest node count (of c's NPUs per node, up to MAX_NODES) at which some layout the rules allow fits, with the
+    mask as it is or with Offload (bit 2) on: said at once, so that the first fix is not followed by a second refusal."""
+    shape = c.get("shape")
+    if not shape:
+        return "use more NPUs or a smaller model"
+    npn, nodes = shape["npu_per_node"], shape["world_size"] // shape["npu_per_node"]
+    masks = [("", dict(c))] + ([(", with Offload (bit 2) on", dict(c, offload=True))] if not c["offload"] else [])
+    for count in range(nodes + 1, MAX_NODES + 1):
+        world = npn * count
+        for words, base in masks:
+            for tp, pp in valid_tp_pp(dict(shape, world_size=world, nnodes=count, train_tp=c["train_tp"], train_pp=c["train_pp"])):
+                if _fits(dict(base, world_size=world, train_tp=tp, train_pp=pp, gen_tp=tp)):
+                    return ("it fits from %d nodes of %d NPUs on (%d NPUs: verl_train_tp=%d verl_train_pp=%d%s, batch sizes "
+                            "dividing into %d data-parallel ranks); or use a smaller model" % (
+                                count, npn, world, tp, pp, words, world // (tp * pp)))
+    return "it does not fit on %d nodes of %d NPUs either; use a smaller model" % (MAX_NODES, npn)

@@ -504,36 +504,51 @@ PULL_MARGIN = 1.25
 
 
 def _host_memory(checked):
-    """(available bytes, workers on this host), or None when not judged (MemAvailable unread, the training runs here)."""
+    """(available bytes, workers on this host, what each holds beyond its start: memory_fit.host_bytes() when the model
+    and the HBM are known, else None), or None when not judged (MemAvailable unread, the training runs here)."""
     available = ((checked.get("facts") or {}).get("memory") or {}).get("available_kb")
     workers = len((checked.get("launch") or {}).get("npu_devices") or [])
     if available is None or not workers or in_use_by_training(checked)["devices"]:
         return None
-    return available * 1024, workers
+    case = memory_case(checked)
+    return available * 1024, workers, memory_fit.host_bytes(case) if case else None
+
+
+def _later(extra):
+    """What the message says of the memory each worker takes later, by the model and the feature bits."""
+    if not extra or not extra["extra"]:
+        return ""
+    if extra["sleep"] >= extra["offload"]:
+        return (", and %.1f GiB more once vLLM sleeps after the first rollout (vLLM-Ascend sleeps at level 1: the rollout's "
+                "weights move to host memory)" % (extra["sleep"] / GIB))
+    return ", and %.1f GiB more for what Offload (bit 2) or Swap Optimizer (bit 5) keeps in host memory" % (extra["offload"] / GIB)
 
 
 def host_memory_short(checked):
-    """Host memory (MemAvailable) below what the NPU workers of this host take at their start."""
+    """Host memory (MemAvailable) below what the NPU workers of this host take: at their start, and later what the
+    model's size and the offload bits move to host memory (memory_fit.host_bytes)."""
     read = _host_memory(checked)
-    if read is None or read[0] >= read[1] * WORKER_START_BYTES:
+    per_worker = read and WORKER_START_BYTES + (read[2] or {}).get("extra", 0)
+    if read is None or read[0] >= read[1] * per_worker:
         return ""
-    available, workers = read
-    fits = int(available // WORKER_START_BYTES)
+    available, workers, extra = read
+    fits = int(available // per_worker)
     return ("this host has %.1f GiB of memory available (MemAvailable) for its %d NPU workers, and each takes about 8 GiB of host "
-            "memory once started, before the model: Ray would kill them (\"Task was killed due to the node running low on memory "
-            "... exceeds the memory usage threshold of 0.95\"). Fix: free host memory (stop what uses it; free -g shows it), or "
-            "give verl_npu_devices %s (the NPUs whose workers fit, the same count on every node)." % (
-                available / GIB, workers, "fewer NPUs" if fits < 1 else "at most %d NPUs" % fits))
+            "memory once started, before the model%s: Ray would kill them (\"Task was killed due to the node running low on memory "
+            "... exceeds the memory usage threshold of 0.95\"). Fix: free host memory (stop what uses it; free -g shows it; %.0f GiB "
+            "for all), or give verl_npu_devices %s (the NPUs whose workers fit, the same count on every node)." % (
+                available / GIB, workers, _later(extra), workers * per_worker / GIB, "fewer NPUs" if fits < 1 else "at most %d NPUs" % fits))
 
 
 def host_memory_tight(checked):
     """A warning: host memory enough for the workers to start, but under the room the source shows them taking."""
     read = _host_memory(checked)
-    if read is None or not read[1] * WORKER_START_BYTES <= read[0] < read[1] * WORKER_ROOM_BYTES:
+    extra = (read[2] or {}).get("extra", 0) if read else 0
+    if read is None or not read[1] * (WORKER_START_BYTES + extra) <= read[0] < read[1] * (WORKER_ROOM_BYTES + extra):
         return ""
-    return ("this host has %.1f GiB of memory available for its %d NPU workers: each may take up to 10.3 GB of host memory, "
+    return ("this host has %.1f GiB of memory available for its %d NPU workers: each may take up to 10.3 GB of host memory%s, "
             "and Ray kills the newest worker above 95 %% of the node's memory. Free host memory if the workers are killed."
-            % (read[0] / GIB, read[1]))
+            % (read[0] / GIB, read[1], _later(read[2])))
 
 
 def _pull(checked):
@@ -883,7 +898,7 @@ def memory_case(checked):
     enabled = (launch.get("features") or {}).get("enabled") or {}
     shape = {"num_layers": facts["num_layers"], "num_attention_heads": facts["num_attention_heads"],
              "num_kv_heads": facts["num_kv_heads"], "vocab_size": facts.get("vocab_size"), "npu_per_node": launch["npu_per_node"],
-             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False)}
+             "world_size": launch["world_size"], "vpp": enabled.get("vpp", False), "extra_overrides": overrides}
     megatron = "actor_rollout_ref.actor.megatron."
     return {"facts": facts, "parameters": read["parameters"], "expert_parameters": read.get("expert_parameters") or 0,
             "ep": whole_value_of(overrides, megatron + "expert_model_parallel_size", 1),
@@ -896,7 +911,7 @@ def memory_case(checked):
                                                                       or _versions.DEFAULT_PROFILE))["actor_rollout_ref.rollout.max_num_seqs"],
             "train_batch_size": launch["train_batch_size"], "n_resp_per_prompt": launch["n_resp_per_prompt"],
             "offload": enabled.get("offload", False), "swap_optimizer": enabled.get("swap_optimizer", False),
-            "layouts": valid_tp_pp(shape),
+            "layouts": valid_tp_pp(shape), "shape": shape, "extra_overrides": overrides,
             "expert_sizes": expert_sizes(dict(shape, train_tp=launch["train_tp"], train_pp=launch["train_pp"], extra_overrides=overrides,
                                               num_experts=facts.get("num_experts")))}
 

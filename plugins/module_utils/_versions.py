@@ -22,6 +22,8 @@ import re
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import sentences
+from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
+from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
 
 # --------------------------------------------------------------------------- the releases (profiles)
 #
@@ -35,7 +37,14 @@ PROFILES = ("0.7.0", "0.7.1", "0.8.0", "0.9.0", "0.9.1")
 DEFAULT_PROFILE = "0.7.0"
 
 
-def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note=""):
+# transformers 5 loads a checkpoint's shards asynchronously, with a higher host-memory peak while the model loads; verl's
+# multi-machine guide (docs/ascend_tutorial/model_support/examples/multi-machine_task_startup_practice.rst, v0.9.0) exports
+# this to turn it off. For the releases whose images ship transformers 5 (0.8.0: about 5.3; 0.9.x requires >= 5.5.3);
+# transformers 4 does not read it.
+TRANSFORMERS_5_ENV = {"HF_DEACTIVATE_ASYNC_LOAD": "1"}
+
+
+def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note="", env=None):
     return {
         "profile": profile,  # the value of verl_version that renders for it
         "series": series,  # the releases it stands for (0.8.x: 0.8.0 and the 0.8.0.dev commits with its markers)
@@ -49,6 +58,8 @@ def _release(profile, series, tag, recognised, images, known_good, stack, max_nu
         "stack": stack,  # the whole stack of its Ascend image, for the docs
         # verl's defaults the settings rules read (keys run_training.sh does not render)
         "defaults": {"actor_rollout_ref.rollout.max_num_seqs": max_num_seqs},
+        # what start_verl.sh exports for this release before Ray
+        "env": dict(env or {}),
     }
 
 
@@ -88,7 +99,7 @@ RELEASES = (
         ({"cann": "9.0.0", "torch_npu": "2.9.0", "vllm": "0.18.0", "vllm_ascend": "0.18.", "megatron.core": "0.16."},),
         "CANN 9.0.0, Python 3.11, torch 2.9.0 / torch_npu 2.9.0.post2, vLLM/vllm-ascend 0.18.0, Megatron-LM core_r0.16.0, "
         "MindSpeed core_r0.16.0, mbridge and Megatron-Bridge de93536e",
-        1024,
+        1024, env=TRANSFORMERS_5_ENV,
     ),
     _release(
         "0.9.0", "0.9.x", "v0.9.0 (2026-08-14)",
@@ -98,7 +109,7 @@ RELEASES = (
         ({"cann": "9.0.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.16."},),
         "CANN 9.0.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post2, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0, "
         "MindSpeed core_r0.16.0, mbridge, transformers 5.10.4",
-        256,
+        256, env=TRANSFORMERS_5_ENV,
         image_note="verl published no release image for 0.9.0; the daily latest-* images (see 0.9.1) are built from main.",
     ),
     _release(
@@ -110,7 +121,7 @@ RELEASES = (
          {"cann": "9.1.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.18."}),
         "CANN 9.1.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post4, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0 "
         "(core_r0.18.0 with MegatronAdaptor and Megatron-Bridge from verl PR #7604), transformers 5.10.4",
-        256,
+        256, env=TRANSFORMERS_5_ENV,
         image_note="no release tag: verl's daily latest-vllm-* images (Dockerfile.ascend_9.1.0_a2/_a3, verl main) are the "
                    "0.9.x images; they move every day (main reports 0.10.0.dev after 2026-08-22), so pin a digest.",
     ),
@@ -566,13 +577,98 @@ def choose_profile(stated, image):
                              % (DEFAULT_PROFILE, image or "(none)"))
 
 
-def features_for(decoded, profile):
+def features_for(decoded, profile, extra_overrides=()):
     """A decoded feature mask (_features.decode_mask) with only the switch lines the profile renders; a switch variable
-    none of whose keys it renders is left out (0.9.1's GRAD_OFFLOAD)."""
+    none of whose keys it renders is left out (0.9.1's GRAD_OFFLOAD); plus the way-out lines of the known-broken
+    combinations the mask turns on (BROKEN) that the profile has and verl_extra_overrides does not set itself."""
     overrides = [pair for pair in decoded["switch_overrides"] if rendered_for(pair[0], profile)]
     used = {var for _key, var in overrides}
-    return dict(decoded, switch_overrides=overrides,
+    return dict(decoded, switch_overrides=overrides, lines=list(decoded["lines"]) + way_out_lines(decoded, profile, extra_overrides),
                 switches={var: value for var, value in decoded["switches"].items() if var in used})
+
+
+# --------------------------------------------------------------------------- known-broken combinations
+#
+# Combinations of feature bits, releases and model kinds that a public report shows failing only after Ray and the model
+# load. Checked before launch (known_broken, from the settings check): where the release documents a way out, its
+# lines are rendered with the mask (features_for); else the deploy stops naming the report and a mask that works.
+# The architectures verl 0.7.x builds and syncs without mbridge: verl/models/mcore/registry.py's SupportedModel entries that
+# have a weight converter (MODEL_WEIGHT_CONVERTER_REGISTRY; the causal LMs), the same at v0.7.0 and v0.7.1; any other stops
+# with "NotImplementedError: Model Type: ... not supported".
+VERL_OWN_MCORE_MODELS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "MixtralForCausalLM",
+                         "DeepseekV3ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM")
+USE_MBRIDGE = "actor_rollout_ref.actor.megatron.use_mbridge"
+LEGACY_WORKER = "trainer.use_legacy_worker_impl"
+
+
+def _broken(name, bits, report, error, why, way_out=None):
+    return {"name": name, "bits": tuple(bits), "report": report, "error": error, "why": why,
+            # {profiles, line, models: the architectures it works for, needs: why not elsewhere, source}; None: no way out
+            "way_out": way_out}
+
+
+BROKEN = (
+    _broken(
+        "VPP with mbridge", (6,), "verl#4815", "IndexError: too many indices for tensor of dimension 3",
+        "at the first log-prob pass, in Megatron's interleaved schedule; verl's Ascend feature docs (npu_advance_features.md, "
+        "v0.8.0 on): mbridge and VPP cannot be on together, use_mbridge must be set False with VPP",
+        {"profiles": _between("0.7.0", "0.7.1"), "line": USE_MBRIDGE + "=False", "models": VERL_OWN_MCORE_MODELS,
+         "needs": "from 0.8.0 the Megatron engine asserts 'use_mbridge must be True' (verl/workers/engine/megatron/"
+                  "transformer_impl.py:90; verl#6658: 0.8 forces mbridge), and only 0.7.x's legacy Megatron worker "
+                  "(trainer.use_legacy_worker_impl: auto) builds the model without it",
+         "source": "v0.7.0 verl/workers/megatron_workers.py:168-215 (use_mbridge False: hf_to_mcore_config)"}),
+)
+
+
+def _on(decoded, entry):
+    return all(decoded["mask"][bit] == "1" for bit in entry["bits"])
+
+
+def _way_out_open(entry, profile, extra_overrides):
+    """Whether the entry's way out applies: its release, and no verl_extra_overrides line that closes it."""
+    out = entry["way_out"]
+    if not out or _profile(profile) not in out["profiles"]:
+        return False
+    return (value_of(extra_overrides, LEGACY_WORKER) or "auto").strip("'\"") != "disable"
+
+
+def way_out_lines(decoded, profile, extra_overrides=()):
+    """The lines the profile renders for the known-broken combinations of this mask (verl_extra_overrides' own value of
+    the same key wins: it is the user's, and known_broken judges it)."""
+    return [entry["way_out"]["line"] for entry in BROKEN if _on(decoded, entry) and _way_out_open(entry, profile, extra_overrides)
+            and value_of(extra_overrides, key_of(entry["way_out"]["line"])) is None]
+
+
+def working_mask(mask, bits):
+    return "".join("0" if index in bits else char for index, char in enumerate(mask))
+
+
+def known_broken(decoded, profile, architecture=None, extra_overrides=()):
+    """The refusals (sentences) of the known-broken combinations this mask, release and model meet with no way out."""
+    problems = []
+    for entry in BROKEN:
+        if not _on(decoded, entry):
+            continue
+        out, names = entry["way_out"], " and ".join("bit %d (%s)" % (bit, FEATURES[bit]["name"]) for bit in entry["bits"])
+        head = ("verl_feature_mask=%s turns on %s, known broken with verl %s (%s: '%s' %s)"
+                % (decoded["mask"], names, profile, entry["report"], entry["error"], entry["why"]))
+        mask = "verl_feature_mask=%s (the same mask with %s off)" % (working_mask(decoded["mask"], entry["bits"]), names)
+        if not _way_out_open(entry, profile, extra_overrides):
+            why = ("verl_extra_overrides sets %s=disable, so n" % LEGACY_WORKER if out and profile in out["profiles"] else "N")
+            problems.append("%s. %so way out is rendered: %s. Fix: %s%s." % (
+                head, why, out["needs"] if out else "none is documented", mask,
+                ", or verl_version %s with its image" % " / ".join(out["profiles"])
+                if out and profile not in out["profiles"] and architecture in out["models"] + (None,) else ""))
+            continue
+        given = value_of(extra_overrides, key_of(out["line"]))
+        if given is not None and given != out["line"].split("=", 1)[1]:
+            problems.append("%s. verl_extra_overrides sets %s=%s, against the documented way out %s. Fix: remove that line (the "
+                            "deploy renders %s), or %s." % (head, key_of(out["line"]), given, out["line"], out["line"], mask))
+        elif architecture and architecture not in out["models"]:
+            problems.append("%s. Its way out (%s) builds the model with verl's own Megatron converters, which have no %s (verl "
+                            "would stop with \"NotImplementedError: Model Type: %s not supported\"; it knows %s). Fix: %s." % (
+                                head, out["line"], architecture, architecture, ", ".join(out["models"]), mask))
+    return problems
 
 
 # --------------------------------------------------------------------------- the image's verl checks the command

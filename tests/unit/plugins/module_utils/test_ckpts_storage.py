@@ -199,3 +199,97 @@ def test_the_comparisons_checkpoint_folder_on_one_node_or_one_host_is_fine():
     assert compare.ckpts_not_shared(unread, "/l/compare/ckpts", "/l", 2) == ""            # what was not read is not judged here
     one_host = {"head": place("ext4-volume", 1), "worker1": place("ext4-volume", 1)}     # containers of one host's kernel
     assert compare.ckpts_not_shared(one_host, "/l/compare/ckpts", "/l", 2) == ""
+
+
+# --------------------------------------------------------------------------- identity rules of one storage seen two ways
+
+# A GlusterFS FUSE client names the volfile server it fetched the volume's layout from (mount -t glusterfs
+# server-a:/gv0; backup-volfile-servers= only for the first fetch): two nodes may name two servers of one volume.
+def test_one_glusterfs_volume_through_two_volfile_servers_is_one_storage():
+    nodes = {"head": place("glusterfs", 1), "worker1": place("glusterfs", 2, source="server-b:gv0")}
+    assert ck.not_shared(nodes, LAUNCH) == ""
+    assert ck.storage_summary(nodes, LAUNCH).endswith(", one storage on every node")
+
+
+# OCFS2 on one SAN disk, as a mountinfo reader's test pastes the line ("41 1 8:17 / ... - ocfs2 /dev/sdb1 rw"): each node
+# names the disk itself, /dev/sdc (8:32) on one and /dev/sdd (8:48) on the other; the file system UUID is the disk's.
+OCFS2 = "41 1 8:32 / /data rw,relatime shared:1 - ocfs2 /dev/sdc rw,_netdev,heartbeat=local,nointr,data=ordered,coherency=full"
+UUID = "5a1f0c2e-8d3b-4c61-9f0e-2b7d4e1a9c33"
+
+
+def _ocfs2(node, device, uuid, ino=4242):
+    mount = ck.parse_mountinfo(OCFS2.replace("8:32", device[0]).replace("/dev/sdc", device[1]))[0]
+    storage = ck.storage_of(mount, mount["dev"], ino, 12345, "/data/ckpts", "", "boot-%d" % node)
+    storage["uuid"] = uuid
+    return {"read": True, "path": "/data/ckpts", "storage": storage}
+
+
+def test_one_ocfs2_disk_under_two_device_names_is_one_storage_by_its_uuid():
+    nodes = {"head": _ocfs2(1, ("8:32", "/dev/sdc"), UUID), "worker1": _ocfs2(2, ("8:48", "/dev/sdd"), UUID)}
+    assert ck.storage_kind(nodes["head"]["storage"])[:2] == ("network", "ocfs2")
+    assert ck.not_shared(nodes, LAUNCH) == ""
+    # Two disks (two UUIDs) are two storages; the fix (the worker mounts the head's disk) passes.
+    other = dict(nodes, worker1=_ocfs2(2, ("8:48", "/dev/sdd"), "0b9e7c41-2f6a-4d8e-a1c3-7e5f9d2b4a60"))
+    assert "is not the same storage on every node" in ck.not_shared(other, LAUNCH)
+
+
+def test_the_uuid_of_a_block_device_is_read_from_the_by_uuid_links(tmp_path):
+    import os
+    (tmp_path / UUID).symlink_to("/dev/null")  # udev's link to the device node; /dev/null is 1:3
+    rdev = os.stat("/dev/null").st_rdev
+    assert ck.block_uuid("%d:%d" % (os.major(rdev), os.minor(rdev)), str(tmp_path)) == UUID
+    assert ck.block_uuid("8:48", str(tmp_path)) == "" and ck.block_uuid("8:48", str(tmp_path / "none")) == ""
+
+
+# Two NFS servers that each export their own file system as `/` (NFSv4 pseudo-root), mounted at one path: on a first
+# deploy verl_ckpts_dir is not there yet, so the mount point is read, the root of each server's file system, whose inode
+# is the same number on both (2 on ext4). Written alike, the servers tell them apart.
+NFS_ROOT = "580 41 0:80 / /data rw,relatime shared:570 - nfs4 10.0.0.11:/ rw,vers=4.2,hard,proto=tcp,addr=10.0.0.11"
+
+
+def _nfs_root(node, source):
+    mount = ck.parse_mountinfo(NFS_ROOT.replace("10.0.0.11", source))[0]
+    storage = ck.storage_of(mount, "0:%d" % (80 + node), 2, 0, "/data", "ckpts", "boot-%d" % node)
+    return {"read": True, "path": "/data/ckpts", "storage": storage}
+
+
+def test_two_nfs_servers_exporting_their_root_at_one_path_are_two_storages_and_one_server_passes():
+    apart = {"head": _nfs_root(1, "10.0.0.11"), "worker1": _nfs_root(2, "10.0.0.12")}
+    text = ck.not_shared(apart, LAUNCH)
+    assert "is not the same storage on every node" in text and "10.0.0.12:/" in text
+    assert ck.not_shared({"head": _nfs_root(1, "nas-a"), "worker1": _nfs_root(2, "nas-b")}, LAUNCH) != ""
+    # The fix: the worker mounts the head's server.
+    assert ck.not_shared({"head": _nfs_root(1, "10.0.0.11"), "worker1": _nfs_root(2, "10.0.0.11")}, LAUNCH) == ""
+    # One server written as an address on one node and a name on the other cannot be told apart here: not refused.
+    assert ck.not_shared({"head": _nfs_root(1, "10.0.0.11"), "worker1": _nfs_root(2, "nas-a")}, LAUNCH) == ""
+
+
+# FUSE file systems that serve this host's own files, as each tool mounts them (gocryptfs' line from a mountinfo
+# reader's test; the others' type and source as encfs, squashfuse, a plain `fuse` mount of a local disk and sshfs write
+# them): local storage, so two machines are two storages.
+LOCAL_FUSE = {
+    "gocryptfs": "571 41 0:71 / /data rw,nosuid,nodev,relatime shared:560 - fuse.gocryptfs gocryptfs rw,user_id=1000",
+    "encfs": "572 41 0:72 / /data rw,nosuid,nodev,relatime shared:561 - fuse.encfs encfs rw,user_id=0,group_id=0",
+    "squashfuse": "573 41 0:73 / /data rw,nosuid,nodev,relatime shared:562 - fuse.squashfuse squashfuse rw,user_id=0,group_id=0",
+    "fuse-local-disk": "574 41 0:74 / /data rw,nosuid,nodev,relatime shared:563 - fuse /dev/sdb1 rw,user_id=0,group_id=0",
+    "sshfs-loopback": "575 41 0:75 / /data rw,nosuid,nodev,relatime shared:564 - fuse.sshfs root@127.0.0.1:/srv/ckpts rw,user_id=0",
+    "sshfs-localhost": "576 41 0:76 / /data rw,nosuid,nodev,relatime shared:565 - fuse sshfs#localhost:/srv/ckpts rw,user_id=0",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LOCAL_FUSE))
+def test_a_local_fuse_file_system_is_local_and_two_machines_are_refused(kind):
+    mount = ck.parse_mountinfo(LOCAL_FUSE[kind])[0]
+    assert ck.storage_kind(mount)[0] == "local"
+    nodes = {host: {"read": True, "path": "/data/ckpts",
+                    "storage": ck.storage_of(mount, mount["dev"], 4242, 0, "/data/ckpts", "", "boot-%d" % node)}
+             for node, host in enumerate(("head", "worker1"), start=1)}
+    text = ck.not_shared(nodes, LAUNCH)
+    assert "is not the same storage on every node" in text and "is one storage only for containers of one host" in text
+    fixed = {"head": place("nfs4", 1), "worker1": place("nfs4", 2)}
+    assert ck.not_shared(fixed, LAUNCH) == ""
+
+
+def test_sshfs_to_another_host_stays_a_shared_fuse_storage():
+    assert ck.storage_kind({"fstype": "fuse.sshfs", "source": "root@10.0.0.9:/srv/ckpts"})[0] == "fuse"
+    assert ck.storage_kind({"fstype": "fuse", "source": "sshfs#nas:/srv"})[0] == "fuse"

@@ -43,7 +43,7 @@ def test_the_defaults_pass():
       "ppo_mini_batch_size": 48}, "C14", "verl_train_tp", "TP=4 PP=6", {"train_tp": 4, "gen_tp": 4, "train_pp": 6}),
     ({"vocab_size": 151938}, "C23", "verl_train_tp", "verl_train_tp that divides 151938 (1, 2). Pairs that fit: TP=2 PP=4.",
      {"train_tp": 2, "gen_tp": 2, "train_pp": 4}),
-    ({"train_pp": 5, "train_tp": 8, "gen_tp": 8, "npu_per_node": 8, "nnodes": 5}, "C11", "verl_train_pp", "fits verl_train_tp=8: 1.",
+    ({"train_pp": 5, "train_tp": 8, "gen_tp": 8, "npu_per_node": 8, "nnodes": 5}, "C11", "verl_train_pp", "fits verl_train_tp=8: 1;",
      {"train_pp": 1, "train_batch_size": 40, "ppo_mini_batch_size": 40}),
     ({"vpp": True, "train_tp": 8, "gen_tp": 8, "train_pp": 1}, "C10", "verl_feature_mask", "turn bit 6 off", {"vpp": False}),
     ({"vpp": True, "train_tp": 2, "gen_tp": 2, "train_pp": 4}, "C11", "verl_train_pp", "or turn bit 6 off", {"vpp": False}),
@@ -291,3 +291,82 @@ def test_the_expert_parallel_size_fits_the_experts_and_the_npus(model, changes, 
 
 def test_a_moe_model_without_expert_parallelism_passes_the_shape_rules():
     assert check_parallelism(cluster(**QWEN3_30B_A3B)) == []
+
+
+# --------------------------------------------------------------------------- Megatron's uneven first and last stages
+
+OVERRIDE = "+actor_rollout_ref.actor.megatron.override_transformer_config."
+# DeepSeek-V3 (deepseek-ai/DeepSeek-V3 config.json: 61 layers, 128 heads, vocabulary 129280, 256 experts) on 16 Atlas A3
+# nodes of 16 NPUs with PP 16: verl's own 671B recipes give Megatron the uneven stages (recipe/dapo/
+# test_dapo_dspk_671b_megatron_96gb.sh: first 3, last 2; 3 + 14 x 4 + 2 = 61).
+DEEPSEEK = {"num_layers": 61, "num_attention_heads": 128, "num_kv_heads": 128, "vocab_size": 129280, "num_experts": 256,
+            "max_position_embeddings": 163840, "npu_per_node": 16, "nnodes": 16, "train_tp": 4, "gen_tp": 4, "train_pp": 16,
+            "train_batch_size": 64, "ppo_mini_batch_size": 64, "ppo_micro_batch_size_per_gpu": 1,
+            "ref_log_prob_micro_batch_size_per_gpu": 1, "rollout_log_prob_micro_batch_size_per_gpu": 1}
+UNEVEN = [OVERRIDE + "num_layers_in_first_pipeline_stage=3", OVERRIDE + "num_layers_in_last_pipeline_stage=2"]
+
+
+def _lines_of(fix):
+    return re.findall(r"\+\S+_pipeline_stage=\d+", fix)
+
+
+def test_deepseek_v3_with_pp_16_and_uneven_stages_is_accepted():
+    assert check_parallelism(cluster(**DEEPSEEK, extra_overrides=UNEVEN)) == []
+    assert (4, 16) in valid_tp_pp(cluster(**DEEPSEEK, extra_overrides=UNEVEN))
+
+
+def test_pp_16_without_the_uneven_stages_names_them_and_they_pass():
+    errors = check_parallelism(cluster(**DEEPSEEK))
+    assert [e["rule"] for e in errors] == ["C11"] and "divides 61 (1)" in errors[0]["msg"]
+    fix = errors[0]["msg"].split("Fix:", 1)[1]
+    assert "3 + 14 x 4 + 2 = 61 layers" in fix and _lines_of(fix) == UNEVEN
+    assert check_parallelism(cluster(**DEEPSEEK, extra_overrides=_lines_of(fix))) == []
+
+
+@pytest.mark.parametrize("lines, vpp, megatron", [
+    # Megatron-core's TransformerConfig.__post_init__ words (its f-strings join the lines without a space).
+    ([OVERRIDE + "num_layers_in_first_pipeline_stage=4", OVERRIDE + "num_layers_in_last_pipeline_stage=2"], False,
+     "number of layers at middle stage: 55 must be divisible bythe middle pipeline model parallel size 14"),
+    ([OVERRIDE + "num_layers_in_first_pipeline_stage=3", OVERRIDE + "num_layers_in_last_pipeline_stage=2"], True,
+     "number of layers at first stage: 3must be divisible by virtual pipelineparallel degree 2"),
+    ([OVERRIDE + "num_layers_in_first_pipeline_stage=0"], False, "num_layers_in_first_pipeline_stage must be larger than 0"),
+])
+def test_an_uneven_split_megatron_refuses_is_refused_with_one_that_works(lines, vpp, megatron):
+    errors = check_parallelism(cluster(**DEEPSEEK, extra_overrides=lines, vpp=vpp))
+    assert [e["rule"] for e in errors] == ["C11"] and errors[0]["variable"] == "verl_extra_overrides", errors
+    assert "'ValueError: %s'" % megatron in errors[0]["msg"]
+    fix = errors[0]["msg"].split("Fix:", 1)[1]
+    if vpp:  # 61 layers cannot be split into even stages: the fix is VPP off, the split kept
+        assert "turn bit 6 off" in fix and check_parallelism(cluster(**DEEPSEEK, extra_overrides=lines)) == []
+        return
+    assert check_parallelism(cluster(**DEEPSEEK, extra_overrides=_lines_of(fix))) == []
+
+
+def test_the_settings_check_accepts_deepseek_v3_on_16_a3_nodes_with_uneven_stages():
+    """The whole settings check (what the pre-check detected: DeepSeek-V3's config.json), not only the rules."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from ansible_collections.verl.deploy.plugins.module_utils import _launch_config as lc
+    from ansible_collections.verl.deploy.plugins.module_utils import _model
+    from helpers.launch_helpers import RULES, SPEC, settings
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "tests" / "sim"))
+    import model_files  # noqa: E402  pylint: disable=import-outside-toplevel
+
+    facts = _model.parse_config(json.dumps(model_files.FAMILIES["DeepSeek-V3"][0]))
+    given = {"verl_npu_devices": list(range(16)), "verl_train_tp": 4, "verl_train_pp": 16, "verl_feature_mask": "0010000",
+             "verl_train_batch_size": 64, "verl_ppo_mini_batch_size": 64, "verl_ppo_micro_batch_size_per_gpu": 1,
+             "verl_extra_overrides": ["actor_rollout_ref.actor.megatron.expert_tensor_parallel_size=1",
+                                      "actor_rollout_ref.actor.megatron.expert_model_parallel_size=16"]}
+
+    def errors(lines):
+        given["verl_extra_overrides"] = given["verl_extra_overrides"][:2] + lines
+        return lc.build(settings(**given), SPEC, RULES, host="node1", nnodes=16, head={"name": "node1", "ansible_host": "10.0.0.1"},
+                        detected={"model": facts})[1]
+
+    assert errors(UNEVEN) == []
+    refused = errors([])
+    assert len(refused) == 1 and "divides 61 (1)" in refused[0]["msg"]
+    assert errors(_lines_of(refused[0]["msg"].split("Fix:", 1)[1])) == []

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,3 +97,34 @@ def test_a_tight_layout_is_a_warning(changes, words):
 def test_nothing_fits_says_so():
     problems, _w = fit.verdict(case(hbm_bytes=8 * GIB, layouts=[]))
     assert "no single change" in " ".join(problems)
+
+
+def test_nothing_fits_on_one_node_says_at_once_how_many_nodes_fit():
+    """Qwen3-8B on one node of 8 NPUs of 8 GiB: no single change fits there; the refusal names the smallest node count
+    (and its layout) at which the rules and the memory both pass, and that setup fits."""
+    shape = {"num_layers": 36, "num_attention_heads": 32, "num_kv_heads": 8, "vocab_size": 151936, "npu_per_node": 8,
+             "world_size": 8, "vpp": False}
+    c = case(hbm_bytes=16 * GIB, layouts=[], shape=shape, train_batch_size=64)
+    text = " ".join(fit.verdict(c)[0])
+    assert "no single change" in text and "it fits from " in text, text
+    found = re.search(r"fits from (\d+) nodes .*verl_train_tp=(\d+) verl_train_pp=(\d+)", text)
+    nodes, tp, pp = [int(n) for n in found.groups()]
+    assert nodes > 1
+    offload = ", with Offload (bit 2) on" in text
+    fixed = dict(c, world_size=8 * nodes, train_tp=tp, train_pp=pp, gen_tp=tp, offload=offload)
+    assert fit.verdict(fixed)[0] == []
+    smaller = dict(fixed, world_size=8 * (nodes - 1))
+    assert nodes == 2 or fit.verdict(smaller)[0] != []
+
+
+def test_uneven_pipeline_stages_size_the_largest_stage():
+    """Megatron's uneven split (first 12 layers on one stage of PP 2: 12 + 24) puts 24 of 36 layers on the last stage."""
+    even = fit.estimate(case())
+    uneven = fit.estimate(case(extra_overrides=["+actor_rollout_ref.actor.megatron.override_transformer_config."
+                                                "num_layers_in_first_pipeline_stage=12"]))
+    assert uneven["actor"]["parameters"] == pytest.approx(even["actor"]["parameters"] * 24 / 18)
+
+
+def test_latent_attention_caches_one_vector_per_layer():
+    facts = model.parse_config(json.dumps(model_files.FAMILIES["DeepSeek-V3"][0]))
+    assert fit.kv_bytes_per_token(facts, 8) == fit.kv_bytes_per_token(facts, 1) == 61 * (512 + 64) * 2

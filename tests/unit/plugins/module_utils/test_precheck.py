@@ -684,3 +684,30 @@ def test_the_report_has_each_problem_in_at_most_two_terminal_lines():
     assert len(report["brief"]) <= 2 * len(report["problems"]) and all(len(line) <= 120 for line in report["brief"])
     firsts = [line for line in report["brief"] if line.startswith("- ")]
     assert [line[2:22] for line in firsts] == [problem[:20] for problem in report["problems"]], (firsts, report["problems"])
+
+
+def _host_case(tmp_path, available_gib, npus=8, **settings):
+    case = memory_checked(tmp_path, config=model_files.QWEN3_8B, **settings)
+    case["facts"]["memory"] = {"total_kb": 1024 * GIB_KB, "available_kb": int(available_gib * GIB_KB)}
+    case["launch"]["npu_devices"] = list(range(npus))
+    return case
+
+
+@pytest.mark.parametrize("mask, available, words, enough", [
+    # vLLM-Ascend sleeps at level 1: Qwen3-8B's rollout weights at TP 4 (3.8 GiB) move to each worker's host memory.
+    ("0000000", 80, "more once vLLM sleeps after the first rollout", 100),
+    # Offload (bit 2): the actor's parameters, gradients and optimizer state (17.2 GiB per worker at TP 4 x PP 2) stay there.
+    ("0010000", 150, "more for what Offload (bit 2) or Swap Optimizer (bit 5) keeps in host memory", 210),
+])
+def test_host_memory_per_worker_follows_the_model_and_the_offload_bits(tmp_path, mask, available, words, enough):
+    """A worker taken by the OOM killer at vLLM's sleep (verl#224: each rollout process held 11 GB of host memory, "vllm会
+    offload参数到cpu memory"): the room per worker is 8 GiB at its start plus what the model and the mask move to host
+    memory, not 8 GiB for every model. The fixes it names (that much memory free, or the NPUs it names) pass."""
+    text = pc.host_memory_short(_host_case(tmp_path, available, verl_feature_mask=mask))
+    assert words in text and "Task was killed due to the node running low on memory" in text, text
+    assert pc.host_memory_short(_host_case(tmp_path, available / 4)) != ""
+    assert pc.host_memory_short(_host_case(tmp_path, enough, verl_feature_mask=mask)) == ""
+    fits = int(text.split("give verl_npu_devices at most ", 1)[1].split(" ", 1)[0])
+    assert pc.host_memory_short(_host_case(tmp_path, available, npus=fits, verl_feature_mask=mask)) == ""
+    # The constant alone (8 GiB per worker) would have let it pass.
+    assert available * GIB_KB * 1024 >= 8 * pc.WORKER_START_BYTES

@@ -327,3 +327,66 @@ def test_a_command_that_composes_or_an_answer_without_a_check_is_no_problem():
 def test_a_check_that_did_not_finish_in_time_is_a_note_not_a_refusal():
     verdict = versions.command_check(_answer(124), "0.8.0", "verl.trainer.main_ppo", seconds=60)
     assert verdict["problem"] is None and "within 60 s; not checked" in verdict["note"]
+
+
+# --------------------------------------------------------------------------- known-broken combinations (BROKEN)
+
+# verl#4815 (Qwen3-8B on NPU, Megatron + vLLM, mbridge and VPP on): the last line of its traceback.
+VPP_MBRIDGE_ERROR = "IndexError: too many indices for tensor of dimension 3"
+USE_MBRIDGE_OFF = "actor_rollout_ref.actor.megatron.use_mbridge=False"
+
+
+def _decoded(mask):
+    from ansible_collections.verl.deploy.plugins.module_utils._features import decode_mask
+    return decode_mask(mask)
+
+
+def test_every_known_broken_entry_names_its_report_and_error():
+    for entry in versions.BROKEN:
+        assert entry["report"].startswith("verl#") and entry["error"] and entry["bits"]
+        out = entry["way_out"]
+        assert not out or (set(out["profiles"]) <= set(versions.PROFILES) and "=" in out["line"] and out["models"])
+
+
+@pytest.mark.parametrize("profile, architecture, extra, verdict", [
+    # 0.7.x: the documented way out (use_mbridge=False) is rendered, for the models verl converts itself.
+    ("0.7.0", "Qwen3ForCausalLM", [], "rendered"),
+    ("0.7.1", "DeepseekV3ForCausalLM", [], "rendered"),
+    ("0.7.0", None, [], "rendered"),  # the model not read yet: the node's check judges it
+    ("0.7.0", "Qwen3ForCausalLM", [USE_MBRIDGE_OFF], "given"),  # the user's own line is the way out
+    # No way out: another model kind, the engine workers forced, the user's use_mbridge=True, 0.8.0 on (verl#6658).
+    ("0.7.0", "Qwen3_5ForConditionalGeneration", [], "Model Type: Qwen3_5ForConditionalGeneration not supported"),
+    ("0.7.0", "Qwen3ForCausalLM", ["trainer.use_legacy_worker_impl=disable"], "use_legacy_worker_impl=disable"),
+    ("0.7.1", "Qwen3ForCausalLM", ["actor_rollout_ref.actor.megatron.use_mbridge=True"], "use_mbridge=True, against"),
+    ("0.8.0", "Qwen3ForCausalLM", [], "use_mbridge must be True"),
+    ("0.9.1", "Qwen3ForCausalLM", [], "verl#6658"),
+])
+def test_vpp_with_mbridge_is_rendered_its_way_out_or_refused_with_a_mask_that_works(profile, architecture, extra, verdict):
+    decoded = _decoded("1010011")
+    problems = versions.known_broken(decoded, profile, architecture, extra)
+    lines = versions.features_for(decoded, profile, extra)["lines"]
+    if verdict in ("rendered", "given"):
+        assert problems == []
+        assert (USE_MBRIDGE_OFF in lines) is (verdict == "rendered")
+        return
+    assert len(problems) == 1 and verdict in problems[0], problems
+    assert "verl#4815" in problems[0] and VPP_MBRIDGE_ERROR in problems[0]
+    if profile not in ("0.7.0", "0.7.1"):
+        assert USE_MBRIDGE_OFF not in lines
+    # The fix: the mask it names (bit 6 off) is not a known-broken combination, with every other bit kept.
+    fix = problems[0].split("Fix: ", 1)[1]
+    assert "verl_feature_mask=1010010 " in fix
+    assert versions.known_broken(_decoded("1010010"), profile, architecture, extra) == []
+    assert "use_mbridge" not in " ".join(versions.features_for(_decoded("1010010"), profile, extra)["lines"])
+
+
+def test_a_mask_without_vpp_renders_no_way_out_line():
+    for profile in versions.PROFILES:
+        assert "use_mbridge" not in " ".join(versions.features_for(_decoded("1111110"), profile)["lines"])
+
+
+def test_a_model_verl_does_not_convert_itself_is_not_sent_to_0_7_for_vpp():
+    """From 0.8.0 the refusal names 0.7.x as another way out only for a model 0.7.x builds without mbridge."""
+    assert "or verl_version 0.7.0 / 0.7.1" in versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3ForCausalLM")[0]
+    other = versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3_5MoeForConditionalGeneration")[0]
+    assert "verl_version 0.7" not in other and "Fix: verl_feature_mask=0000000" in other
