@@ -73,7 +73,9 @@ def anchors(path):
     return found
 
 
-PAGES = sorted(["README.md", "README.zh-CN.md"] + [p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")])
+# The guides and their Chinese translations (docs/zh/).
+PAGES = sorted(["README.md", "README.zh-CN.md"] + [p.relative_to(REPO).as_posix() for p in (REPO / "docs").glob("*.md")]
+               + [p.relative_to(REPO).as_posix() for p in (REPO / "docs" / "zh").glob("*.md")])
 
 
 @pytest.mark.parametrize("page", PAGES)
