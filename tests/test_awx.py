@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from helpers import awx_job
-from helpers.awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
+from helpers.awx_job import BIN, REPO, SURVEYS, awx_launch, awx_variables, closed_ports_inventory, run_job, survey_answers
 
 ARGUMENT_SPECS = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]
 SPEC = ARGUMENT_SPECS["main"]["options"]
@@ -23,7 +23,7 @@ CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read
 # `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
 ALIASES = {"mask": ("verl_feature_mask", "0000000")}
 AWX_TYPES = {"str": {"text", "textarea", "password", "multiplechoice"}, "raw": {"text"}, "int": {"integer", "multiplechoice"},
-             "float": {"float"}, "bool": {"multiplechoice"}}
+             "float": {"float"}, "bool": {"multiplechoice"}, "list": {"multiselect"}}
 KEY = "sk-AWX-credential-key-5e8c1a"
 PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
          "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
@@ -31,10 +31,10 @@ PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.
 
 # One job template per playbook, each with its survey.
 TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs", "compare", "smoke")
-# What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
-# var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
+# What a survey may ask: what changes from one run to the next. A typed answer is an extra var, which beats the
+# inventory: the cluster's constants come from the inventory only (docs/awx.md, "The inventory").
 PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
-           "verl_n_resp_per_prompt", "verl_resume_mode", "verl_resume_from_path", "verl_swanlab_enabled", "verl_restart"}
+           "verl_n_resp_per_prompt", "verl_resume_mode", "verl_resume_from_path", "verl_loggers", "verl_restart"}
 CLUSTER_CONSTANTS = {"verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir", "verl_log_dir", "verl_image",
                      "verl_image_by_chip", "verl_npu_devices", "verl_container_name", "verl_workdir", "verl_host_stage_dir",
                      "verl_node_ip", "verl_socket_ifname", "verl_master_addr", "verl_swanlab_mode", "verl_swanlab_host",
@@ -58,31 +58,34 @@ def questions():
 
 @pytest.mark.parametrize("template, question", list(questions()), ids=lambda value: value if isinstance(value, str) else value["variable"])
 def test_survey_question_agrees_with_the_argument_spec(template, question):
+    """Type and choices are the setting's; no question has a default (AWX would send it unasked) and its description
+    names what an unanswered question leaves: the inventory's value, else the setting's default."""
     name, alias_default = ALIASES.get(question["variable"], (question["variable"], None))
     spec = SPECS.get(template, SPEC)
     assert name in spec, "%s asks for %s, which roles/verl/meta/argument_specs.yml does not declare" % (template, name)
     option = spec[name]
     assert question["type"] in AWX_TYPES[option["type"]], (name, question["type"], option["type"])
+    assert "default" not in question, "%s: AWX sends a question's default when nobody typed an answer" % name
     default = option.get("default", alias_default)
     description = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
     if default in ("", None) and re.search(r"\bRequired\.", description):
-        assert question["required"] and "default" not in question, "%s is required (no usable default): the survey must ask" % name
-    elif question["type"] in ("integer", "float"):
-        assert question["default"] == default and type(question["default"]) is type(default), name
+        assert question["required"] and question["question_description"].endswith("Required."), name
     else:
-        assert question["default"] == as_awx_sends(default), name
+        assert question["required"] is False, name
+        stated = question["question_description"].rsplit("Unanswered, the inventory's value, else ", 1)[-1]
+        assert stated == "%s." % ("none" if default in ("", None) else as_awx_sends(default)), (name, stated)
     if "choices" in option:
         assert question["type"] == "multiplechoice" and question["choices"] == option["choices"], name
     if option["type"] == "bool":
         assert sorted(question["choices"]) == ["false", "true"], name
-    if question["type"] == "multiplechoice":
-        assert question["default"] in question["choices"], name
+    if question["type"] == "multiselect":
+        assert question["choices"][0] == "console" and set(option["default"]) <= set(question["choices"]), name
     assert SURVEYS[template]["name"] and "description" in SURVEYS[template]
 
 
 def test_the_mask_question_takes_exactly_seven_characters():
     mask = next(q for q in SURVEYS["deploy"]["spec"] if q["variable"] == "mask")
-    assert (mask["type"], mask["min"], mask["max"], mask["default"]) == ("text", 7, 7, "0000000")
+    assert (mask["type"], mask["min"], mask["max"], mask["required"]) == ("text", 7, 7, False)
 
 
 def test_the_surveys_ask_only_what_changes_per_run():
@@ -100,6 +103,36 @@ def test_the_surveys_ask_only_what_changes_per_run():
         names = [q["variable"] for q in SURVEYS[template]["spec"]]
         assert len(set(names)) == len(names), template
         assert not set(names) & CLUSTER_CONSTANTS, (template, set(names) & CLUSTER_CONSTANTS)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_awx_sends_nothing_the_launcher_did_not_type(template):
+    """AWX's own rules for unanswered questions (AWX's SurveyJobTemplateMixin in awx/main/models/mixins.py:
+    _update_unified_job_kwargs sends the default of every question whose default is not None and passes
+    _survey_element_validation, required or not; _accept_or_ignore_variables refuses a launch missing a required
+    answer, "'<variable>' value missing"; helpers.awx_job.awx_launch applies them) on every survey, nothing typed: no
+    extra var at all, so whatever the inventory holds stands. The one required question (the comparison's masks, which
+    nothing else can give) refuses the launch until typed and sends only what was typed."""
+    spec = SURVEYS[template]["spec"]
+    required = [q["variable"] for q in spec if q["required"]]
+    if required:
+        with pytest.raises(awx_job.LaunchRefused) as refused:
+            awx_launch(spec, {})
+        assert refused.value.args[0] == ["'%s' value missing" % name for name in required]
+    assert awx_launch(spec, {name: "each" for name in required}) == {name: "each" for name in required}
+    # The same rules with a default: a default sends itself unasked (what the surveys did before), a typed answer wins.
+    with_default = [dict(q, default=q["choices"][0]) if q["type"] == "multiplechoice" else q for q in spec]
+    chosen = {q["variable"]: q["choices"][0] for q in spec if q["type"] == "multiplechoice"}
+    assert awx_launch(with_default, {name: "each" for name in required}) == dict(chosen, **{name: "each" for name in required})
+    for question in spec:
+        if question["type"] == "multiplechoice":
+            answer = question["choices"][-1]
+            assert awx_launch(spec, {question["variable"]: answer, **{n: "each" for n in required}})[question["variable"]] == answer
+    # An answer AWX would refuse (not a choice, a string for an integer) is refused, as AWX refuses it.
+    for question in spec:
+        wrong = {"multiplechoice": "nine", "multiselect": ["nine"], "integer": "4", "float": "0.1", "text": 7}[question["type"]]
+        with pytest.raises(awx_job.LaunchRefused):
+            awx_launch(spec, {**{n: "each" for n in required}, question["variable"]: wrong})
 
 
 def test_no_survey_asks_for_the_key_the_credential_injects_it():
@@ -235,7 +268,7 @@ def assert_key_nowhere(job):
 
 def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     """The execution environment's file system is thrown away after the job: the scripts travel in the stats."""
-    answers = survey_answers("render", **PATHS, mask="1010000", verl_swanlab_enabled="true", verl_swanlab_mode="cloud",
+    answers = survey_answers("render", **PATHS, mask="1010000", verl_loggers=["console", "swanlab"], verl_swanlab_mode="cloud",
                              verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY,
                              verl_output_dir=str(tmp_path / "out"), **awx_variables())
     inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}},
@@ -247,9 +280,10 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     for node, scripts in rendered.items():
         assert sorted(scripts) == ["run_training.sh", "start_verl.sh"]
         assert scripts["start_verl.sh"] == (tmp_path / "out" / node / "start_verl.sh").read_text().rstrip("\n")
-    # The survey's strings arrived as the settings they stand for.
+    # The survey's answers (a string, a multiselect's list) arrived as the settings they stand for.
     training = rendered["node1"]["run_training.sh"]
     assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
+    assert """\nLOGGER='["console","swanlab"]'\n""" in training, training
     assert_key_nowhere(job)
 
 
@@ -257,11 +291,27 @@ A3_NPUS = ",".join(str(npu) for npu in range(16))
 MIRROR = "registry.cluster.local:5000/verl/verl:8.2.rc1-910c"
 
 
-def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(tmp_path):
-    """The workflow's survey (the deploy's) answered with its defaults, as AWX sends them, plus the workflow's own
-    verl_confirm=true: an A3 head's 16 NPU ids (host_vars) and an air-gapped site's image (group_vars) still apply,
-    because no question asks for them (before, the survey's `0,...,7` and `""` replaced both). The one answer typed is
-    PP=4: the settings check wants TP x PP to be a multiple of the NPUs per node, and the default 4 x 2 is not one of 16."""
+def test_the_example_inventory_s_batch_stands_when_the_workflow_s_survey_is_left_unanswered(tmp_path):
+    """inventories/example (3 nodes of 8 NPUs, TP 4 x PP 2: 3 data-parallel ranks) holds verl_train_batch_size 48. Its
+    workflow launched with nothing typed, through AWX's own rules (awx_launch): every node's job renders 48, where the
+    survey's old default 32 replaced it (256 sequences cannot be split over 3 ranks, and the launch was refused)."""
+    answers = survey_answers("deploy", verl_confirm=True, verl_output_dir=str(tmp_path / "out"), **awx_variables())
+    assert not set(answers) & {q["variable"] for q in SURVEYS["deploy"]["spec"]}, answers
+    job = run_job(tmp_path, "playbooks/render.yml", REPO / "inventories" / "example", answers, timeout=300,
+                  trusted=("verl_confirm",))
+    assert job.status == "successful", job.describe()
+    rendered = job.artifact_data["verl_rendered"]
+    assert sorted(rendered) == ["npu-node-01", "npu-node-02", "npu-node-03"]
+    for scripts in rendered.values():
+        assert "\nTRAIN_BATCH_SIZE=48\n" in scripts["run_training.sh"], scripts["run_training.sh"]
+
+
+def test_an_a3_inventory_s_values_stand_when_the_workflow_s_survey_is_left_unanswered(tmp_path):
+    """An A3 cluster's inventory: 16 NPU ids per host (host_vars), an air-gapped site's image, TP 4 x PP 4 and the trackers
+    [console, swanlab, tensorboard] with SwanLab offline (group_vars). The workflow's survey (the deploy's) left
+    unanswered, through AWX's own rules, plus the workflow's own verl_confirm=true: each value stands. Before, the
+    survey's TP/PP defaults 4/2 were sent unasked and refused at every launch, and its "Log to SwanLab" default false
+    was sent whatever the inventory said."""
     inventory = tmp_path / "cluster"
     (inventory / "host_vars").mkdir(parents=True)
     (inventory / "group_vars").mkdir()
@@ -269,16 +319,19 @@ def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(
         "ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}}, "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}))
     (inventory / "host_vars" / "node1.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
     (inventory / "host_vars" / "node2.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
-    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs",
-                                                                          verl_output_dir=str(tmp_path / "out"))))
-    answers = survey_answers("deploy", verl_train_pp="4", verl_confirm=True, **awx_variables())
-    assert not set(answers) & {"verl_npu_devices", "verl_image", "verl_log_dir"}
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(
+        PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs", verl_output_dir=str(tmp_path / "out"), verl_train_tp=4,
+        verl_train_pp=4, verl_loggers=["console", "swanlab", "tensorboard"], verl_swanlab_mode="offline")))
+    answers = survey_answers("deploy", verl_confirm=True, **awx_variables())
+    assert not set(answers) & {q["variable"] for q in SURVEYS["deploy"]["spec"]}, answers
     job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300, trusted=("verl_confirm",))
     assert job.status == "successful", job.describe()
     assert job.artifact_data["verl_render_nodes"] == {node: {"image": MIRROR, "npu_devices": A3_NPUS} for node in ("node1", "node2")}
     start = job.artifact_data["verl_rendered"]["node1"]["start_verl.sh"]
-    assert "\nexport NPU_PER_NODE=16\n" in start, start
-    assert "/data/verl/logs" in job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
+    assert "\nexport NPU_PER_NODE=16\n" in start and "\nexport SWANLAB_MODE=offline\n" in start, start
+    training = job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
+    assert "\nTRAIN_TP=4\n" in training and "\nTRAIN_PP=4\n" in training and "/data/verl/logs" in training, training
+    assert """\nLOGGER='["console","swanlab","tensorboard"]'\n""" in training, training
 
 
 def test_the_survey_mask_with_leading_zeros_trains_as_typed(tmp_path):
