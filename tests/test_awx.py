@@ -178,14 +178,14 @@ def test_the_workflow_checks_asks_for_approval_deploys_and_shows_the_status():
     play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
     workflow = awx_task(play, "awx.awx.workflow_job_template")["awx.awx.workflow_job_template"]
     nodes = {node["identifier"]: node for node in workflow["workflow_nodes"]}
-    assert list(nodes) == ["check", "approve", "deploy", "status"]
+    assert list(nodes) == ["check", "approve", "deploy", "status", "logs"]
     assert nodes["approve"]["unified_job_template"]["type"] == "workflow_approval"
     assert nodes["approve"]["unified_job_template"]["timeout"] == "{{ verl_awx_timeouts.approval }}"
     following = {name: [(how, after["identifier"]) for how, items in node.get("related", {}).items() for after in items]
                  for name, node in nodes.items()}
     assert following == {"check": [("success_nodes", "approve")], "approve": [("success_nodes", "deploy")],
-                         "deploy": [("always_nodes", "status")], "status": []}
-    names = {"check": SURVEYS["check"]["name"], "deploy": SURVEYS["deploy"]["name"], "status": SURVEYS["status"]["name"]}
+                         "deploy": [("always_nodes", "status"), ("failure_nodes", "logs")], "status": [], "logs": []}
+    names = {identifier: SURVEYS[identifier]["name"] for identifier in ("check", "deploy", "status", "logs")}
     for identifier, name in names.items():
         assert nodes[identifier]["unified_job_template"]["name"] == "{{ _verl_awx_surveys.%s.name }}" % identifier, name
     assert workflow["extra_vars"] == {"verl_confirm": True} and workflow["ask_variables_on_launch"] is False
@@ -223,9 +223,49 @@ def test_a_failing_status_job_on_a_schedule_is_the_alarm():
     assert schedule["awx.awx.schedule"]["unified_job_template"] == "{{ _verl_awx_surveys.status.name }}"
     assert play["vars"]["verl_awx_status_every_minutes"] > 0
     templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
-    assert "item == 'status'" in templates["notification_templates_error"]
+    assert templates["notification_templates_error"] == "{{ _verl_awx_notify }}"
     notification = awx_task(play, "awx.awx.notification_template")
     assert notification["no_log"] is True
+
+
+def workflow_failed(nodes, failed):
+    """AWX's rule for a workflow's own status (AWX's WorkflowDAG.has_workflow_failed, awx/main/scheduler/dag_workflow.py):
+    failed when a node failed that has neither failure_nodes nor always_nodes. `failed`: the identifiers of failed nodes."""
+    return any(not (nodes[name].get("related", {}).get("failure_nodes") or nodes[name].get("related", {}).get("always_nodes"))
+               for name in failed)
+
+
+def test_every_failed_node_of_the_workflows_and_every_waiting_approval_is_notified():
+    """A failed deploy goes on to status (always) and logs (failure), so by AWX's own rule the workflow itself does not
+    fail and its error notification would never go: every job template the workflows run notifies its own failure, and
+    each workflow notifies its approvals (AWX's notification_templates_approvals: waiting, approved, denied, timed out)."""
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    templates = awx_task(play, "awx.awx.job_template")
+    assert templates["awx.awx.job_template"]["notification_templates_error"] == "{{ _verl_awx_notify }}"
+    flows = [task["awx.awx.workflow_job_template"] for task in play["tasks"] if "awx.awx.workflow_job_template" in task]
+    assert len(flows) == 2
+    for flow in flows:
+        assert flow["notification_templates_error"] == flow["notification_templates_approvals"] == "{{ _verl_awx_notify }}"
+        nodes = {node["identifier"]: node for node in flow["workflow_nodes"]}
+        for name, node in nodes.items():
+            kind = node["unified_job_template"]["type"]
+            assert kind in ("job_template", "workflow_approval"), name
+            if kind == "job_template":  # its template, among those that notify their failures
+                assert re.fullmatch(r"\{\{ _verl_awx_surveys\.(\w+)\.name \}\}", node["unified_job_template"]["name"]).group(1) in templates["loop"]
+    deploy = {node["identifier"]: node for node in flows[0]["workflow_nodes"]}
+    assert not workflow_failed(deploy, ["deploy"]) and workflow_failed(deploy, ["deploy", "logs"])
+    assert workflow_failed(deploy, ["check"])
+    # Configured (or under its older name): the notification is attached; not configured: an empty list, AWX's "none".
+    from jinja2.nativetypes import NativeEnvironment
+
+    def notify(**given):
+        values = dict(play["vars"], **given)  # what -e gives beats the play's vars
+        if isinstance(values["verl_awx_notification"], str):
+            values["verl_awx_notification"] = NativeEnvironment().from_string(values["verl_awx_notification"]).render(**values)
+        return NativeEnvironment().from_string(values["_verl_awx_notify"]).render(**values)
+
+    hook = {"notification_type": "webhook", "notification_configuration": {"url": "https://alerts.example.org/hook"}}
+    assert notify() == [] and notify(verl_awx_status_notification=hook) == notify(verl_awx_notification=hook) == ["verl deploy"]
 
 
 def test_awx_as_code_declares_the_collections_it_uses_and_the_collection_does_not():
