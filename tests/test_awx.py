@@ -19,7 +19,7 @@ ARGUMENT_SPECS = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").re
 SPEC = ARGUMENT_SPECS["main"]["options"]
 # compare.yml's own argument (masks) is declared by the entry point it is planned in; its settings are main's.
 SPECS = {"compare": dict(SPEC, **ARGUMENT_SPECS["compare_plan"]["options"])}
-CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read_text())
+CREDENTIAL_TYPES = yaml.safe_load((REPO / "awx/credential_types.yml").read_text())
 # `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
 ALIASES = {"mask": ("verl_feature_mask", "0000000")}
 # A default a question's description names by where it is kept (an algorithm's name stands only in its table).
@@ -27,6 +27,7 @@ STATED_ELSEWHERE = {"verl_algorithm": "the table's default (docs/algorithms.md)"
 AWX_TYPES = {"str": {"text", "textarea", "password", "multiplechoice"}, "raw": {"text"}, "int": {"integer", "multiplechoice"},
              "float": {"float"}, "bool": {"multiplechoice"}, "list": {"multiselect"}}
 KEY = "sk-AWX-credential-key-5e8c1a"
+WANDB_KEY = "wandb-AWX-credential-key-91d0c2"
 PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
          "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
 
@@ -138,12 +139,43 @@ def test_awx_sends_nothing_the_launcher_did_not_type(template):
             awx_launch(spec, {**{n: "each" for n in required}, question["variable"]: wrong})
 
 
-def test_no_survey_asks_for_the_key_the_credential_injects_it():
-    assert all(q["variable"] != "verl_swanlab_api_key" and q["type"] != "password" for q in [pair[1] for pair in questions()])
-    field = CREDENTIAL_TYPE["inputs"]["fields"][0]
-    assert field["secret"] is True and CREDENTIAL_TYPE["inputs"]["required"] == [field["id"]]
-    assert CREDENTIAL_TYPE["injectors"] == {"extra_vars": {"verl_swanlab_api_key": "{{ %s }}" % field["id"]}}
-    assert SPEC["verl_swanlab_api_key"]["no_log"] is True
+def test_no_survey_asks_for_a_key_the_credentials_inject_them():
+    """Every secret setting (the SwanLab key, the trackers' keys) comes from a credential type of awx/credential_types.yml,
+    each input a secret, each injected as its setting's extra var; no survey asks one."""
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
+
+    assert all(q["variable"] not in SECRETS and q["type"] != "password" for q in [pair[1] for pair in questions()])
+    injected = {}
+    for kind in CREDENTIAL_TYPES:
+        fields = {field["id"]: field for field in kind["inputs"]["fields"]}
+        assert all(field["secret"] is True for field in fields.values()) and set(kind["inputs"]["required"]) <= set(fields)
+        for variable, template in kind["injectors"]["extra_vars"].items():
+            assert re.fullmatch(r"\{\{ (\w+) \}\}", template).group(1) in fields, (kind["name"], variable)
+            injected[variable] = kind["name"]
+    assert set(injected) == set(SECRETS) and all(SPEC[name]["no_log"] is True for name in injected)
+    assert injected["verl_swanlab_api_key"] == "SwanLab API key"
+
+
+def test_the_keys_given_become_credentials_attached_to_the_templates_that_read_them():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
+    play["vars"] = {name: trust_as_template(value) if isinstance(value, str) else value for name, value in play["vars"].items()}
+
+    def credentials(item, **given):
+        variables = dict(play["vars"], item=item, **given)
+        return Templar(loader=DataLoader(), variables=variables).template(trust_as_template(templates["credentials"]))
+
+    assert credentials("deploy") == [] and credentials("status", verl_awx_machine_credential="ssh") == ["ssh"]
+    given = {"verl_awx_swanlab_api_key": KEY, "verl_awx_tracker_credentials": {"W&B API key": {"api_key": KEY}}}
+    assert credentials("deploy", **given) == ["SwanLab", "W&B API key"] and credentials("status", **given) == []
+    made = Templar(loader=DataLoader(), variables=dict(play["vars"], **given)).template(
+        play["vars"]["_verl_awx_credentials"])
+    assert [(c["name"], c.get("type", c["name"])) for c in made] == [("SwanLab", "SwanLab API key"), ("W&B API key", "W&B API key")]
+    assert {c.get("type", c["name"]) for c in made} <= {kind["name"] for kind in CREDENTIAL_TYPES}
+    assert awx_task(play, "awx.awx.credential")["no_log"] is True
 
 
 def awx_task(play, module):
@@ -303,16 +335,17 @@ def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm
     assert_key_nowhere(job)
 
 
-def assert_key_nowhere(job):
-    leaks = [str(path) for path in (job.data_dir / "artifacts").rglob("*") if path.is_file() and KEY in path.read_text(errors="replace")]
-    assert not leaks, "the SwanLab key is in %s" % leaks
-    assert KEY not in job.proc.stdout + job.proc.stderr
+def assert_key_nowhere(job, key=KEY):
+    leaks = [str(path) for path in (job.data_dir / "artifacts").rglob("*") if path.is_file() and key in path.read_text(errors="replace")]
+    assert not leaks, "the key is in %s" % leaks
+    assert key not in job.proc.stdout + job.proc.stderr
 
 
 def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     """The execution environment's file system is thrown away after the job: the scripts travel in the stats."""
-    answers = survey_answers("render", **PATHS, mask="1010000", verl_loggers=["console", "swanlab"], verl_swanlab_mode="cloud",
-                             verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY,
+    # The SwanLab and W&B keys as their credentials inject them.
+    answers = survey_answers("render", **PATHS, mask="1010000", verl_loggers=["console", "swanlab", "wandb"], verl_swanlab_mode="cloud",
+                             verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY, verl_wandb_api_key=WANDB_KEY,
                              verl_output_dir=str(tmp_path / "out"), **awx_variables())
     inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}},
                                       "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}
@@ -326,8 +359,11 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     # The survey's answers (a string, a multiselect's list) arrived as the settings they stand for.
     training = rendered["node1"]["run_training.sh"]
     assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
-    assert """\nLOGGER='["console","swanlab"]'\n""" in training, training
+    assert """\nLOGGER='["console","swanlab","wandb"]'\n""" in training, training
+    assert "for key_name in WANDB_API_KEY; do" in rendered["node1"]["start_verl.sh"]
     assert_key_nowhere(job)
+    assert_key_nowhere(job, WANDB_KEY)
+    assert not [path for path in (tmp_path / "out").rglob("*") if path.is_file() and WANDB_KEY in path.read_text()]
 
 
 A3_NPUS = ",".join(str(npu) for npu in range(16))
