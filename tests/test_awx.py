@@ -111,6 +111,17 @@ def test_the_surveys_ask_only_what_changes_per_run():
         assert not set(names) & CLUSTER_CONSTANTS, (template, set(names) & CLUSTER_CONSTANTS)
 
 
+@pytest.mark.parametrize("template", [t for t in TEMPLATES if SURVEYS[t]["spec"]])
+def test_awx_accepts_every_survey(template):
+    """AWX's API checks of a survey spec (helpers.awx_job.spec_errors, after AWX's JobTemplateSurveySpec._validate_spec_data)
+    find nothing; the check itself refuses what AWX refuses."""
+    assert awx_job.spec_errors(SURVEYS[template]) == []
+    question = SURVEYS[template]["spec"][0]
+    for broken in (dict(question, required="no"), dict(question, type="date"), dict(question, default=3.5), dict(question, min="1")):
+        assert awx_job.spec_errors(dict(SURVEYS[template], spec=[broken])), broken
+    assert awx_job.spec_errors(dict(SURVEYS[template], spec=[question, question]))
+
+
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_awx_sends_nothing_the_launcher_did_not_type(template):
     """AWX's own rules for unanswered questions (AWX's SurveyJobTemplateMixin in awx/main/models/mixins.py:

@@ -38,6 +38,47 @@ class LaunchRefused(Exception):
     """AWX refuses the launch: its errors, as AWX words them (variables_needed_to_start)."""
 
 
+# AWX's survey question types and the type of each one's default (awx/main/constants.py SURVEY_TYPE_MAPPING).
+SURVEY_TYPES = {"text": str, "textarea": str, "password": str, "multiplechoice": str, "multiselect": str, "integer": int,
+                "float": (float, int)}
+
+
+def spec_errors(survey):
+    """What AWX's API refuses in a survey spec when a template is saved with it (ansible/awx, awx/api/views/__init__.py,
+    JobTemplateSurveySpec._validate_spec_data): a name, a description and a non-empty list of questions; each with its
+    type, question_name, variable and required (a bool), a known type, no variable twice, integer min/max, choices for a
+    multiple choice, a default of its type and among the choices (one for a multiplechoice)."""
+    errors = []
+    if not isinstance(survey.get("name"), str) or not isinstance(survey.get("description"), str):
+        errors.append("name and description must be strings")
+    if not isinstance(survey.get("spec"), list) or not survey["spec"]:
+        return errors + ["'spec' doesn't contain any items."]
+    seen = set()
+    for index, item in enumerate(survey["spec"]):
+        missing = [field for field in ("type", "question_name", "variable", "required") if field not in item]
+        if missing or not isinstance(item["required"], bool) or item["type"] not in SURVEY_TYPES:
+            errors.append("question %d: %s" % (index, missing or "type or required"))
+            continue
+        if item["variable"] in seen:
+            errors.append("'variable' '%s' duplicated in survey question %d" % (item["variable"], index))
+        seen.add(item["variable"])
+        if item.get("default", "") != "" and not isinstance(item["default"], SURVEY_TYPES[item["type"]]):
+            errors.append("Default value %s in survey question %d expected to be %s." % (item["default"], index, item["type"]))
+            continue  # AWX answers at the first error of a question
+        errors += ["question %d: %s must be an integer" % (index, key) for key in ("min", "max")
+                   if item.get(key) is not None and not isinstance(item[key], int)]
+        if item["type"] in ("multiselect", "multiplechoice"):
+            if "choices" not in item:
+                errors.append("Survey question %d of type %s must specify choices." % (index, item["type"]))
+            defaults = item.get("default", "")
+            defaults = defaults.splitlines() if isinstance(defaults, str) else defaults
+            if item["type"] == "multiplechoice" and len(defaults) > 1:
+                errors.append("Multiple Choice (Single Select) can only have one default value.")
+            if any(default not in item.get("choices", ()) for default in defaults):
+                errors.append("Default choice must be answered from the choices listed.")
+    return errors
+
+
 def _element_errors(element, data, validate_required=True):
     """AWX's SurveyJobTemplateMixin._survey_element_validation (awx/main/models/mixins.py), for the types the surveys use:
     a required question missing, a value of the wrong type, out of min/max, or not among the choices."""
