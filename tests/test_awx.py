@@ -4,6 +4,7 @@ The deploy job end to end on the simulated cluster is in the Molecule scenario o
 (extensions/molecule/one_node/tests/test_4_awx_job.py); these need no cluster."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -167,6 +168,21 @@ def test_no_survey_asks_for_a_key_the_credentials_inject_them():
             injected[variable] = kind["name"]
     assert set(injected) == set(SECRETS) and all(SPEC[name]["no_log"] is True for name in injected)
     assert injected["verl_swanlab_api_key"] == "SwanLab API key"
+
+
+@pytest.mark.parametrize("type_name, refused", [("WandB", True), ("W&B API key", False)])
+def test_a_tracker_credential_of_no_type_is_refused_and_the_fix_works(type_name, refused):
+    """The fix (a type name of credential_types.yml) gets past the check to the AWX API (here a closed port on
+    127.0.0.1), and the key is never printed."""
+    env = dict(os.environ, CONTROLLER_HOST="https://127.0.0.1:9", ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "awx/configure.yml", "-e", "verl_awx_scm_url=https://git.example.org/x.git",
+                           "-e", "verl_awx_inventory_path=inventories/example",
+                           "-e", json.dumps({"verl_awx_tracker_credentials": {type_name: {"api_key": KEY}}})],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and KEY not in said
+    assert ("is not a credential type of awx/credential_types.yml. Fix: use one of" in said) is refused, said[-3000:]
+    assert ("https://127.0.0.1:9/api/v2/credential_types/" in said) is not refused, said[-3000:]
 
 
 def test_the_keys_given_become_credentials_attached_to_the_templates_that_read_them():
