@@ -4,6 +4,7 @@ The deploy job end to end on the simulated cluster is in the Molecule scenario o
 (extensions/molecule/one_node/tests/test_4_awx_job.py); these need no cluster."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -13,28 +14,31 @@ import pytest
 import yaml
 
 from helpers import awx_job
-from helpers.awx_job import BIN, REPO, SURVEYS, awx_variables, closed_ports_inventory, run_job, survey_answers
+from helpers.awx_job import BIN, REPO, SURVEYS, awx_launch, awx_variables, closed_ports_inventory, run_job, survey_answers
 
 ARGUMENT_SPECS = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]
 SPEC = ARGUMENT_SPECS["main"]["options"]
 # compare.yml's own argument (masks) is declared by the entry point it is planned in; its settings are main's.
 SPECS = {"compare": dict(SPEC, **ARGUMENT_SPECS["compare_plan"]["options"])}
-CREDENTIAL_TYPE = yaml.safe_load((REPO / "awx/credential_type_swanlab.yml").read_text())
+CREDENTIAL_TYPES = yaml.safe_load((REPO / "awx/credential_types.yml").read_text())
 # `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
 ALIASES = {"mask": ("verl_feature_mask", "0000000")}
+# A default a question's description names by where it is kept (an algorithm's name stands only in its table).
+STATED_ELSEWHERE = {"verl_algorithm": "the table's default (docs/algorithms.md)"}
 AWX_TYPES = {"str": {"text", "textarea", "password", "multiplechoice"}, "raw": {"text"}, "int": {"integer", "multiplechoice"},
-             "float": {"float"}, "bool": {"multiplechoice"}}
+             "float": {"float"}, "bool": {"multiplechoice"}, "list": {"multiselect"}}
 KEY = "sk-AWX-credential-key-5e8c1a"
+WANDB_KEY = "wandb-AWX-credential-key-91d0c2"
 PATHS = {"verl_model_path": "/models/Qwen3-8B", "verl_train_file": "/data/train.parquet",
          "verl_test_file": "/data/test.parquet", "verl_ckpts_dir": "/ckpt"}
 
 
 # One job template per playbook, each with its survey.
 TEMPLATES = ("deploy", "check", "render", "status", "stop", "remove", "logs", "compare", "smoke")
-# What a survey may ask: what changes from one run to the next. AWX sends every answer (a default too) as an extra
-# var, which beats the inventory: these come from the inventory only (docs/awx.md, "The inventory").
+# What a survey may ask: what changes from one run to the next. A typed answer is an extra var, which beats the
+# inventory: the cluster's constants come from the inventory only (docs/awx.md, "The inventory").
 PER_RUN = {"mask", "verl_algorithm", "verl_train_steps", "verl_train_batch_size", "verl_lr", "verl_train_tp", "verl_train_pp",
-           "verl_n_resp_per_prompt", "verl_resume_mode", "verl_resume_from_path", "verl_swanlab_enabled", "verl_restart"}
+           "verl_n_resp_per_prompt", "verl_resume_mode", "verl_resume_from_path", "verl_loggers", "verl_restart"}
 CLUSTER_CONSTANTS = {"verl_model_path", "verl_train_file", "verl_test_file", "verl_ckpts_dir", "verl_log_dir", "verl_image",
                      "verl_image_by_chip", "verl_npu_devices", "verl_container_name", "verl_workdir", "verl_host_stage_dir",
                      "verl_node_ip", "verl_socket_ifname", "verl_master_addr", "verl_swanlab_mode", "verl_swanlab_host",
@@ -58,31 +62,37 @@ def questions():
 
 @pytest.mark.parametrize("template, question", list(questions()), ids=lambda value: value if isinstance(value, str) else value["variable"])
 def test_survey_question_agrees_with_the_argument_spec(template, question):
+    """Type and choices are the setting's; no question has a default (AWX would send it unasked) and its description
+    names what an unanswered question leaves: the inventory's value, else the setting's default."""
     name, alias_default = ALIASES.get(question["variable"], (question["variable"], None))
     spec = SPECS.get(template, SPEC)
     assert name in spec, "%s asks for %s, which roles/verl/meta/argument_specs.yml does not declare" % (template, name)
     option = spec[name]
     assert question["type"] in AWX_TYPES[option["type"]], (name, question["type"], option["type"])
+    assert "default" not in question, "%s: AWX sends a question's default when nobody typed an answer" % name
     default = option.get("default", alias_default)
     description = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
     if default in ("", None) and re.search(r"\bRequired\.", description):
-        assert question["required"] and "default" not in question, "%s is required (no usable default): the survey must ask" % name
-    elif question["type"] in ("integer", "float"):
-        assert question["default"] == default and type(question["default"]) is type(default), name
+        assert question["required"] and question["question_description"].endswith("Required."), name
     else:
-        assert question["default"] == as_awx_sends(default), name
+        assert question["required"] is False, name
+        stated = question["question_description"].rsplit("Unanswered, the inventory's value, else ", 1)[-1]
+        expected = STATED_ELSEWHERE.get(name) or ("none" if default in ("", None) else as_awx_sends(default))
+        assert stated == "%s." % expected, (name, stated)
     if "choices" in option:
         assert question["type"] == "multiplechoice" and question["choices"] == option["choices"], name
     if option["type"] == "bool":
         assert sorted(question["choices"]) == ["false", "true"], name
-    if question["type"] == "multiplechoice":
-        assert question["default"] in question["choices"], name
+    if question["type"] == "multiselect":  # the trackers verl takes (plugins/module_utils/_trackers.py)
+        from ansible_collections.verl.deploy.plugins.module_utils._trackers import LOGGERS
+
+        assert question["choices"] == list(LOGGERS) and set(option["default"]) <= set(question["choices"]), name
     assert SURVEYS[template]["name"] and "description" in SURVEYS[template]
 
 
 def test_the_mask_question_takes_exactly_seven_characters():
     mask = next(q for q in SURVEYS["deploy"]["spec"] if q["variable"] == "mask")
-    assert (mask["type"], mask["min"], mask["max"], mask["default"]) == ("text", 7, 7, "0000000")
+    assert (mask["type"], mask["min"], mask["max"], mask["required"]) == ("text", 7, 7, False)
 
 
 def test_the_surveys_ask_only_what_changes_per_run():
@@ -102,12 +112,99 @@ def test_the_surveys_ask_only_what_changes_per_run():
         assert not set(names) & CLUSTER_CONSTANTS, (template, set(names) & CLUSTER_CONSTANTS)
 
 
-def test_no_survey_asks_for_the_key_the_credential_injects_it():
-    assert all(q["variable"] != "verl_swanlab_api_key" and q["type"] != "password" for q in [pair[1] for pair in questions()])
-    field = CREDENTIAL_TYPE["inputs"]["fields"][0]
-    assert field["secret"] is True and CREDENTIAL_TYPE["inputs"]["required"] == [field["id"]]
-    assert CREDENTIAL_TYPE["injectors"] == {"extra_vars": {"verl_swanlab_api_key": "{{ %s }}" % field["id"]}}
-    assert SPEC["verl_swanlab_api_key"]["no_log"] is True
+@pytest.mark.parametrize("template", [t for t in TEMPLATES if SURVEYS[t]["spec"]])
+def test_awx_accepts_every_survey(template):
+    """AWX's API checks of a survey spec (helpers.awx_job.spec_errors, after AWX's JobTemplateSurveySpec._validate_spec_data)
+    find nothing; the check itself refuses what AWX refuses."""
+    assert awx_job.spec_errors(SURVEYS[template]) == []
+    question = SURVEYS[template]["spec"][0]
+    for broken in (dict(question, required="no"), dict(question, type="date"), dict(question, default=3.5), dict(question, min="1")):
+        assert awx_job.spec_errors(dict(SURVEYS[template], spec=[broken])), broken
+    assert awx_job.spec_errors(dict(SURVEYS[template], spec=[question, question]))
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_awx_sends_nothing_the_launcher_did_not_type(template):
+    """AWX's own rules for unanswered questions (AWX's SurveyJobTemplateMixin in awx/main/models/mixins.py:
+    _update_unified_job_kwargs sends the default of every question whose default is not None and passes
+    _survey_element_validation, required or not; _accept_or_ignore_variables refuses a launch missing a required
+    answer, "'<variable>' value missing"; helpers.awx_job.awx_launch applies them) on every survey, nothing typed: no
+    extra var at all, so whatever the inventory holds stands. The one required question (the comparison's masks, which
+    nothing else can give) refuses the launch until typed and sends only what was typed."""
+    spec = SURVEYS[template]["spec"]
+    required = [q["variable"] for q in spec if q["required"]]
+    if required:
+        with pytest.raises(awx_job.LaunchRefused) as refused:
+            awx_launch(spec, {})
+        assert refused.value.args[0] == ["'%s' value missing" % name for name in required]
+    assert awx_launch(spec, {name: "each" for name in required}) == {name: "each" for name in required}
+    # The same rules with a default: a default sends itself unasked (what the surveys did before), a typed answer wins.
+    with_default = [dict(q, default=q["choices"][0]) if q["type"] == "multiplechoice" else q for q in spec]
+    chosen = {q["variable"]: q["choices"][0] for q in spec if q["type"] == "multiplechoice"}
+    assert awx_launch(with_default, {name: "each" for name in required}) == dict(chosen, **{name: "each" for name in required})
+    for question in spec:
+        if question["type"] == "multiplechoice":
+            answer = question["choices"][-1]
+            assert awx_launch(spec, {question["variable"]: answer, **{n: "each" for n in required}})[question["variable"]] == answer
+    # An answer AWX would refuse (not a choice, a string for an integer) is refused, as AWX refuses it.
+    for question in spec:
+        wrong = {"multiplechoice": "nine", "multiselect": ["nine"], "integer": "4", "float": "0.1", "text": 7}[question["type"]]
+        with pytest.raises(awx_job.LaunchRefused):
+            awx_launch(spec, {**{n: "each" for n in required}, question["variable"]: wrong})
+
+
+def test_no_survey_asks_for_a_key_the_credentials_inject_them():
+    """Every secret setting (the SwanLab key, the trackers' keys) comes from a credential type of awx/credential_types.yml,
+    each input a secret, each injected as its setting's extra var; no survey asks one."""
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
+
+    assert all(q["variable"] not in SECRETS and q["type"] != "password" for q in [pair[1] for pair in questions()])
+    injected = {}
+    for kind in CREDENTIAL_TYPES:
+        fields = {field["id"]: field for field in kind["inputs"]["fields"]}
+        assert all(field["secret"] is True for field in fields.values()) and set(kind["inputs"]["required"]) <= set(fields)
+        for variable, template in kind["injectors"]["extra_vars"].items():
+            assert re.fullmatch(r"\{\{ (\w+) \}\}", template).group(1) in fields, (kind["name"], variable)
+            injected[variable] = kind["name"]
+    assert set(injected) == set(SECRETS) and all(SPEC[name]["no_log"] is True for name in injected)
+    assert injected["verl_swanlab_api_key"] == "SwanLab API key"
+
+
+@pytest.mark.parametrize("type_name, refused", [("WandB", True), ("W&B API key", False)])
+def test_a_tracker_credential_of_no_type_is_refused_and_the_fix_works(type_name, refused):
+    """The fix (a type name of credential_types.yml) gets past the check to the AWX API (here a closed port on
+    127.0.0.1), and the key is never printed."""
+    env = dict(os.environ, CONTROLLER_HOST="https://127.0.0.1:9", ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([str(BIN / "ansible-playbook"), "awx/configure.yml", "-e", "verl_awx_scm_url=https://git.example.org/x.git",
+                           "-e", "verl_awx_inventory_path=inventories/example",
+                           "-e", json.dumps({"verl_awx_tracker_credentials": {type_name: {"api_key": KEY}}})],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and KEY not in said
+    assert ("is not a credential type of awx/credential_types.yml. Fix: use one of" in said) is refused, said[-3000:]
+    assert ("https://127.0.0.1:9/api/v2/credential_types/" in said) is not refused, said[-3000:]
+
+
+def test_the_keys_given_become_credentials_attached_to_the_templates_that_read_them():
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar, trust_as_template
+
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
+    play["vars"] = {name: trust_as_template(value) if isinstance(value, str) else value for name, value in play["vars"].items()}
+
+    def credentials(item, **given):
+        variables = dict(play["vars"], item=item, **given)
+        return Templar(loader=DataLoader(), variables=variables).template(trust_as_template(templates["credentials"]))
+
+    assert credentials("deploy") == [] and credentials("status", verl_awx_machine_credential="ssh") == ["ssh"]
+    given = {"verl_awx_swanlab_api_key": KEY, "verl_awx_tracker_credentials": {"W&B API key": {"api_key": KEY}}}
+    assert credentials("deploy", **given) == ["SwanLab", "W&B API key"] and credentials("status", **given) == []
+    made = Templar(loader=DataLoader(), variables=dict(play["vars"], **given)).template(
+        play["vars"]["_verl_awx_credentials"])
+    assert [(c["name"], c.get("type", c["name"])) for c in made] == [("SwanLab", "SwanLab API key"), ("W&B API key", "W&B API key")]
+    assert {c.get("type", c["name"]) for c in made} <= {kind["name"] for kind in CREDENTIAL_TYPES}
+    assert awx_task(play, "awx.awx.credential")["no_log"] is True
 
 
 def awx_task(play, module):
@@ -142,14 +239,14 @@ def test_the_workflow_checks_asks_for_approval_deploys_and_shows_the_status():
     play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
     workflow = awx_task(play, "awx.awx.workflow_job_template")["awx.awx.workflow_job_template"]
     nodes = {node["identifier"]: node for node in workflow["workflow_nodes"]}
-    assert list(nodes) == ["check", "approve", "deploy", "status"]
+    assert list(nodes) == ["check", "approve", "deploy", "status", "logs"]
     assert nodes["approve"]["unified_job_template"]["type"] == "workflow_approval"
     assert nodes["approve"]["unified_job_template"]["timeout"] == "{{ verl_awx_timeouts.approval }}"
     following = {name: [(how, after["identifier"]) for how, items in node.get("related", {}).items() for after in items]
                  for name, node in nodes.items()}
     assert following == {"check": [("success_nodes", "approve")], "approve": [("success_nodes", "deploy")],
-                         "deploy": [("always_nodes", "status")], "status": []}
-    names = {"check": SURVEYS["check"]["name"], "deploy": SURVEYS["deploy"]["name"], "status": SURVEYS["status"]["name"]}
+                         "deploy": [("always_nodes", "status"), ("failure_nodes", "logs")], "status": [], "logs": []}
+    names = {identifier: SURVEYS[identifier]["name"] for identifier in ("check", "deploy", "status", "logs")}
     for identifier, name in names.items():
         assert nodes[identifier]["unified_job_template"]["name"] == "{{ _verl_awx_surveys.%s.name }}" % identifier, name
     assert workflow["extra_vars"] == {"verl_confirm": True} and workflow["ask_variables_on_launch"] is False
@@ -187,9 +284,49 @@ def test_a_failing_status_job_on_a_schedule_is_the_alarm():
     assert schedule["awx.awx.schedule"]["unified_job_template"] == "{{ _verl_awx_surveys.status.name }}"
     assert play["vars"]["verl_awx_status_every_minutes"] > 0
     templates = awx_task(play, "awx.awx.job_template")["awx.awx.job_template"]
-    assert "item == 'status'" in templates["notification_templates_error"]
+    assert templates["notification_templates_error"] == "{{ _verl_awx_notify }}"
     notification = awx_task(play, "awx.awx.notification_template")
     assert notification["no_log"] is True
+
+
+def workflow_failed(nodes, failed):
+    """AWX's rule for a workflow's own status (AWX's WorkflowDAG.has_workflow_failed, awx/main/scheduler/dag_workflow.py):
+    failed when a node failed that has neither failure_nodes nor always_nodes. `failed`: the identifiers of failed nodes."""
+    return any(not (nodes[name].get("related", {}).get("failure_nodes") or nodes[name].get("related", {}).get("always_nodes"))
+               for name in failed)
+
+
+def test_every_failed_node_of_the_workflows_and_every_waiting_approval_is_notified():
+    """A failed deploy goes on to status (always) and logs (failure), so by AWX's own rule the workflow itself does not
+    fail and its error notification would never go: every job template the workflows run notifies its own failure, and
+    each workflow notifies its approvals (AWX's notification_templates_approvals: waiting, approved, denied, timed out)."""
+    play = yaml.safe_load((REPO / "awx/configure.yml").read_text())[0]
+    templates = awx_task(play, "awx.awx.job_template")
+    assert templates["awx.awx.job_template"]["notification_templates_error"] == "{{ _verl_awx_notify }}"
+    flows = [task["awx.awx.workflow_job_template"] for task in play["tasks"] if "awx.awx.workflow_job_template" in task]
+    assert len(flows) == 2
+    for flow in flows:
+        assert flow["notification_templates_error"] == flow["notification_templates_approvals"] == "{{ _verl_awx_notify }}"
+        nodes = {node["identifier"]: node for node in flow["workflow_nodes"]}
+        for name, node in nodes.items():
+            kind = node["unified_job_template"]["type"]
+            assert kind in ("job_template", "workflow_approval"), name
+            if kind == "job_template":  # its template, among those that notify their failures
+                assert re.fullmatch(r"\{\{ _verl_awx_surveys\.(\w+)\.name \}\}", node["unified_job_template"]["name"]).group(1) in templates["loop"]
+    deploy = {node["identifier"]: node for node in flows[0]["workflow_nodes"]}
+    assert not workflow_failed(deploy, ["deploy"]) and workflow_failed(deploy, ["deploy", "logs"])
+    assert workflow_failed(deploy, ["check"])
+    # Configured (or under its older name): the notification is attached; not configured: an empty list, AWX's "none".
+    from jinja2.nativetypes import NativeEnvironment
+
+    def notify(**given):
+        values = dict(play["vars"], **given)  # what -e gives beats the play's vars
+        if isinstance(values["verl_awx_notification"], str):
+            values["verl_awx_notification"] = NativeEnvironment().from_string(values["verl_awx_notification"]).render(**values)
+        return NativeEnvironment().from_string(values["_verl_awx_notify"]).render(**values)
+
+    hook = {"notification_type": "webhook", "notification_configuration": {"url": "https://alerts.example.org/hook"}}
+    assert notify() == [] and notify(verl_awx_status_notification=hook) == notify(verl_awx_notification=hook) == ["verl deploy"]
 
 
 def test_awx_as_code_declares_the_collections_it_uses_and_the_collection_does_not():
@@ -227,16 +364,17 @@ def test_an_awx_deploy_without_confirmation_fails_in_seconds_naming_verl_confirm
     assert_key_nowhere(job)
 
 
-def assert_key_nowhere(job):
-    leaks = [str(path) for path in (job.data_dir / "artifacts").rglob("*") if path.is_file() and KEY in path.read_text(errors="replace")]
-    assert not leaks, "the SwanLab key is in %s" % leaks
-    assert KEY not in job.proc.stdout + job.proc.stderr
+def assert_key_nowhere(job, key=KEY):
+    leaks = [str(path) for path in (job.data_dir / "artifacts").rglob("*") if path.is_file() and key in path.read_text(errors="replace")]
+    assert not leaks, "the key is in %s" % leaks
+    assert key not in job.proc.stdout + job.proc.stderr
 
 
 def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     """The execution environment's file system is thrown away after the job: the scripts travel in the stats."""
-    answers = survey_answers("render", **PATHS, mask="1010000", verl_swanlab_enabled="true", verl_swanlab_mode="cloud",
-                             verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY,
+    # The SwanLab and W&B keys as their credentials inject them.
+    answers = survey_answers("render", **PATHS, mask="1010000", verl_loggers=["console", "swanlab", "wandb"], verl_swanlab_mode="cloud",
+                             verl_swanlab_host="http://10.0.0.9:8000", verl_swanlab_api_key=KEY, verl_wandb_api_key=WANDB_KEY,
                              verl_output_dir=str(tmp_path / "out"), **awx_variables())
     inventory = {"all": {"children": {"ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}},
                                       "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}
@@ -247,21 +385,41 @@ def test_an_awx_render_job_returns_the_scripts_as_artifacts(tmp_path):
     for node, scripts in rendered.items():
         assert sorted(scripts) == ["run_training.sh", "start_verl.sh"]
         assert scripts["start_verl.sh"] == (tmp_path / "out" / node / "start_verl.sh").read_text().rstrip("\n")
-    # The survey's strings arrived as the settings they stand for.
+    # The survey's answers (a string, a multiselect's list) arrived as the settings they stand for.
     training = rendered["node1"]["run_training.sh"]
     assert "\nTRAIN_TP=4\n" in training and "\nUSE_REMOVE_PADDING=True\n" in training, training
+    assert """\nLOGGER='["console","swanlab","wandb"]'\n""" in training, training
+    assert "for key_name in WANDB_API_KEY; do" in rendered["node1"]["start_verl.sh"]
     assert_key_nowhere(job)
+    assert_key_nowhere(job, WANDB_KEY)
+    assert not [path for path in (tmp_path / "out").rglob("*") if path.is_file() and WANDB_KEY in path.read_text()]
 
 
 A3_NPUS = ",".join(str(npu) for npu in range(16))
 MIRROR = "registry.cluster.local:5000/verl/verl:8.2.rc1-910c"
 
 
-def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(tmp_path):
-    """The workflow's survey (the deploy's) answered with its defaults, as AWX sends them, plus the workflow's own
-    verl_confirm=true: an A3 head's 16 NPU ids (host_vars) and an air-gapped site's image (group_vars) still apply,
-    because no question asks for them (before, the survey's `0,...,7` and `""` replaced both). The one answer typed is
-    PP=4: the settings check wants TP x PP to be a multiple of the NPUs per node, and the default 4 x 2 is not one of 16."""
+def test_the_example_inventory_s_batch_stands_when_the_workflow_s_survey_is_left_unanswered(tmp_path):
+    """inventories/example (3 nodes of 8 NPUs, TP 4 x PP 2: 3 data-parallel ranks) holds verl_train_batch_size 48. Its
+    workflow launched with nothing typed, through AWX's own rules (awx_launch): every node's job renders 48, where the
+    survey's old default 32 replaced it (256 sequences cannot be split over 3 ranks, and the launch was refused)."""
+    answers = survey_answers("deploy", verl_confirm=True, verl_output_dir=str(tmp_path / "out"), **awx_variables())
+    assert not set(answers) & {q["variable"] for q in SURVEYS["deploy"]["spec"]}, answers
+    job = run_job(tmp_path, "playbooks/render.yml", REPO / "inventories" / "example", answers, timeout=300,
+                  trusted=("verl_confirm",))
+    assert job.status == "successful", job.describe()
+    rendered = job.artifact_data["verl_rendered"]
+    assert sorted(rendered) == ["npu-node-01", "npu-node-02", "npu-node-03"]
+    for scripts in rendered.values():
+        assert "\nTRAIN_BATCH_SIZE=48\n" in scripts["run_training.sh"], scripts["run_training.sh"]
+
+
+def test_an_a3_inventory_s_values_stand_when_the_workflow_s_survey_is_left_unanswered(tmp_path):
+    """An A3 cluster's inventory: 16 NPU ids per host (host_vars), an air-gapped site's image, TP 4 x PP 4 and the trackers
+    [console, swanlab, tensorboard] with SwanLab offline (group_vars). The workflow's survey (the deploy's) left
+    unanswered, through AWX's own rules, plus the workflow's own verl_confirm=true: each value stands. Before, the
+    survey's TP/PP defaults 4/2 were sent unasked and refused at every launch, and its "Log to SwanLab" default false
+    was sent whatever the inventory said."""
     inventory = tmp_path / "cluster"
     (inventory / "host_vars").mkdir(parents=True)
     (inventory / "group_vars").mkdir()
@@ -269,16 +427,19 @@ def test_an_inventory_per_host_value_survives_a_launch_with_the_survey_defaults(
         "ray_head": {"hosts": {"node1": {"ansible_host": "10.0.0.1"}}}, "ray_workers": {"hosts": {"node2": {"ansible_host": "10.0.0.2"}}}}}}))
     (inventory / "host_vars" / "node1.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
     (inventory / "host_vars" / "node2.yml").write_text(yaml.safe_dump({"verl_npu_devices": A3_NPUS}))
-    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs",
-                                                                          verl_output_dir=str(tmp_path / "out"))))
-    answers = survey_answers("deploy", verl_train_pp="4", verl_confirm=True, **awx_variables())
-    assert not set(answers) & {"verl_npu_devices", "verl_image", "verl_log_dir"}
+    (inventory / "group_vars" / "all.yml").write_text(yaml.safe_dump(dict(
+        PATHS, verl_image=MIRROR, verl_log_dir="/data/verl/logs", verl_output_dir=str(tmp_path / "out"), verl_train_tp=4,
+        verl_train_pp=4, verl_loggers=["console", "swanlab", "tensorboard"], verl_swanlab_mode="offline")))
+    answers = survey_answers("deploy", verl_confirm=True, **awx_variables())
+    assert not set(answers) & {q["variable"] for q in SURVEYS["deploy"]["spec"]}, answers
     job = run_job(tmp_path, "playbooks/render.yml", inventory, answers, timeout=300, trusted=("verl_confirm",))
     assert job.status == "successful", job.describe()
     assert job.artifact_data["verl_render_nodes"] == {node: {"image": MIRROR, "npu_devices": A3_NPUS} for node in ("node1", "node2")}
     start = job.artifact_data["verl_rendered"]["node1"]["start_verl.sh"]
-    assert "\nexport NPU_PER_NODE=16\n" in start, start
-    assert "/data/verl/logs" in job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
+    assert "\nexport NPU_PER_NODE=16\n" in start and "\nexport SWANLAB_MODE=offline\n" in start, start
+    training = job.artifact_data["verl_rendered"]["node1"]["run_training.sh"]
+    assert "\nTRAIN_TP=4\n" in training and "\nTRAIN_PP=4\n" in training and "/data/verl/logs" in training, training
+    assert """\nLOGGER='["console","swanlab","tensorboard"]'\n""" in training, training
 
 
 def test_the_survey_mask_with_leading_zeros_trains_as_typed(tmp_path):

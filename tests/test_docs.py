@@ -273,13 +273,13 @@ def test_the_awx_guides_template_table_is_what_configure_creates():
         match = re.match(r"\| (verl [\w ]+?) \| `playbooks/(\w+)\.yml` \| `(\w+)` \| ([^|]+) \| (\d+) s[^|]*\|$", line)
         if match:
             rows[match.group(2)] = match.groups()
-    swanlab = configure["_verl_awx_swanlab_templates"]
+    trackers = configure["_verl_awx_tracker_templates"]
     assert sorted(rows) == sorted(configure["verl_awx_timeouts"].keys() - {"approval"})
     for template, (name, playbook, survey, credentials, timeout) in rows.items():
         assert (playbook, survey) == (template, template) and surveys[survey]["name"] == name, template
         assert int(timeout) == configure["verl_awx_timeouts"][template], template
         assert credentials.startswith("Machine"), "configure.yml attaches the Machine credential to every template"
-        assert ("SwanLab" in credentials) == (template in swanlab), template
+        assert ("the trackers'" in credentials) == (template in trackers), template
     assert "approval: %d s" % configure["verl_awx_timeouts"]["approval"] in text
     assert "**%s**" % configure["verl_awx_workflow"] in text
 

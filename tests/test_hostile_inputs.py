@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import CONTROL
+from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
 from helpers.launch_helpers import REPO, RULES, SECRET_KEY, SPEC, launch, launch_ok, render, stand_in_path
 
 # A payload touches $VERL_PWNED (set when the scripts run): if the file exists, a payload ran.
@@ -53,7 +54,7 @@ for bad in ["h" + SUBST, "../h", "h\n" + TOUCH]:
 for bad in ["n1\x1b[2J", "n1\u202eexe.sh", "n1\u200b", "n1\ufeff", "n1\x1b]0;title\x07"]:
     case("inventory_hostname", host=bad, head={"name": bad, "ansible_host": "10.0.0.1"})
 # Every text setting of the table (the key is never shown, so it has nothing to show raw; its own cases are below).
-for name in (name for name, option in SPEC.items() if option["type"] == "str" and name != "verl_swanlab_api_key"):
+for name in (name for name, option in SPEC.items() if option["type"] == "str" and name not in SECRETS):
     for bad in ["a\u202eb", "a\x1b[31mb", "a\u2066b"]:
         case(name, **{name: bad})
 
@@ -173,8 +174,8 @@ for bad in ["--index-url=http://evil", "swanlab\n--x", "", "-e/x"]:
 for bad in [["--x\n" + TOUCH], "--no-index"]:
     case("verl_swanlab_pip_args", verl_swanlab_pip_args=bad)
 
-# Trackers: only the names this collection sets up, in a list or one string.
-for bad in [["wandb"], "console;" + TOUCH, ["tensorboard\n" + TOUCH], "console," + SUBST, [{"x": 1}], {"tensorboard": 1}, 5, ["x" * 100]]:
+# Trackers: only the names verl takes, in a list or one string.
+for bad in [["neptune"], "console;" + TOUCH, ["tensorboard\n" + TOUCH], "console," + SUBST, [{"x": 1}], {"tensorboard": 1}, 5, ["x" * 100]]:
     case("verl_loggers", verl_loggers=bad)
 
 # Network.
@@ -250,7 +251,7 @@ def test_there_are_at_least_150_cases_across_every_setting():
     assert len(CASES) >= 150, len(CASES)
     covered = {param.values[0] for param in CASES}
     # The key is never checked here: only whether it is set comes to the check (see the look-alike cases).
-    assert set(SPEC) - covered == {"verl_swanlab_api_key"}
+    assert set(SPEC) - covered == set(SECRETS)
     assert "inventory_hostname" in covered
 
 

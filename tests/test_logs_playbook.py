@@ -18,6 +18,7 @@ from helpers.launch_helpers import REPO
 
 ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 KEY = "sk-logs-test-0123456789abcdefghij"
+WANDB_KEY = "wandb-logs-test-9876543210zyxw"
 
 
 def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
@@ -30,7 +31,7 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     logs = tmp_path / "logs"
     (logs / ".verl-deploy").mkdir(parents=True)
     (logs / "verl_qwen3_8b_dapo_20261201.log").write_bytes(b"step:1 - loss 0.5\n" * 200000)  # 3.6 MB
-    (logs / "start_verl.out").write_text("ray: started\nSWANLAB_API_KEY=%s leaked by something\n" % KEY)
+    (logs / "start_verl.out").write_text("ray: started\nSWANLAB_API_KEY=%s leaked by something\nWANDB_API_KEY=%s too\n" % (KEY, WANDB_KEY))
     (logs / ".verl-deploy" / "launch.json").write_text('{"settings": {"mask": "0000000"}}\n')
     stage = tmp_path / "stage" / "verl"
     stage.mkdir(parents=True)
@@ -46,11 +47,11 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     proc = subprocess.run(
         [ANSIBLE_PLAYBOOK, "-i", str(inventory), "playbooks/logs.yml", "-vvv", "-e", "verl_log_dir=%s" % logs,
          "-e", "verl_host_stage_dir=%s" % stage.parent, "-e", "verl_logs_dir=%s" % out, "-e", "verl_logs_max_mb=1",
-         "-e", "verl_swanlab_api_key=%s" % KEY],
+         "-e", "verl_swanlab_api_key=%s" % KEY, "-e", "verl_wandb_api_key=%s" % WANDB_KEY],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output[-4000:]
-    assert KEY not in output
+    assert KEY not in output and WANDB_KEY not in output
     archives = list(out.glob("verl-logs-*.tar.gz"))
     assert len(archives) == 1 and "logs of 1 of 2 node(s): %s" % archives[0] in " ".join(proc.stdout.split())
     assert oct(archives[0].stat().st_mode & 0o777) == "0o600"
@@ -62,8 +63,9 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
         "head1/deploy-state/launch.json", "head1/scripts/start_verl.sh", "head1/scripts/run_training.sh",
         "head1/scripts/verl_control.env", "head1/scripts/verl_control.sh", "head1/scripts/launch.json", "head1/docker-ps.txt", "head1/container-inspect.json",
     } | ({"head1/npu-smi-info.txt"} if "npu-smi-info.txt" in " ".join(packed) else set())
-    assert all(KEY.encode() not in data for data in packed.values())
+    assert all(KEY.encode() not in data and WANDB_KEY.encode() not in data for data in packed.values())
     assert b"SWANLAB_API_KEY=<redacted> leaked" in packed["head1/training/start_verl.out"]
+    assert b"WANDB_API_KEY=<redacted> too" in packed["head1/training/start_verl.out"]
     log = packed["head1/training/verl_qwen3_8b_dapo_20261201.log"]
     assert 1024 * 1024 < len(log) < 1024 * 1024 + 300 and log.endswith(b"step:1 - loss 0.5\n")
     collection = json.loads(packed["collection.json"])

@@ -173,6 +173,24 @@ def test_swanlab_key_never_shown_or_written(tmp_path):
     assert "export SWANLAB_MODE=cloud" in text and "SWANLAB_API_KEY_FILE=" in text
 
 
+def test_the_trackers_keys_are_never_shown_or_written(tmp_path):
+    """wandb's and MLflow's keys (from a vault file, as -e @file gives them), at -vvvv: not in the output, not in any
+    rendered file; start_verl.sh names the files it reads them from."""
+    out = tmp_path / "out"
+    extra = tmp_path / "secret.yml"
+    keys = {"verl_wandb_api_key": "wandb-" + SECRET_KEY, "verl_mlflow_tracking_token": "mlflow-" + SECRET_KEY}
+    extra.write_text(yaml.safe_dump(keys))
+    proc = playbook(*PATHS, "-e", "verl_output_dir=%s" % out, "-e", "verl_loggers=console,wandb,mlflow",
+                    "-e", '{"verl_extra_env": {"MLFLOW_TRACKING_URI": "http://10.0.0.9:5000"}}', extra_vars_file=extra, verbosity=4)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for key in keys.values():
+        assert key not in proc.stdout + proc.stderr
+        for path in out.rglob("*"):
+            assert not path.is_file() or key not in path.read_text(), path
+    text = (out / "localhost" / "start_verl.sh").read_text()
+    assert "for key_name in WANDB_API_KEY MLFLOW_TRACKING_TOKEN; do" in text and "export MLFLOW_TRACKING_URI=" in text
+
+
 BAD_INPUTS = [
     # (extra vars, variable named, value shown, words of the fix)
     (["-e", "mask=012"], "mask", "'012'", "seven characters"),
@@ -194,7 +212,7 @@ BAD_INPUTS = [
     (["-e", "verl_model_path="], "verl_model_path", "verl_model_path is empty", "absolute path"),
     (["-e", "verl_model_path=models/Qwen3-8B"], "verl_model_path", "'models/Qwen3-8B'", "absolute path"),
     (["-e", "verl_npu_devices=0,1,x"], "verl_npu_devices", "'x'", "whole numbers"),
-    (["-e", "verl_loggers=console,wandb"], "verl_loggers", "'wandb'", "-e verl_loggers=console,tensorboard"),
+    (["-e", "verl_loggers=console,neptune"], "verl_loggers", "'neptune'", "-e verl_loggers=console,tensorboard"),
     (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_api_key=k"], "verl_swanlab_host", "empty", "verl_swanlab_host=http"),
     (["-e", "verl_swanlab_enabled=true", "-e", "verl_swanlab_host=http://10.0.0.9:8000"], "verl_swanlab_api_key", "empty", "vault"),
 ]

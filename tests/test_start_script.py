@@ -244,6 +244,39 @@ def test_swanlab_without_a_key_stops_before_ray(tmp_path, fake):
     assert calls(fake) == []
 
 
+@pytest.mark.parametrize("written", [True, False], ids=["keys-written", "key-missing"])
+def test_the_trackers_keys_come_from_their_protected_files_not_the_script(tmp_path, fake, written):
+    """wandb's and MLflow's keys reach Ray's (and so the training's) environment from their 0600 files, never through the
+    script, an argument list or the output; a key file missing stops before Ray, naming it."""
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+    from helpers.launch_helpers import RULES, SPEC, settings
+
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    values = {"WANDB_API_KEY": "w-" + SECRET_KEY, "MLFLOW_TRACKING_TOKEN": "m-" + SECRET_KEY}
+    for name, value in values.items():
+        if written or name == "WANDB_API_KEY":
+            (keys / name).write_text(value)
+            (keys / name).chmod(0o600)
+    config, errors, _warnings = build(settings(verl_log_dir=str(tmp_path / "logs"), verl_ascend_env_scripts=cann_stand_in(tmp_path / "Ascend"),
+                                               verl_node_ip="10.0.0.1", verl_socket_ifname="eth0", verl_tracker_keys_dir=str(keys),
+                                               verl_loggers="console,wandb,mlflow"),
+                                      SPEC, RULES, host="node1", head={"name": "node1", "ansible_host": "10.0.0.1"},
+                                      secrets_set=("verl_wandb_api_key", "verl_mlflow_tracking_token"))
+    assert not errors, errors
+    folder = write_scripts(config, tmp_path / "out")
+    (folder / "run_training.sh").write_text(STUB_TRAINING)
+    proc, _elapsed = run(folder, fake)
+    said = proc.stdout + proc.stderr + (folder / "start_verl.sh").read_text() + "".join(calls(fake))
+    assert not any(value in said for value in values.values())
+    if not written:
+        assert proc.returncode != 0 and "MLFLOW_TRACKING_TOKEN is not in %s" % keys in proc.stderr and calls(fake) == []
+        return
+    assert proc.returncode == 0, proc.stderr
+    env = (fake[0] / "start_env").read_text().splitlines()
+    assert all("%s=%s" % pair in env for pair in values.items()), env
+
+
 @pytest.mark.parametrize("mode", ["offline", "local"])
 def test_swanlab_modes_without_login_never_pass_a_key_on(tmp_path, fake, mode):
     """verl logs in whenever SWANLAB_API_KEY is set: in offline/local mode that would reach for a server."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import ARGUMENT_SPEC, evaluate
-from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
+from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS, key_forms
 
 
 def masked(value, secrets):
@@ -34,15 +34,20 @@ class ActionModule(ActionBase):
     _requires_connection = False
 
     def _key_forms(self, task_vars):
-        """The SwanLab key's spellings, read here on the controller (never an argument): no setting may hold one."""
-        raw = (task_vars or {}).get("verl_swanlab_api_key")
-        if raw is None:
-            return ()
-        try:
-            key = self._templar.template(raw)
-        except Exception:  # pylint: disable=broad-exception-caught  # a key that refers to facts: left to stage 0
-            return ()
-        return key_forms(key) if isinstance(key, str) else ()
+        """{secret setting: its spellings}, read here on the controller (never an argument): no setting may hold one."""
+        found = {}
+        for name in SECRETS:
+            raw = (task_vars or {}).get(name)
+            if raw is None:
+                continue
+            try:
+                key = self._templar.template(raw)
+            except Exception:  # pylint: disable=broad-exception-caught  # a key that refers to facts: left to stage 0
+                continue
+            forms = key_forms(key) if isinstance(key, str) else ()
+            if forms:
+                found[name] = forms
+        return found
 
     def run(self, tmp=None, task_vars=None):
         result = super().run(tmp, task_vars)

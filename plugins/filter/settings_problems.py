@@ -89,19 +89,22 @@ def _value(view, raw, name):
 
 
 def given(hostvars, host, spec, forms_seen=None):
-    """What the settings check gets of one host: the settings by value (never the key), other verl_* names,
-    whether a key is set, the mask; deferred when something cannot be known before the pre-check. A setting
-    that holds the key (by value, after templating) is left out and becomes a problem that does not show it;
-    the key's forms are added to `forms_seen` (to redact every message)."""
+    """What the settings check gets of one host: the settings by value (never a secret), other verl_* names,
+    whether the SwanLab key and which other secrets are set, the mask; deferred when something cannot be known before
+    the pre-check. A setting that holds a secret (by value, after templating) is left out and becomes a problem that
+    does not show it; the secrets' forms are added to `forms_seen` (to redact every message)."""
     from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
     from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
     view = hostvars[host]
     raw = _raw(view)
-    result = {"settings": {}, "unknown": [], "api_key_set": False, "mask": None, "deferred": False, "problems": []}
-    forms = ()
-    if KEY in raw and not inputs.oversized(raw[KEY]):
-        key, usable = _value(view, raw, KEY)
-        forms = secrets.key_forms(key) if usable and isinstance(key, str) else ()
+    result = {"settings": {}, "unknown": [], "api_key_set": False, "secrets_set": [], "mask": None, "deferred": False, "problems": []}
+    by_secret = {}
+    for name in secrets.SECRETS:
+        if name in raw and not inputs.oversized(raw[name]):
+            key, usable = _value(view, raw, name)
+            forms = secrets.key_forms(key) if usable and isinstance(key, str) else ()
+            if forms:
+                by_secret[name] = forms
     for name in list(raw):
         if not isinstance(name, str) or not (name.startswith("verl_") or name == "mask"):
             continue
@@ -110,22 +113,26 @@ def given(hostvars, host, spec, forms_seen=None):
             continue
         value, usable = _value(view, raw, name)
         result["deferred"] = result["deferred"] or not usable
-        if name == KEY:
-            result["api_key_set"] = usable and len(str(value or "")) > 0
+        if name in secrets.SECRETS:
+            if usable and len(str(value or "")) > 0:
+                if name == KEY:
+                    result["api_key_set"] = True
+                else:
+                    result["secrets_set"].append(name)
             continue
         value = plain(value) if usable and not inputs.oversized(value) else value
         if name == "mask":
             result["mask"] = value
         else:
             result["settings"][name] = value
-    if forms:
-        result["problems"] = secrets.key_problems(dict(result["settings"], mask=result["mask"]), forms)
+    if by_secret:
+        result["problems"] = secrets.problems_of(dict(result["settings"], mask=result["mask"]), by_secret)
         for problem in result["problems"]:
             result["settings"].pop(problem["variable"], None)
             if problem["variable"] == "mask":
                 result["mask"] = None
         if forms_seen is not None:
-            forms_seen.update(forms)
+            forms_seen.update(secrets.all_forms(by_secret))
     return result
 
 

@@ -39,11 +39,17 @@ ALLOWED = (
     ("RAY_BACKEND_LOG_LEVEL", "exact", "Ray (its own log level)", "RAY_BACKEND_LOG_LEVEL=warning"),
     ("RAY_memory_monitor_refresh_ms", "exact", "Ray (the memory monitor)", "RAY_memory_monitor_refresh_ms=0"),
     ("RAY_memory_usage_threshold", "exact", "Ray (the memory monitor)", "RAY_memory_usage_threshold=0.98"),
+    # The trackers of verl_loggers (their keys, tokens and passwords are refused below: secret settings carry them).
+    ("WANDB_", "prefix", "wandb (verl_loggers: wandb)", "WANDB_BASE_URL, WANDB_ENTITY, WANDB_MODE"),
+    ("MLFLOW_", "prefix", "MLflow (verl_loggers: mlflow)", "MLFLOW_TRACKING_URI, MLFLOW_TRACKING_USERNAME"),
+    ("CLEARML_", "prefix", "ClearML (verl_loggers: clearml)", "CLEARML_API_HOST, CLEARML_WEB_HOST, CLEARML_FILES_HOST"),
+    ("MLP_TRACKING_REGION", "exact", "verl's vemlp_wandb tracker (verl_loggers: vemlp_wandb)", "MLP_TRACKING_REGION=cn-beijing"),
+    ("VERL_FILE_LOGGER_", "prefix", "verl's file tracker (verl_loggers: file)", "VERL_FILE_LOGGER_PATH, VERL_FILE_LOGGER_ROOT"),
 )
 # Names under an allowed prefix that still say where a program loads code or data from (a library, an operator
 # package, a plugin, a cache of compiled kernels): refused, whatever the prefix.
 CODE_WORDS = re.compile(r"_(PATH|PATHS|HOME|ROOT|DIR|LIB|LIBS|LIBRARY|PLUGIN|PLUGINS|PRELOAD|MODULE|MODULES)$|(^|_)OPP(_|$)")
-CODE_WORDS_ALLOWED = ("ASCEND_PROCESS_LOG_PATH",)
+CODE_WORDS_ALLOWED = ("ASCEND_PROCESS_LOG_PATH", "VERL_FILE_LOGGER_PATH", "VERL_FILE_LOGGER_ROOT")  # where logs are written
 # The device binding start_verl.sh sets up: ASCEND_RT_VISIBLE_DEVICES from verl_npu_devices, and Ray gives each of
 # verl's workers its own NPU from it. These would replace or undo it.
 DEVICE_BINDING = re.compile(r".*VISIBLE_DEVICES.*|RAY_EXPERIMENTAL_NOSET_.*|ASCEND_DEVICE_ID|NPU_DEVICE_ID", re.IGNORECASE)
@@ -51,9 +57,25 @@ DEVICE_BINDING_WHY = ("overrides the device binding start_verl.sh sets up (ASCEN
                       "and Ray giving each of verl's workers its NPU): in verl, RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES "
                       "stops Ray from setting it per worker, so every worker sees every NPU and the ranks' binding breaks. Fix: "
                       "choose the NPUs with verl_npu_devices")
-# The SwanLab key under any spelling (SWANLAB_API_KEY, SWANLAB_APIKEY, swanlab_key ...).
-KEY_NAME = re.compile(r".*SWANLAB.*KEY.*", re.IGNORECASE)
+# The SwanLab key under any spelling (SWANLAB_API_KEY, SWANLAB_APIKEY, swanlab_key ...), and any other key, token or
+# password (WANDB_API_KEY, MLFLOW_TRACKING_PASSWORD, MLFLOW_TRACKING_TOKEN, CLEARML_API_SECRET_KEY, VOLC_ACCESS_KEY_ID ...).
+KEY_NAME = re.compile(r".*SWANLAB.*KEY.*|(.*_)?(API_?KEY|ACCESS_KEY|SECRET|TOKEN|PASSWORD|PASSWD)(_.*)?", re.IGNORECASE)
+# The trackers' secret settings (the table is _secrets.SECRETS; a test keeps this list equal to it).
+TRACKER_KEY_SETTINGS = ("verl_wandb_api_key", "verl_mlflow_tracking_password", "verl_mlflow_tracking_token",
+                        "verl_clearml_api_access_key", "verl_clearml_api_secret_key", "verl_volc_access_key_id",
+                        "verl_volc_secret_access_key")
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A URL with a password in its userinfo (http://user:password@mlflow:5000).
+USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/@\s]*:[^/@\s]*@")
+
+
+def env_value_problem(value):
+    """Why `value` may not be written into start_verl.sh, or None."""
+    if USERINFO.search(str(value)):
+        return ("holds a password in a URL (user:password@host), which would be written into start_verl.sh and shown. Fix: "
+                "give the URL without it and the password as its secret setting (MLflow: MLFLOW_TRACKING_USERNAME in "
+                "verl_extra_env, the password as verl_mlflow_tracking_password)")
+    return None
 
 
 def allowed_entry(name):
@@ -74,18 +96,20 @@ def env_name_problem(name, reserved=()):
     text = name if isinstance(name, str) else str(name)
     if not NAME.fullmatch(text) or len(text) > 128:
         return "is not an environment variable name. Fix: use letters, digits and _, not starting with a digit"
-    if KEY_NAME.fullmatch(text):
+    if KEY_NAME.fullmatch(text) and "SWANLAB" in text.upper():
         return ("must not carry the SwanLab key: it would be written into start_verl.sh. Fix: give it as verl_swanlab_api_key "
                 "(a secret)")
+    if KEY_NAME.fullmatch(text):
+        return ("must not carry a key, a token or a password: it would be written into start_verl.sh and shown. Fix: give a "
+                "tracker's key as its secret setting (%s), from a vault or an AWX credential" % ", ".join(TRACKER_KEY_SETTINGS))
     if DEVICE_BINDING.fullmatch(text):
         return DEVICE_BINDING_WHY
     if text.upper() in reserved:
         return "is set by start_verl.sh or run_training.sh themselves. Fix: leave it out (the setting that sets it is in docs/settings.md)"
     entry = allowed_entry(text)
     if entry is None:
-        return ("is not a variable the NPU training stack reads (allowed: %s); any other variable may change how a program "
-                "starts or what code it loads (PYTHONPATH, PYTHONUSERBASE, GCONV_PATH, LD_PRELOAD, BASH_ENV ...). Fix: leave it "
-                "out, or set it in the image" % summary())
+        return ("is not a variable the NPU training stack reads (allowed: %s); any other may change how a program starts or "
+                "what code it loads. Fix: leave it out, or set it in the image" % summary())
     if CODE_WORDS.search(text.upper()) and text not in CODE_WORDS_ALLOWED:
         return ("names where %s loads code or data from (a library, an operator package, a plugin, a cache), which is the "
                 "image's to set. Fix: leave it out, or set it in the image" % entry[1])

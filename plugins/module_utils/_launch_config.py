@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _environment as
 from ansible_collections.verl.deploy.plugins.module_utils import _hydra_overrides as hydra_overrides
 from ansible_collections.verl.deploy.plugins.module_utils import _inputs as inputs
 from ansible_collections.verl.deploy.plugins.module_utils import _secrets as secrets
+from ansible_collections.verl.deploy.plugins.module_utils import _trackers as trackers_table
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, chip_refused, choose_image, logical_ids
@@ -53,7 +54,7 @@ SCRIPT_VARIABLES = (
     "HCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "SWANLAB_MODE", "SWANLAB_WORKSPACE", "SWANLAB_LOG_DIR",
     "SWANLAB_HOST", "SWANLAB_API_HOST", "SWANLAB_WEB_HOST", "SWANLAB_API_KEY", "SWANLAB_API_KEY_FILE", "PROJECT_NAME",
     "EXPERIMENT_NAME", "MODEL_PATH", "TRAIN_FILE", "TEST_FILE", "CKPTS_DIR", "LOG_DIR", "LOG_FILE", "LOG_PREFIX", "WORKDIR", "LOGGER", "TENSORBOARD_DIR",
-    "RESUME_FROM_PATH",
+    "RESUME_FROM_PATH", "TRACKER_KEYS_DIR",
     "PATH", "HOME", "SECONDS", "RANDOM", "LINENO", "UID", "EUID", "CANN_SCRIPTS", "CANN_PRESET",
 )
 # The Ascend driver pieces a training container reads from the host (read-only).
@@ -83,10 +84,8 @@ READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads"
 # the readers (verl_control.sh's newest log, logs.yml's bundle, the where-to-look lines) take every log of this form,
 # `LOG_PREFIX*.log`, whatever the model, so a training started before the model changed is still found.
 LOG_PREFIX = "verl_"
-# The trackers (verl's trainer.logger) this collection sets up: verl/utils/tracking.py's Tracking (v0.7.0 to 0.9.x) takes
-# more (wandb, mlflow, clearml, trackio, file, ...), but those need a server, credentials or a file path this collection
-# does not manage. console is always on: status reads its `step:N` lines from the training log.
-LOGGERS = ("console", "swanlab", "tensorboard")
+# The trackers (verl's trainer.logger): every one verl takes (_trackers.py).
+LOGGERS = trackers_table.LOGGERS
 
 
 def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, model_path=""):
@@ -323,9 +322,8 @@ def _rule_loggers(name, entry, value, errors, context):
         return None
     for item in value:
         if item not in LOGGERS:
-            errors.add(name, item, "%s holds %s, which is not a tracker this collection sets up (%s; verl's others need a server or "
-                       "credentials it does not manage). Fix: give a list of %s, e.g. -e %s=console,tensorboard (in YAML a list)." % (
-                           name, inputs.show(item), ", ".join(LOGGERS), ", ".join(LOGGERS), name))
+            errors.add(name, item, "%s holds %s, which is not a tracker verl takes. Fix: give a list of %s, e.g. -e "
+                       "%s=console,tensorboard (in YAML a list)." % (name, inputs.show(item), ", ".join(LOGGERS), name))
             return None
     return [item for index, item in enumerate(value) if item not in value[:index]]
 
@@ -376,6 +374,7 @@ def _rule_env(name, entry, value, errors, context):
         problem = environment.env_name_problem(env_name, SCRIPT_VARIABLES)
         if not problem and (isinstance(env_value, (dict, list, bool)) or env_value is None):
             problem = "must be a string or a number. Fix: give a plain value"
+        problem = problem or environment.env_value_problem(env_value)
         if problem:
             errors.add(name, env_name, "%s has %s, which %s." % (name, inputs.show(env_name), problem))
             return None
@@ -830,7 +829,7 @@ def assemble(merged, values, context, network, swanlab, features):
 
 
 def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, nnodes=1, head=None, mask=None, detected=None,
-          unknown=(), static=False):
+          unknown=(), static=False, secrets_set=()):
     """Validate the settings of one host. Returns (config, errors, warnings).
 
     settings: {verl_name: raw value} of the settings in spec (never the API key); spec: the argument spec
@@ -840,7 +839,8 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     extra var, when given; detected: what the pre-check found on this host ({node_ip, socket_ifname,
     npu_smi_path, models, datasets, chip: {family, name}, model: config.json's facts}), used where the user stated nothing (stated > detected > default);
     unknown: names of other verl_* variables (their values are never passed); static: before any host
-    was contacted (check_inventory), so what only a host's facts can give is not required yet.
+    was contacted (check_inventory), so what only a host's facts can give is not required yet; secrets_set: the names of
+    the trackers' secret settings that were given (_secrets.SECRETS; never their values).
     """
     detected = detected or {}
     head = head or {"name": host}
@@ -866,6 +866,8 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     refused_chip = len(errors)
     image = check_image(values, detected, errors)
     profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
+    tracker_keys = trackers_table.check(values.get("verl_loggers"), values.get("verl_extra_env"), secrets_set, profile, errors,
+                                        warnings) if values.get("verl_loggers") is not None else []
     if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
         check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
     if features:
@@ -881,7 +883,7 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile, values.get("verl_extra_overrides")))
     config.update(image)
     config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
-                   "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source,
+                   "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source, "tracker_keys": tracker_keys,
                    "tensorboard": tensorboard(values["verl_tensorboard_dir"], values["verl_log_dir"], values["verl_project_name"],
                                               values["verl_experiment_name"])
                    if "tensorboard" in values["verl_loggers"] else None})
@@ -927,7 +929,7 @@ def check_inventory(hosts, spec, rules, head):
         _config, errors, _warnings = build(
             settings=given.get("settings") or {}, spec=spec, rules=rules, api_key_set=bool(given.get("api_key_set")), host=host,
             is_head=host == head.get("name"), nnodes=len(hosts), head=head, mask=given.get("mask"),
-            unknown=given.get("unknown") or (), static=True)
+            unknown=given.get("unknown") or (), static=True, secrets_set=given.get("secrets_set") or ())
         for error in errors:
             problems.setdefault(error["msg"], dict(error, hosts=[]))["hosts"].append(host)
     if len(set(npus.values())) > 1:
@@ -984,6 +986,7 @@ ARGUMENT_SPEC = {
     "spec": {"type": "dict", "required": True},
     "rules": {"type": "dict", "required": True},
     "swanlab_api_key_set": {"type": "bool", "default": False},
+    "secrets_set": {"type": "list", "elements": "str", "default": []},
     "unknown": {"type": "list", "elements": "str", "default": []},
     "mask": {"type": "raw"},
     "host": {"type": "str", "required": True},
@@ -1024,23 +1027,24 @@ def _about(errors):
 def evaluate(params, key_forms=()):
     """What verl.deploy.launch_config returns for validated arguments: (result, warnings, values to mask).
 
-    key_forms: the SwanLab key's spellings (_secrets.key_forms), when the caller holds the key on the controller
-    (the action plugin): a setting that holds one is refused without its value, and every form is masked.
+    key_forms: the secrets' spellings, {secret setting: _secrets.key_forms of its value} (or the SwanLab key's alone),
+    when the caller holds them on the controller (the action plugin): a setting that holds one is refused without its
+    value, and every form is masked.
     result is {"failed": True, "msg": ..., ["errors": ...]} or {"changed": False, "config": ...}. Each refusal's text is in msg
     once: errors holds what each is about (rule, variable, value) without its text again, which Ansible would print twice."""
-    mask_values = set(key_forms or ())
+    by_secret = key_forms if isinstance(key_forms, dict) else ({secrets.KEY: tuple(key_forms)} if key_forms else {})
+    mask_values = set(secrets.all_forms(by_secret))
     settings = params["settings"]
-    holding = secrets.key_problems(dict(settings, mask=params.get("mask")), key_forms) if key_forms else []
+    holding = secrets.problems_of(dict(settings, mask=params.get("mask")), by_secret)
     if holding:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (params["host"], len(holding))]
         lines.extend("- " + error["msg"] for error in holding)
         return {"failed": True, "msg": "\n".join(lines), "errors": _about(holding)}, [], mask_values
-    if "verl_swanlab_api_key" in settings:
-        leaked = settings["verl_swanlab_api_key"]
-        if leaked:
-            mask_values.add(str(leaked))
-        return ({"failed": True, "msg": "settings must not hold verl_swanlab_api_key: it never comes to this module "
-                 "(give swanlab_api_key_set)."}, [], mask_values)
+    passed = sorted(name for name in settings if name in secrets.SECRETS)
+    if passed:
+        mask_values.update(str(settings[name]) for name in passed if settings[name])
+        return ({"failed": True, "msg": "settings must not hold %s: a secret never comes to this module (give swanlab_api_key_set "
+                 "or secrets_set)." % ", ".join(passed)}, [], mask_values)
     env = settings.get("verl_extra_env")
     for name, value in (env.items() if isinstance(env, dict) else ()):
         if environment.KEY_NAME.fullmatch(str(name)) and value:
@@ -1051,7 +1055,7 @@ def evaluate(params, key_forms=()):
         config, errors, warnings = build(settings=settings, spec=params["spec"], rules=params["rules"],
                                          api_key_set=params["swanlab_api_key_set"], host=params["host"], is_head=params["is_head"],
                                          nnodes=params["nnodes"], head=params["head"], mask=params["mask"], detected=params["detected"],
-                                         unknown=params["unknown"])
+                                         unknown=params["unknown"], secrets_set=params.get("secrets_set") or ())
     if errors:
         lines = ["%s: %d setting(s) need fixing before anything is changed:" % (inputs.plain_or_shown(params["host"]), len(errors))]
         lines.extend("- " + error["msg"] for error in errors)

@@ -35,7 +35,8 @@ options:
   settings:
     description:
       - The C(verl_) variables of the host, by name, as they are (strings from surveys and C(-e) are converted here).
-      - Must not hold C(verl_swanlab_api_key); only whether it is set comes here, as O(swanlab_api_key_set).
+      - Must not hold a secret (C(verl_swanlab_api_key), a tracker's key); only whether each is set comes here, as
+        O(swanlab_api_key_set) and O(secrets_set).
     type: dict
     required: true
   spec:
@@ -55,6 +56,13 @@ options:
         to the modules that log in.
     type: bool
     default: false
+  secrets_set:
+    description:
+      - The names of the trackers' secret settings that were given (such as C(verl_wandb_api_key)); their values never come
+        to this module, only to their files in the container.
+    type: list
+    elements: str
+    default: []
   unknown:
     description:
       - The names of the other C(verl_) variables in scope, which are not settings (their values are never passed).

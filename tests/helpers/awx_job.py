@@ -34,10 +34,109 @@ def awx_variables(job_id=4242):
             "tower_job_id": job_id, "awx_execution_node": "awx-task"}
 
 
+class LaunchRefused(Exception):
+    """AWX refuses the launch: its errors, as AWX words them (variables_needed_to_start)."""
+
+
+# AWX's survey question types and the type of each one's default (awx/main/constants.py SURVEY_TYPE_MAPPING).
+SURVEY_TYPES = {"text": str, "textarea": str, "password": str, "multiplechoice": str, "multiselect": str, "integer": int,
+                "float": (float, int)}
+
+
+def spec_errors(survey):
+    """What AWX's API refuses in a survey spec when a template is saved with it (ansible/awx, awx/api/views/__init__.py,
+    JobTemplateSurveySpec._validate_spec_data): a name, a description and a non-empty list of questions; each with its
+    type, question_name, variable and required (a bool), a known type, no variable twice, integer min/max, choices for a
+    multiple choice, a default of its type and among the choices (one for a multiplechoice)."""
+    errors = []
+    if not isinstance(survey.get("name"), str) or not isinstance(survey.get("description"), str):
+        errors.append("name and description must be strings")
+    if not isinstance(survey.get("spec"), list) or not survey["spec"]:
+        return errors + ["'spec' doesn't contain any items."]
+    seen = set()
+    for index, item in enumerate(survey["spec"]):
+        missing = [field for field in ("type", "question_name", "variable", "required") if field not in item]
+        if missing or not isinstance(item["required"], bool) or item["type"] not in SURVEY_TYPES:
+            errors.append("question %d: %s" % (index, missing or "type or required"))
+            continue
+        if item["variable"] in seen:
+            errors.append("'variable' '%s' duplicated in survey question %d" % (item["variable"], index))
+        seen.add(item["variable"])
+        if item.get("default", "") != "" and not isinstance(item["default"], SURVEY_TYPES[item["type"]]):
+            errors.append("Default value %s in survey question %d expected to be %s." % (item["default"], index, item["type"]))
+            continue  # AWX answers at the first error of a question
+        errors += ["question %d: %s must be an integer" % (index, key) for key in ("min", "max")
+                   if item.get(key) is not None and not isinstance(item[key], int)]
+        if item["type"] in ("multiselect", "multiplechoice"):
+            if "choices" not in item:
+                errors.append("Survey question %d of type %s must specify choices." % (index, item["type"]))
+            defaults = item.get("default", "")
+            defaults = defaults.splitlines() if isinstance(defaults, str) else defaults
+            if item["type"] == "multiplechoice" and len(defaults) > 1:
+                errors.append("Multiple Choice (Single Select) can only have one default value.")
+            if any(default not in item.get("choices", ()) for default in defaults):
+                errors.append("Default choice must be answered from the choices listed.")
+    return errors
+
+
+def _element_errors(element, data, validate_required=True):
+    """AWX's SurveyJobTemplateMixin._survey_element_validation (awx/main/models/mixins.py), for the types the surveys use:
+    a required question missing, a value of the wrong type, out of min/max, or not among the choices."""
+    name = element["variable"]
+    if name not in data:
+        return ["'%s' value missing" % name] if element["required"] and validate_required else []
+    value, kind = data[name], element["type"]
+    if kind in ("text", "textarea", "password"):
+        if not isinstance(value, str):
+            return ["Value %s for '%s' expected to be a string." % (value, name)]
+        lengths = [(len(value) < int(element["min"])) if element.get("min") not in ("", None) else False,
+                   (len(value) > int(element["max"])) if element.get("max") not in ("", None) else False]
+        return ["'%s' value %s is out of its length bounds." % (name, value)] if any(lengths) else []
+    if kind in ("integer", "float"):
+        if type(value) not in ((int,) if kind == "integer" else (float, int)):  # noqa: E721 - AWX compares types exactly
+            return ["Value %s for '%s' expected to be %s." % (value, name, "an integer" if kind == "integer" else "a numeric type")]
+        bound = int if kind == "integer" else float
+        low = element.get("min") not in ("", None) and value < bound(element["min"])
+        high = element.get("max") not in ("", None) and value > bound(element["max"])
+        return ["'%s' value %s is out of bounds." % (name, value)] if low or high else []
+    if kind == "multiselect":
+        if type(value) is not list:
+            return ["'%s' value is expected to be a list." % name]
+        return ["Value %s for '%s' expected to be one of %s." % (item, name, element["choices"]) for item in value
+                if item not in element["choices"]]
+    if kind == "multiplechoice":
+        return [] if value in element["choices"] else ["Value %s for '%s' expected to be one of %s." % (value, name, element["choices"])]
+    raise AssertionError("survey type %s is not modelled here" % kind)
+
+
+def awx_launch(spec, typed=None, template_extra_vars=None):
+    """The extra vars AWX gives a job whose survey is `spec` (its questions) when the launcher typed `typed`.
+
+    AWX's own rules (ansible/awx, awx/main/models/mixins.py, SurveyJobTemplateMixin): _accept_or_ignore_variables
+    validates the answers against each question (_survey_element_validation): a required question without an answer is
+    "'<variable>' value missing" and the launch is refused; _update_unified_job_kwargs then builds the extra vars as
+    the template's extra vars, then the default of every question (required or not) whose default is not None and
+    passes that validation, then the answers typed. So a question with a default sends it whenever nobody typed one,
+    and only a question without a default (None) sends nothing."""
+    typed = dict(typed or {})
+    errors = [error for element in spec for error in _element_errors(element, typed)]
+    if errors:
+        raise LaunchRefused(errors)
+    extra_vars = dict(template_extra_vars or {})
+    for element in spec:
+        default = element.get("default")
+        if default is not None and not _element_errors(element, {element["variable"]: default}):
+            extra_vars[element["variable"]] = default
+    extra_vars.update(typed)
+    return extra_vars
+
+
 def survey_answers(template, **answers):
-    """The survey's defaults (each as AWX sends it) with the given answers on top."""
-    values = {q["variable"]: q["default"] for q in SURVEYS[template]["spec"] if "default" in q}
-    values.update(answers)
+    """What AWX sends for the survey of `template` with these answers typed (awx_launch); the rest of `answers`
+    (AWX's own awx_* variables, a credential's injected extra vars, a test's settings) is added as it is."""
+    asked = {element["variable"] for element in SURVEYS[template]["spec"]}
+    values = awx_launch(SURVEYS[template]["spec"], {k: v for k, v in answers.items() if k in asked})
+    values.update({k: v for k, v in answers.items() if k not in asked})
     return values
 
 

@@ -18,6 +18,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import build
+from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import CONTROL_VALUES, control_values
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sim"))
@@ -60,7 +61,7 @@ def settings(**overrides):
     """The settings of one host: defaults, then BASE, then `overrides` (as the user would state them).
     Defaults that follow another variable (Jinja in defaults/main.yml) are left out: the launch
     configuration derives them from the table's default_from, as Ansible would from the Jinja."""
-    values = {k: v for k, v in DEFAULTS.items() if k != "verl_swanlab_api_key" and not (isinstance(v, str) and "{{" in v)}
+    values = {k: v for k, v in DEFAULTS.items() if k not in SECRETS and not (isinstance(v, str) and "{{" in v)}
     values.update(BASE)
     values.update(overrides)
     values.pop("mask", None)

@@ -25,7 +25,7 @@ KEY = SETTINGS["verl_swanlab_api_key"]
 
 
 def answers(template, **more):
-    """The survey filled in for this cluster (its paths, batch, NPUs, TP, image, algorithm, mask, SwanLab offline), as AWX sends it,
+    """The survey filled in for this cluster (its paths, batch, NPUs, TP, image, algorithm, mask, trackers, SwanLab offline), as AWX sends it,
     plus, for deploy and render, the key the SwanLab credential injects."""
     filled = {}
     if template in ("deploy", "render"):
@@ -35,15 +35,14 @@ def answers(template, **more):
                       verl_image=os.environ["VERL_SIM_VERL_LOCAL_IMAGE"], verl_swanlab_enabled="true",
                       verl_swanlab_mode=SETTINGS["verl_swanlab_mode"], verl_train_batch_size=CLUSTER["verl_train_batch_size"],
                       # The scenario's node is an Atlas A3: its 16 chips, and a TP that fits them.
-                      verl_npu_devices=SETTINGS["verl_npu_devices"], verl_train_tp=SETTINGS["verl_train_tp"],
+                      verl_npu_devices=SETTINGS["verl_npu_devices"], verl_train_tp=str(SETTINGS["verl_train_tp"]),
                       # As long as the scenario's other deploys: the training (like verl) ends after its last step.
-                      verl_train_steps=str(SETTINGS["verl_train_steps"]))
+                      verl_train_steps=SETTINGS["verl_train_steps"], verl_loggers=SETTINGS["verl_loggers"])
     values = survey_answers(template, **filled)
     if template in ("deploy", "render"):
         # The SwanLab credential (attached to these templates) and the job template's own extra vars.
-        # verl_loggers and the old log-prob pass's micro batch are the cluster's (no survey asks them): the running training
-        # was started with TensorBoard on and that micro batch.
-        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"], verl_loggers=SETTINGS["verl_loggers"],
+        # The old log-prob pass's micro batch is the cluster's (no survey asks it): the running training was started with it.
+        values.update(verl_swanlab_api_key=KEY, verl_swanlab_log_dir=SETTINGS["verl_swanlab_log_dir"],
                       verl_rollout_log_prob_micro_batch_size_per_gpu=SETTINGS["verl_rollout_log_prob_micro_batch_size_per_gpu"])
     values.update(more)
     return values

@@ -27,7 +27,8 @@ def test_the_argument_spec_offers_the_table_and_its_default():
 
 def test_the_awx_survey_offers_the_table_and_its_default():
     question = yaml.safe_load((REPO / "awx" / "surveys.yml").read_text())["questions"]["algorithm"]
-    assert question["choices"] == KEYS and question["default"] == algorithms.DEFAULT
+    assert question["choices"] == KEYS and "default" not in question
+    assert question["question_description"].endswith("else the table's default (docs/algorithms.md).")
 
 
 def test_the_algorithms_page_is_generated_from_the_table():

@@ -270,16 +270,14 @@ def test_loggers_rule_takes_a_list_or_a_string(raw, expected):
     assert lc._rule_loggers("verl_loggers", MERGED["verl_loggers"], raw, errors, {}) == expected and not errors
 
 
-@pytest.mark.parametrize("bad", [["console", "wandb"], "mlflow", ["TensorBoard"]])
+@pytest.mark.parametrize("bad", [["console", "neptune"], "WandB", ["TensorBoard"]])
 def test_unknown_logger_is_refused_naming_the_list_and_the_fix_works(bad):
     """A name outside verl's own list stops verl at the start with `AssertionError: TensorBoard is not supported`
-    (verl/utils/tracking.py, Tracking.__init__); wandb and mlflow are verl's but need a login or a server this collection
-    does not set up (wandb: `api_key not configured (no-tty)`): refused before anything is changed."""
+    (verl/utils/tracking.py, Tracking.__init__): refused before anything is changed."""
     _config, errors, _warnings = launch(verl_loggers=bad)
     assert [e["variable"] for e in errors] == ["verl_loggers"], errors
     msg = errors[0]["msg"]
-    assert "console, swanlab, tensorboard" in msg and "Fix: give a list of" in msg
-    assert "Fix: give a list of console, swanlab, tensorboard, e.g. -e verl_loggers=console,tensorboard" in msg
+    assert "Fix: give a list of %s, e.g. -e verl_loggers=console,tensorboard" % ", ".join(lc.LOGGERS) in msg
     fixed = launch_ok(verl_loggers="console,tensorboard")  # the fix the message gives, as -e gives it
     assert fixed["loggers"] == ["console", "tensorboard"]
 
