@@ -38,6 +38,9 @@ NOT_IN_RECORD = frozenset((
     "confirm", "confirm_timeout", "status_stall_seconds", "status_fail_on", "logs_dir", "logs_max_mb",
     "compare_steps", "compare_warmup", "compare_timeout", "compare_retry_failed", "compare_dir", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
+    # Which trackers' keys were given (never their values) and where the container keeps them: the trackers themselves are
+    # recorded (loggers), and a key given or moved changes nothing the training computes.
+    "tracker_keys", "tracker_keys_dir",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
 ))
 STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch")

@@ -36,8 +36,11 @@ def test_the_same_settings_make_no_drift():
 def test_settings_that_never_need_a_restart_make_no_drift():
     quiet = record(verl_train_start_timeout=999, verl_ray_wait_timeout=999, verl_ray_join_retries=3, verl_ray_join_timeout=15,
                    verl_status_log_lines=5, verl_output_dir="/tmp/elsewhere", verl_image="registry:5000/other:tag",
-                   verl_logs_dir="/tmp/other-logs", verl_logs_max_mb=5)
+                   verl_logs_dir="/tmp/other-logs", verl_logs_max_mb=5, verl_tracker_keys_dir="/root/elsewhere")
     assert launch_drift(record(), quiet) == []
+    # A training started before the trackers' keys were kept (an earlier release's record) is no drift for them either.
+    old = record()
+    assert "tracker_keys" not in old["settings"] and "tracker_keys_dir" not in old["settings"]
 
 
 @pytest.mark.parametrize("mask, expected", [
