@@ -211,7 +211,10 @@ class CallbackModule(DefaultCallback):
     def v2_runner_on_unreachable(self, result):
         super().v2_runner_on_unreachable(result)
         self._note(result, "unreachable")
-        self._keep(result, "unreachable", problem_text(result.result))
+        # A task that ignores unreachable nodes hands them to the playbook's verdict, which names each with why and the
+        # fix: its raw message is said once there (and whole in the log file), not here too.
+        if not getattr(result.task, "ignore_unreachable", False):
+            self._keep(result, "unreachable", problem_text(result.result))
 
     def v2_runner_on_skipped(self, result):
         super().v2_runner_on_skipped(result)

@@ -243,3 +243,17 @@ def test_what_a_node_reports_reaches_the_console_inert_and_the_log_raw(run):
     assert any(line.startswith("FAILED on node2: the training ended: step:3 \\x1b[1A") for line in lines), lines
     # The log file keeps the whole message as Ansible's default callback renders it.
     assert run.log.count("step:3 ") == 2 and "forged\u202eevil" in run.log
+
+
+def test_a_node_that_did_not_answer_a_task_ignoring_it_is_left_to_the_verdict(run):
+    """The first contact ignores unreachable nodes (ignore_unreachable) and the playbook's verdict names each with why and
+    the fix: the console does not say the raw message too; the stage and the result count it, the log keeps it whole."""
+    run.start(DEPLOY)
+    run.play(1)
+    task = Task.load({"name": "Read the node", "command": "true", "ignore_unreachable": True})
+    run.plugin.v2_playbook_on_task_start(task, False)
+    run.result(task, "node2", "unreachable", msg="Failed to connect to the host via ssh: ssh: connect to host 10.0.0.2 port 22: "
+                                                 "Connection refused")
+    lines = run.end()
+    assert not any(line.startswith("UNREACHABLE on") for line in lines), lines
+    assert any("UNREACHABLE: node2" in line for line in lines) and "Connection refused" in run.log
