@@ -59,7 +59,7 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     with tarfile.open(archives[0]) as tar:
         packed = {member.name[len(run) + 1:]: tar.extractfile(member).read() for member in tar if member.isfile()}
     assert set(packed) == {
-        "collection.json", "head1/MANIFEST.json", "head1/training/verl_qwen3_8b_dapo_20261201.log", "head1/training/start_verl.out",
+        "collection.json", "first-failure.txt", "head1/MANIFEST.json", "head1/training/verl_qwen3_8b_dapo_20261201.log", "head1/training/start_verl.out",
         "head1/deploy-state/launch.json", "head1/scripts/start_verl.sh", "head1/scripts/run_training.sh",
         "head1/scripts/verl_control.env", "head1/scripts/verl_control.sh", "head1/scripts/launch.json", "head1/docker-ps.txt", "head1/container-inspect.json",
     } | ({"head1/npu-smi-info.txt"} if "npu-smi-info.txt" in " ".join(packed) else set())
@@ -68,6 +68,8 @@ def test_logs_from_a_head_without_docker_and_an_unreachable_worker(tmp_path):
     assert b"WANDB_API_KEY=<redacted> too" in packed["head1/training/start_verl.out"]
     log = packed["head1/training/verl_qwen3_8b_dapo_20261201.log"]
     assert 1024 * 1024 < len(log) < 1024 * 1024 + 300 and log.endswith(b"step:1 - loss 0.5\n")
+    # A healthy log names no failure (the first failure of a failed training: the failure table's tests).
+    assert packed["first-failure.txt"].startswith(b"no line of the failure table")
     collection = json.loads(packed["collection.json"])
     assert collection["nodes"]["gone2"]["state"] == "unreachable"
     assert "Connection refused" in collection["nodes"]["gone2"]["reason"]

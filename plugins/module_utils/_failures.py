@@ -18,6 +18,7 @@ data. No Ansible imports: the same module is read by the controller and, as plai
 from __future__ import annotations
 
 import calendar
+import os
 import re
 import time
 
@@ -327,3 +328,38 @@ def diagnose(head_lines, nodes=None, offsets=None, head="head", ip_nodes=None, s
     verdict = first_failure(found, offsets, since)
     lines, stats = say(verdict)
     return lines, dict(stats, evidence=evidence_lines(verdict)) if stats["failed"] else stats
+
+
+# What logs.yml's bundle holds of a node that the diagnosis reads (roles/day2/vars/main.yml: _day2_logs_sources): the
+# training's logs and starts' output, Ray's session logs, CANN's plog and the host's NPU log (not the scripts, the deploy's
+# state or the commands' output).
+BUNDLE_SOURCES = ("training", "ray", "cann-plog", "host-npu-log")
+
+
+def diagnose_bundle(folder, head, max_kb=256):
+    """logs.yml's collection (<folder>/<node>/<source>/...): the first failure of every node's collected logs, each file's
+    last max_kb KB read, the nodes' clocks taken as the controller's (the bundle measures none), the lines and files
+    before the head's training started (its deploy-state/started_at, less ten minutes) left out as an earlier run's.
+    The text of first-failure.txt: the three lines (or that none was found), then every matching line in time order."""
+    found = {}
+    for node in sorted(os.listdir(folder)):
+        for source in BUNDLE_SOURCES:
+            root = os.path.join(folder, node, source)
+            for path in sorted(os.path.join(where, name) for where, _dirs, names in os.walk(root) for name in names):
+                try:
+                    with open(path, "rb") as handle:
+                        handle.seek(max(0, os.path.getsize(path) - max_kb * 1024))
+                        lines = handle.read().decode("utf-8", "replace").splitlines()
+                    mtime = os.path.getmtime(path)
+                except OSError:
+                    continue
+                found.setdefault(node, []).extend(events(node, os.path.relpath(path, os.path.join(folder, node)), lines, mtime))
+    try:
+        with open(os.path.join(folder, head, "deploy-state", "started_at"), encoding="utf-8") as handle:
+            since = float(handle.read().strip()) - 600
+    except (OSError, ValueError):
+        since = None
+    verdict = first_failure(found, None, since)
+    lines, _stats = say(verdict)
+    return "\n".join((lines or ["no line of the failure table (docs/troubleshooting.md) in the collected logs"]) + [""]
+                     + evidence_lines(verdict)) + "\n"

@@ -43,7 +43,7 @@ def test_logs_collects_every_node_bounded_and_without_the_key(tmp_path):
     assert "logs of 3 of 3 node(s)" in proc.output, tail(proc)
     path, packed = archive_of(proc)
     assert path.parent == tmp_path and len(list(tmp_path.glob("*.tar.gz"))) == 1
-    assert {name.split("/")[0] for name in packed} == set(nodes()) | {"collection.json"}
+    assert {name.split("/")[0] for name in packed} == set(nodes()) | {"collection.json", "first-failure.txt"}
     for node in nodes():
         mine = {name.split("/", 1)[1] for name in packed if name.startswith(node + "/")}
         assert {"MANIFEST.json", "npu-smi-info.txt", "container-inspect.json", "scripts/start_verl.sh", "scripts/run_training.sh",
@@ -80,5 +80,5 @@ def test_logs_reports_a_node_that_does_not_answer_and_collects_the_others(tmp_pa
     assert proc.returncode == 0, tail(proc)
     assert "logs of 2 of 3 node(s)" in proc.output and "%s: NOT COLLECTED: the node did not answer" % WORKERS[1] in proc.output, tail(proc)
     _path, packed = archive_of(proc)
-    assert {name.split("/")[0] for name in packed} == {HEAD, WORKERS[0], "collection.json"}
+    assert {name.split("/")[0] for name in packed} == {HEAD, WORKERS[0], "collection.json", "first-failure.txt"}
     assert json.loads(packed["collection.json"])["nodes"][WORKERS[1]]["state"] == "unreachable"

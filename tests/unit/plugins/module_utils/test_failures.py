@@ -297,3 +297,29 @@ def test_lines_before_the_trainings_start_are_an_earlier_runs():
 def test_untimed_lines_give_the_general_row_way_to_the_specific_one_below_it():
     lines = [REAL["hccl_socket_timeout"][0], "[rank1]: EI0006: Getting socket times out."]
     assert fl.first_failure({"head": fl.events("head", "training log", lines)})["first"]["key"] == "hccl_socket_timeout"
+
+
+def test_the_logs_bundle_names_the_first_failure_across_the_nodes(tmp_path):
+    """logs.yml's collection: the worker's Ray log holds the cause, the head's training log its followers; an earlier run's
+    error (before the training's start) and the scripts' folder are not read."""
+    import os
+    start = 1_700_000_000
+    (tmp_path / "head" / "deploy-state").mkdir(parents=True)
+    (tmp_path / "head" / "deploy-state" / "started_at").write_text("%d\n" % start)
+    (tmp_path / "head" / "training").mkdir()
+    (tmp_path / "head" / "training" / "verl_run.log").write_text("\n".join(HEAD_LOG) + "\n")
+    (tmp_path / "head" / "scripts").mkdir()
+    (tmp_path / "head" / "scripts" / "start_verl.sh").write_text(REAL["npu_oom"][1] + "\n")
+    ray = tmp_path / "w2" / "ray"
+    ray.mkdir(parents=True)
+    (ray / "worker-1.err").write_text("\n".join(WORKER_ERR) + "\n")
+    (ray / "worker-0.err").write_text(REAL["hydra_config"][0] + "\n")
+    os.utime(tmp_path / "head" / "training" / "verl_run.log", (start + 120, start + 120))
+    os.utime(ray / "worker-1.err", (start + 100, start + 100))
+    os.utime(ray / "worker-0.err", (start - 3600, start - 3600))  # an earlier run's
+    text = fl.diagnose_bundle(str(tmp_path), "head")
+    assert text.startswith("first failure: w2 at 2023-11-14 22:15:00 UTC, NPU out of memory"), text
+    assert "ray/worker-1.err" in text and "scripts" not in text and "hydra" not in text.lower(), text
+    empty = tmp_path / "empty"
+    (empty / "head" / "training").mkdir(parents=True)
+    assert fl.diagnose_bundle(str(empty), "head").startswith("no line of the failure table")
