@@ -352,7 +352,7 @@ def test_the_heads_ray_step_says_its_sentences_and_answers_how_it_took_the_lock(
     assert first.returncode == 0, first.stderr
     assert said(first) == ["ray: started"] and "Ray runtime started." in first.stderr, first.stdout
     assert answer_of(first) == {"changed": "true", "state": "started", "lock": "free", "members": "", "complete": "false",
-                                         "released": "false"}
+                                "released": "false"}
     assert answer_of(control("ray", **no_ray, **lock_env("run-a")))["lock"] == "held"
     assert answer_of(control("ray", **no_ray))["lock"] == "none"
     # Another deploy (run-b) waits for run-a's lock, which run-a releases meanwhile.
@@ -390,7 +390,7 @@ def test_a_whole_ray_left_alone_releases_the_lock_when_the_deploy_has_nothing_el
     assert proc.returncode == 0, proc.stderr
     assert said(proc) == ["ray: the head runs at 10.0.0.1:9182; left alone."], proc.stdout
     assert answer_of(proc) == {"changed": "false", "state": "in-cluster", "lock": "free", "members": "10.0.0.2=8",
-                                        "complete": "true", "released": "true"}
+                               "complete": "true", "released": "true"}
     assert not lock.exists()
     for env in (dict(whole, **lock_env("run-a")), dict(whole, **asked, VERL_DEPLOY_LOCK_KEEP="1")):
         proc = control("ray", **env)
@@ -412,7 +412,7 @@ def test_a_head_whose_ray_timed_out_at_startup_is_stopped_and_started_once_more(
     proc = control("ray", RAY_FAILS=str(fails), **no_ray)
     assert proc.returncode == 0, proc.stderr
     assert said(proc) == ["ray: the head's Ray did not start at 10.0.0.1:9182 (attempt 1 of 2); stopping this node's stale "
-                                      "Ray first.", "ray: started"], proc.stdout
+                          "Ray first.", "ray: started"], proc.stdout
     fails.write_text("2")
     proc = control("ray", RAY_FAILS=str(fails), **no_ray)
     assert proc.returncode != 0 and proc.stderr.strip().splitlines()[-1].endswith("the GCS has become overloaded."), proc.stderr

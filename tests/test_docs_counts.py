@@ -127,8 +127,8 @@ def test_every_playbook_a_page_names_exists():
 def test_the_algorithms_named_together_are_all_of_them():
     """`DAPO/GRPO` where GSPO is an algorithm too: a list of the algorithms, in the pages or galaxy.yml, is all of them."""
     together = re.compile(r"\b(?:%s)(?:/(?:%s))+\b" % ("|".join(LABELS), "|".join(LABELS)))
-    sources = [*lines_of_pages(), *(("galaxy.yml:%d" % index, line) for index, line in
-                                     enumerate((REPO / "galaxy.yml").read_text(encoding="utf-8").splitlines(), 1))]
+    galaxy = (REPO / "galaxy.yml").read_text(encoding="utf-8").splitlines()
+    sources = [*lines_of_pages(), *(("galaxy.yml:%d" % index, line) for index, line in enumerate(galaxy, 1))]
     stale = ["%s: %r (the algorithms: %s)" % (where, match.group(0), "/".join(LABELS))
              for where, line in sources for match in together.finditer(line) if sorted(match.group(0).split("/")) != sorted(LABELS)]
     assert not stale, stale

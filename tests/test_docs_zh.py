@@ -80,7 +80,7 @@ def test_the_chinese_guide_has_the_english_guides_commands_and_settings(english,
 @pytest.mark.parametrize("english,chinese", PAIRS)
 def test_the_chinese_guide_has_the_english_guides_sections_in_order(english, chinese):
     theirs, ours = headings(read(english)), headings(read(chinese))
-    if [level for level, _ in theirs] != [level for level, _ in ours]:
+    if [heading[0] for heading in theirs] != [heading[0] for heading in ours]:
         rows = ["%-3s %-70s %s" % (number, "#" * a[0] + " " + a[1] if a else "-", "#" * b[0] + " " + b[1] if b else "-")
                 for number, (a, b) in enumerate(zip(theirs + [None] * len(ours), ours + [None] * len(theirs)), 1)
                 if a or b]

@@ -56,7 +56,7 @@ def test_with_every_node_unreachable_each_playbook_names_them_with_the_fix(inven
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert said in text, proc.stdout
     # Each node named with why and what to check (the fix said once for the nodes it fits, or once per node).
-    assert all(text.split("Result:")[0].count(" %s" % node) >= 1 for node in ("node1", "node2")), proc.stdout
+    assert all(text.split("Result:", maxsplit=1)[0].count(" %s" % node) >= 1 for node in ("node1", "node2")), proc.stdout
     assert text.count(FIX) >= 1, proc.stdout
     assert "has no attribute" not in text and "is undefined" not in text, proc.stdout
     assert "changed on 0" in text or "changed on 1" in text  # the controller's own state file only (compare, smoke)

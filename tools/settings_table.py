@@ -378,5 +378,5 @@ if __name__ == "__main__":
     VERSIONS_FILE.write_text(versions_text())
     for page in (TROUBLESHOOTING_FILE, TROUBLESHOOTING_ZH_FILE):
         page.write_text(troubleshooting_text(page))
-    print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE,
-                                                                         TROUBLESHOOTING_FILE, TROUBLESHOOTING_ZH_FILE)))
+    WRITTEN = (DEFAULTS_FILE, DOCS_FILE, ALGORITHMS_FILE, VERSIONS_FILE, TROUBLESHOOTING_FILE, TROUBLESHOOTING_ZH_FILE)
+    print("wrote %s" % ", ".join(str(path.relative_to(REPO)) for path in WRITTEN))

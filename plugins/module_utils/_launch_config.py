@@ -986,7 +986,7 @@ ARGUMENT_SPEC = {
     "spec": {"type": "dict", "required": True},
     "rules": {"type": "dict", "required": True},
     "swanlab_api_key_set": {"type": "bool", "default": False},
-    "secrets_set": {"type": "list", "elements": "str", "default": []},
+    "secrets_set": {"type": "list", "elements": "str", "default": [], "no_log": False},
     "unknown": {"type": "list", "elements": "str", "default": []},
     "mask": {"type": "raw"},
     "host": {"type": "str", "required": True},

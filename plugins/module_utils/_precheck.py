@@ -141,8 +141,8 @@ def npu_smi_failed(checked):
         return ""
     msg = " ".join(str(npu.get("msg") or "").split())
     # npu_info's "not found" names its own fix: one fix per problem.
-    return "npu-smi failed: %s%s" % (msg, "" if "Fix: " in msg else " Fix: check the Ascend driver on the host (npu-smi info), or "
-                                               "set verl_npu_smi_path.")
+    fix = "" if "Fix: " in msg else " Fix: check the Ascend driver on the host (npu-smi info), or set verl_npu_smi_path."
+    return "npu-smi failed: %s%s" % (msg, fix)
 
 
 def npus_missing_unhealthy_or_held(checked):

@@ -61,10 +61,12 @@ def step_result(step, result):
     reads needs no answer; answer: its answer as a dict; said: its sentences for people; training (training-state): the
     training as parse_training_state reads it; members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
     text = result.get("stdout", "")
-    if step is None:
-        answer, said = parse_lines(text), sentences(text)
-        return {"changed": answer.get("changed") == "true", "answer": answer, "said": said}
     read = read_answer(text)
+    if step is None:
+        # A role's script, or a background job collected without its step's name (a worker's join): a document is read as
+        # a document.
+        answer, said = (read["answer"], read["said"]) if read["read"] else (parse_lines(text), sentences(text))
+        return {"changed": answer.get("changed") == "true", "answer": answer, "said": said}
     found = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": read["answer"], "said": read["said"]}
     if step == "training-state":
         found["training"] = parse_training_state(text)

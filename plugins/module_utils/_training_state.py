@@ -440,8 +440,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     widths = [max(len(str(row[i])) for row in [header] + rows) for i in range(len(header))]
     table = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
     failing = [text for kind, text in alarms if kind in (fail_on or ())]
-    lines = failure_lines + table + ["training: %s%s" % (state.upper() if state in FAIL_ON else state,
-                                                       "; " + progress["text"] if progress["text"] else "")]
+    said = "training: %s%s" % (state.upper() if state in FAIL_ON else state, "; " + progress["text"] if progress["text"] else "")
+    lines = failure_lines + table + [said]
     if phase["phase"] and state != "stalled":
         lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
     lines += ["ALARM: %s" % text for text in failing]

@@ -161,7 +161,7 @@ def folder(root, patterns, depth):
         read(path)
 
 folder(os.path.join(args["ray_temp_dir"], "session_latest", "logs"), ["*.err", "*.out"], 0)
-plogs = args["plog_dirs"] or [os.environ.get("ASCEND_PROCESS_LOG_PATH") or os.path.expanduser("~/ascend/log")]
+plogs = args["plog_dirs"] or [os.environ.get("ASCEND_PROCESS_LOG_PATH") or os.path.join(os.environ.get("HOME") or "/root", "ascend", "log")]
 for root in plogs:
     folder(root, ["*.log"], 3)
 now = time.time()

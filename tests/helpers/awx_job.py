@@ -100,7 +100,7 @@ def _element_errors(element, data, validate_required=True):
         high = element.get("max") not in ("", None) and value > bound(element["max"])
         return ["'%s' value %s is out of bounds." % (name, value)] if low or high else []
     if kind == "multiselect":
-        if type(value) is not list:
+        if not isinstance(value, list):
             return ["'%s' value is expected to be a list." % name]
         return ["Value %s for '%s' expected to be one of %s." % (item, name, element["choices"]) for item in value
                 if item not in element["choices"]]

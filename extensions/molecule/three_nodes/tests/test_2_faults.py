@@ -155,7 +155,8 @@ def test_a_changed_mask_while_training_stops_the_deploy_unless_verl_restart():
 
 
 def last_step():
-    line = in_verl(HEAD, "bash /verl/verl_control.sh training-state | grep ^last_step=").stdout.split()
+    """The step the training logged last, from the control script's answer (one JSON document)."""
+    line = json.loads(in_verl(HEAD, "bash /verl/verl_control.sh training-state").stdout)["answer"]["last_step"].split()
     return int(line[-1]) if len(line) == 2 else 0
 
 

@@ -4,8 +4,6 @@
 between the control script's primitives (one table each)."""
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
@@ -135,8 +133,8 @@ def fake(answers):
 
 
 def looked(look, said=""):
-    return {"ray-look": {"stdout": said + "".join("%s=%s\n" % (key, str(value).lower() if isinstance(value, bool) else value)
-                                                for key, value in look.items())}}
+    facts = "".join("%s=%s\n" % (key, str(value).lower() if isinstance(value, bool) else value) for key, value in look.items())
+    return {"ray-look": {"stdout": said + facts}}
 
 
 @pytest.mark.parametrize("step, args, lock_env, answers, rc, said, answer, calls", [

@@ -226,8 +226,7 @@ def test_a_worker_failing_first_is_named_not_the_heads_followers():
 def test_the_clock_offsets_order_the_nodes():
     # w1's HCCL timeout (03:49:57) is stamped before w2's error (04:30), but w1's clock is an hour behind
     found = {"w1": fl.events("w1", "plog", REAL["hccl_socket_timeout"][3:]),
-             "w2": fl.events("w2", "worker.err", ["[2025-07-23 04:30:00,000 E 1 1] core_worker.cc:1: x",
-                                                   REAL["npu_oom"][1]])}
+             "w2": fl.events("w2", "worker.err", ["[2025-07-23 04:30:00,000 E 1 1] core_worker.cc:1: x", REAL["npu_oom"][1]])}
     assert fl.first_failure(found)["first"]["node"] == "w1"
     assert fl.first_failure(found, {"w1": -3600})["first"]["node"] == "w2"
 

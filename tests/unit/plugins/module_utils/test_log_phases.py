@@ -99,7 +99,8 @@ def test_the_tail_is_read_from_the_status_answer():
 
 
 def _nodes(tail, quiet=5000):
-    answer = document([], {"role": "head", "raylet": "running", "current_ip": "10.0.0.1", "npus": "8", "listed": "10.0.0.1=8", "pid": "7", "exit_code": "", "started_at": "50", "first_step": "100 1", "last_step": "200 83",
+    answer = document([], {"role": "head", "raylet": "running", "current_ip": "10.0.0.1", "npus": "8", "listed": "10.0.0.1=8",
+                           "pid": "7", "exit_code": "", "started_at": "50", "first_step": "100 1", "last_step": "200 83",
                            "now": str(200 + quiet), "log": "/logs/verl.log", "start_output": "", "log_tail": "\n".join(tail)})
     return [{"name": "head", "answered": True, "container": "running", "container_runs": True, "answer": answer,
              "npu": None, "npus_in_use": "-"}]

@@ -57,6 +57,10 @@ def test_changed_is_what_the_step_answered(result, changed):
     ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": answered("")}, {"changed": False}),
     (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": True, "said": ["installed /verl/a.sh"]}),
     (None, {"rc": 0, "stdout": "changed=false\n"}, {"changed": False}),
+    # A background job collected without its step's name (a worker's join, collect.yml): its document is read.
+    (None, {"rc": 0, "stdout": answered("ray: the head lists no 10.0.0.2; stopping this node's stale Ray first.\nray: started\n"
+                                        "changed=true\nstate=joined")},
+     {"changed": True, "said": ["ray: the head lists no 10.0.0.2; stopping this node's stale Ray first.", "ray: started"]}),
     # A role's script that says nothing (a read, as the container check) or fails without saying changed nothing.
     (None, {"rc": 0, "stdout": "stack={}\n"}, {"changed": False, "answer": {"stack": "{}"}}),
     (None, {"rc": 5, "stdout": "", "stderr": "npu-smi: not found"}, {"changed": False}),

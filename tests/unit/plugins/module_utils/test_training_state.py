@@ -80,8 +80,9 @@ def test_a_training_without_a_record_counts_as_changed(started):
 
 
 def test_the_state_lines_parse_with_the_record():
-    text = answered("\n".join(["pid=42", "exit_code=", "started_at=1700000000", "last_step=1700000100 7",
-                      "ray_session=session_1", "log=/logs/verl_qwen3_8b_x.log", "launch=%s" % json.dumps(record())]))
+    lines = ["pid=42", "exit_code=", "started_at=1700000000", "last_step=1700000100 7", "ray_session=session_1",
+             "log=/logs/verl_qwen3_8b_x.log", "launch=%s" % json.dumps(record())]
+    text = answered("\n".join(lines))
     state = parse_training_state(text)
     assert state["state"] == "running" and state["pid"] == "42" and state["last_step"] == "1700000100 7"
     assert state["launch"] == record()
