@@ -8,16 +8,20 @@ name: training_state
 short_description: Parse what C(verl_control.sh training-state) prints
 version_added: 0.1.0
 description:
-  - Turns the C(KEY=VALUE) lines into a dict; C(launch) becomes the launch record the training started from, or C(None).
+  - Reads the step's answer (one JSON document) as a dict; C(launch) becomes the launch record the training started from, or C(None).
   - C(state) is one of C(running), C(orphaned) (it runs, but the Ray session it started in is gone), C(crashed), C(finished),
     C(stopped), C(not-started), or C(unknown) when nothing could be read (no container, no control script yet).
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The standard output of C(verl_control.sh training-state).
+    description: The standard output of C(verl_control.sh training-state) (or C(status)).
     type: str
     required: true
+  stall_seconds:
+    description: With it, C(failed) says whether the training failed as status.yml diagnoses it (crashed, orphaned, or
+      stalled - no step for more than these seconds).
+    type: int
 """
 
 EXAMPLES = r"""
@@ -28,14 +32,16 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(state), C(pid), C(exit_code), C(started_at), C(stopped_at), C(first_step), C(last_step), C(ray_session), C(log), C(launch).
+  description: C(state), C(pid), C(exit_code), C(started_at), C(stopped_at), C(first_step), C(last_step), C(ray_session), C(log), C(launch);
+    with O(stall_seconds), C(failed).
   type: dict
 """
 
 
-def training_state(text):
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import parse_training_state
-    return parse_training_state(text)
+def training_state(text, stall_seconds=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import failed, parse_training_state
+    state = parse_training_state(text)
+    return state if stall_seconds is None else dict(state, failed=failed(state, int(stall_seconds)))
 
 
 class FilterModule:

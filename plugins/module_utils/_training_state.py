@@ -420,7 +420,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
             "; %s. Likely: %s" % (phase["text"], phase["cause"]) if phase["phase"] else "")))
     elif state == "orphaned":
         alarms.append(("orphaned", "the training's Ray cluster was restarted under it"))
-    failure_lines, failure = _first_failure(ordered, answers, head, head_tails["log"], training) if state in _DIAGNOSED else ([], {"failed": False})
+    failure_lines, failure = (_first_failure(ordered, answers, head, head_tails["log"], training) if failed(training, stall_seconds)
+                              else ([], {"failed": False}))
     rows, facts = [], {}
     for node in ordered:
         name = node["name"]
@@ -457,8 +458,10 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
             "nodes": facts, "other_control": other, "failure": failure, "lines": [terminal_text(line) for line in lines]}
 
 
-# The states whose first failure status names, from every node's own logs (failure_scan's answers).
-_DIAGNOSED = ("crashed", "stalled", "orphaned")
+def failed(training, stall_seconds):
+    """The one definition of a failed training, whose first failure status names from every node's logs (failure_scan's
+    answers, read only then): crashed, orphaned, or stalled (is_stalled)."""
+    return training.get("state") in ("crashed", "orphaned") or is_stalled(training, stall_seconds)
 
 
 def _first_failure(ordered, answers, head, head_log, training):

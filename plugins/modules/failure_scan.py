@@ -103,6 +103,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem, container_command
 from ansible_collections.verl.deploy.plugins.module_utils._failures import PREFIX, SIGNATURES
 
 MATCH = "|".join("(?:%s)" % row["pattern"].pattern for row in SIGNATURES)
@@ -221,6 +222,9 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    problem = argument_problem({"container": params["container"]})
+    if problem:
+        module.fail_json(msg=problem)
     result = {"changed": False, "clock": {}, "files": [], "missing": []}
     docker = params["docker"] or module.get_bin_path("docker")
     if not docker:
@@ -228,8 +232,9 @@ def main():
     else:
         # coreutils' timeout bounds the read: a hung docker daemon must not hold status.yml
         bound = module.get_bin_path("timeout")
-        argv = ([bound, str(params["timeout"])] if bound else []) + [
-            docker, "exec", "-i", params["container"], "python3", "-", reader_args(params)]
+        # The collection's one way to run in a container (node_step's), the reader on stdin.
+        argv, _env = container_command(docker, params["container"], ["python3", "-", reader_args(params)], stdin=True)
+        argv = ([bound, str(params["timeout"])] if bound else []) + argv
         rc, out, err = module.run_command(argv, data=READER)
         if rc == 124 and bound:
             result["missing"].append({"path": params["container"], "reason": "no answer within %d s" % params["timeout"]})

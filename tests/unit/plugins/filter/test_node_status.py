@@ -140,3 +140,11 @@ def test_as_status_yml_calls_it(render):
                     r={"rc": 0, "stdout": status_document(head())})
     assert lines[:2] == ["container verl: exited (exit code 137)", "NPUs in use: -"]
     assert lines[5].startswith("training: STALLED: runs (pid 42) but logged no step for 100 s (more than 30 s"), lines
+
+
+def test_status_yml_reads_whether_the_heads_training_failed(render):
+    """roles/day2/vars/main.yml's _day2_training_failed: the status step's answer, with verl_status_stall_seconds."""
+    crashed, stalled, running = render(["c | verl.deploy.training_state(1800)", "r | verl.deploy.training_state(30)",
+                                        "r | verl.deploy.training_state(1800)"],
+                                       c=status_document(head("crashed", exit_code="1")), r=status_document(head()))
+    assert (crashed["failed"], stalled["failed"], running["failed"]) == (True, True, False)

@@ -334,3 +334,14 @@ def test_status_names_the_first_failure_on_the_worker_that_failed_not_the_heads_
     assert report["lines"][3].startswith("node  role")
     healthy = status_report([node("h", head_answer()), node("w1")], "h", 1800)
     assert healthy["failure"] == {"failed": False} and healthy["lines"][0].startswith("node  role")
+
+
+@pytest.mark.parametrize("training, failed", [
+    ({"state": "crashed"}, True), ({"state": "orphaned"}, True),
+    ({"state": "running", "quiet_for": "1801"}, True),    # stalled
+    ({"state": "running", "quiet_for": "10"}, False), ({"state": "finished"}, False), ({"state": "stopped"}, False),
+    ({"state": "unknown"}, False),
+])
+def test_the_one_definition_of_a_failed_training_status_diagnoses(training, failed):
+    from ansible_collections.verl.deploy.plugins.module_utils import _training_state
+    assert _training_state.failed(training, 1800) is failed

@@ -99,3 +99,8 @@ def test_files_of_an_earlier_run_are_left_out(tmp_path, capsys):
                                  "ray_temp_dir": str(ray), "kernel": False, "since": 1_500_000_000})
     assert "raylet.out" not in {item["path"].rsplit("/", 1)[-1] for item in result["files"]}
     assert fl.diagnose([], {"w1": result})[1]["signature"] == "hccl_socket_timeout"  # the plog of 2025, before the .err
+
+
+def test_a_container_named_like_a_docker_option_is_refused_before_anything_runs(tmp_path, capsys):
+    result = run_module(capsys, {"container": "--privileged", "docker": str(tmp_path / "no-docker-is-run"), "kernel": False})
+    assert result["failed"] and result["msg"].startswith("container='--privileged' is not a container's name"), result
