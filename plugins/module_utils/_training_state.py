@@ -479,4 +479,9 @@ def _first_failure(ordered, answers, head, head_log, training):
     ip_nodes = {facts.get("current_ip"): name for name, (facts, _tails) in answers.items() if facts.get("current_ip")}
     started = _number(training.get("started_at"), None)
     since = started - offsets.get(head, 0) if started else None
-    return diagnose(head_log, scans, offsets, head, ip_nodes, since)
+    lines, stats = diagnose(head_log, scans, offsets, head, ip_nodes, since)
+    # The node's own words (its line, its file's name, the evidence) pass the terminal's gate on their way to the stats.
+    gated = {key: terminal_text(value) if isinstance(value, str) else value for key, value in stats.items()}
+    if "evidence" in stats:
+        gated["evidence"] = [terminal_text(line) for line in stats["evidence"]]
+    return lines, gated

@@ -332,6 +332,10 @@ def test_status_names_the_first_failure_on_the_worker_that_failed_not_the_heads_
     assert report["failure"]["signature"] == "npu_oom" and report["failure"]["evidence"][0].split()[3] == "w1"
     assert report["lines"][0].startswith("first failure: w1 at 2023-11-14 22:13:19 UTC, NPU out of memory"), report["lines"]  # its clock 0.4 s ahead
     assert report["lines"][3].startswith("node  role")
+    # A line a node holds reaches the stats through the terminal's gate.
+    scan["files"][0]["lines"][-1][1] += "\x1b[2J"
+    gated = status_report(nodes, "h", 1800)["failure"]
+    assert "\x1b" not in gated["line"] + "".join(gated["evidence"]) and "\\x1b[2J" in gated["line"], gated["line"]
     healthy = status_report([node("h", head_answer()), node("w1")], "h", 1800)
     assert healthy["failure"] == {"failed": False} and healthy["lines"][0].startswith("node  role")
 
