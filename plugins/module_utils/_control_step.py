@@ -12,7 +12,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 
 # The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
 # bookkeeping. DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
@@ -67,6 +69,30 @@ def container_command(docker, container, argv, env=None, stdin=False):
     for name in sorted(env):
         command += ["-e", name]
     return command + [container] + list(argv), env
+
+
+def run_command(argv, container=None, docker=None, env=None, stdin=None, chdir=None, timeout=None):
+    """argv run, in the container when one is named: {rc, stdout, stderr}, or {failed, msg} when it did not run (docker exec
+    could not start it, it could not be started, or it outlived timeout seconds). Its stdin ends with a new line, as
+    ansible.builtin.command and docker_container_exec end it (a `while read` reads its last line); without stdin it reads
+    nothing (a pipelined module's own stdin is its payload). A command that exits before it reads its stdin is an answer,
+    not an error (subprocess' communicate ignores the closed pipe; AnsibleModule.run_command fails on it)."""
+    extra = {}
+    if container:
+        argv, extra = container_command(docker, container, argv, env, stdin=stdin is not None)
+    feed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin + "\n"}
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", env=dict(os.environ, **extra), cwd=chdir,
+                              check=False, timeout=timeout, **feed)
+    except subprocess.TimeoutExpired:
+        return {"failed": True, "msg": "%s: no answer within %d s" % (container or argv[0], timeout)}
+    except OSError as exc:
+        return {"failed": True, "msg": "%s could not run: %s" % (argv[0], exc)}
+    stdout, stderr = proc.stdout.rstrip("\r\n"), proc.stderr.rstrip("\r\n")
+    problem = not_run(proc.returncode, stdout, stderr) if container else ""
+    if problem:
+        return {"failed": True, "msg": "%s: %s" % (container, problem), "stderr": stderr}
+    return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr}
 
 
 def not_run(rc, stdout, stderr):

@@ -103,7 +103,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem, container_command
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem, run_command
 from ansible_collections.verl.deploy.plugins.module_utils._failures import PREFIX, SIGNATURES
 
 MATCH = "|".join("(?:%s)" % row["pattern"].pattern for row in SIGNATURES)
@@ -230,20 +230,16 @@ def main():
     if not docker:
         result["missing"].append({"path": params["container"], "reason": "no docker client on the host"})
     else:
-        # coreutils' timeout bounds the read: a hung docker daemon must not hold status.yml
-        bound = module.get_bin_path("timeout")
-        # The collection's one way to run in a container (node_step's), the reader on stdin.
-        argv, _env = container_command(docker, params["container"], ["python3", "-", reader_args(params)], stdin=True)
-        argv = ([bound, str(params["timeout"])] if bound else []) + argv
-        rc, out, err = module.run_command(argv, data=READER)
-        if rc == 124 and bound:
-            result["missing"].append({"path": params["container"], "reason": "no answer within %d s" % params["timeout"]})
-        elif rc != 0:
-            reason = ((err or "").strip().splitlines() or ["exit code %d" % rc])[-1]
+        # The collection's one way to run in a container (node_step's), the reader on stdin, bounded: a hung docker
+        # daemon must not hold status.yml.
+        done = run_command(["python3", "-", reader_args(params)], params["container"], docker, stdin=READER,
+                           timeout=params["timeout"])
+        if done.get("failed") or done["rc"] != 0:
+            reason = done.get("msg") or ((done["stderr"].strip().splitlines() or ["exit code %d" % done["rc"]])[-1])
             result["missing"].append({"path": params["container"], "reason": reason})
         else:
             try:
-                result.update(parse_answer(out))
+                result.update(parse_answer(done["stdout"]))
             except (ValueError, KeyError, TypeError) as exc:
                 result["missing"].append({"path": params["container"], "reason": "not the reader's answer: %s" % exc})
     if params["kernel"]:

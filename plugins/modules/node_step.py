@@ -134,13 +134,10 @@ finished:
   type: bool
 """
 
-import os
-import subprocess
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, DECIDED_STEPS, argument_problem, container_command, control_argv, decided_step, not_run)
+    CONTROL_STEPS, DECIDED_STEPS, argument_problem, control_argv, decided_step, run_command)
 
 # The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
 # collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
@@ -163,23 +160,8 @@ CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"], ["conta
 
 
 def execute(argv, params, docker=None):
-    """argv run: {rc, stdout, stderr}, or {failed, msg} when it could not run. Its stdin ends with a new line, as
-    ansible.builtin.command and docker_container_exec end it (a `while read` reads its last line); without stdin it reads
-    nothing (a pipelined module's own stdin is its payload)."""
-    env, stdin = {}, params["stdin"]
-    if params["container"]:
-        argv, env = container_command(docker, params["container"], argv, params["env"], stdin=stdin is not None)
-    feed = {"stdin": subprocess.DEVNULL} if stdin is None else {"input": stdin + "\n"}
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, errors="replace", env=dict(os.environ, **env), cwd=params["chdir"],
-                              check=False, **feed)
-    except OSError as exc:
-        return {"failed": True, "msg": "%s could not run: %s" % (argv[0], exc)}
-    stdout, stderr = proc.stdout.rstrip("\r\n"), proc.stderr.rstrip("\r\n")
-    problem = not_run(proc.returncode, stdout, stderr) if params["container"] else ""
-    if problem:
-        return {"failed": True, "msg": "%s: %s" % (params["container"], problem), "stderr": stderr}
-    return {"rc": proc.returncode, "stdout": stdout, "stderr": stderr}
+    """argv run as the step's options say (_control_step.run_command)."""
+    return run_command(argv, params["container"], docker, params["env"], params["stdin"], params["chdir"])
 
 
 class _NotRun(Exception):

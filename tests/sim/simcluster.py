@@ -1055,6 +1055,24 @@ def _remove_containers(containers):
     return len(inner)
 
 
+@contextlib.contextmanager
+def paused(name, tries=6):
+    """A node that stops answering, as a hung host does: `docker pause` (its processes frozen) for the block, then unpaused.
+    A pause is tried again when runc's cgroup freezer gives up on a busy host ("OCI runtime pause failed: unable to
+    freeze", now and then under load: moby/moby#48205); a later try freezes it."""
+    for attempt in range(tries):
+        proc = docker("pause", name, check=False, timeout=60)
+        if proc.returncode == 0:
+            break
+        if "unable to freeze" not in proc.stderr or attempt == tries - 1:
+            raise SimError("`docker pause %s` failed (exit %d): %s" % (name, proc.returncode, proc.stderr.strip()))
+        time.sleep(2)
+    try:
+        yield
+    finally:
+        docker("unpause", name, check=False, timeout=60)
+
+
 def prune_cgroups():
     """Remove the empty cgroups that removed nested containers left beside the nodes'; returns how many.
 

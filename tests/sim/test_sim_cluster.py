@@ -189,12 +189,9 @@ def test_ansible_reaches_a_node_pipelined_and_a_paused_node_is_unreachable(clust
     pong = subprocess.run([str(item) for item in argv], cwd=simcluster.REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert pong.returncode == 0 and '"ping": "pong"' in pong.stdout, pong.stdout[-3000:] + pong.stderr[-3000:]
     assert len(re.findall(r"<%s> EXEC \[" % NODE2, pong.stdout)) == 1, pong.stdout[-3000:]
-    sh(["docker", "pause", NODE2])
-    try:
+    with simcluster.paused(NODE2):
         hung = subprocess.run([str(item) for item in argv], cwd=simcluster.REPO, env=env, capture_output=True, text=True, timeout=120,
                               check=False)
-    finally:
-        sh(["docker", "unpause", NODE2])
     assert hung.returncode == 4 and "UNREACHABLE!" in hung.stdout, hung.stdout[-3000:] + hung.stderr[-3000:]
     assert "%s does not answer: Error response from daemon: Container" % NODE2 in hung.stdout, hung.stdout[-3000:]
 

@@ -91,6 +91,16 @@ def on_node(node, *argv, check=True):
     return sh("docker", "exec", node, *argv, check=check)
 
 
+def paused(node):
+    """`with paused(node):` the node stops answering (simcluster.paused: docker pause, retried when the freezer gives up)."""
+    sys.path.insert(0, str(REPO / "tests" / "sim"))
+    try:
+        import simcluster  # pylint: disable=import-outside-toplevel
+    finally:
+        sys.path.remove(str(REPO / "tests" / "sim"))
+    return simcluster.paused(node)
+
+
 def module_utils(name):
     """This checkout's plugins/module_utils/<name>, as the playbooks run it (./run.sh setup links it as ansible_collections.verl.deploy)."""
     if str(REPO / ".collections") not in sys.path:

@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, playbook, playbook_in_background, ray_view, recap, sh, started_marker,
+from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, paused, playbook, playbook_in_background, ray_view, recap, sh, started_marker,
                           tail, training_pids)
 
 HEAD = hosts("ray_head")[0]
@@ -252,12 +252,14 @@ def test_a_worker_that_stops_answering_during_the_ray_wait_is_named_not_the_head
     try:
         until(lambda: "Wait until Ray reports every node's NPUs" in proc.out_file.read_text() or proc.poll() is not None,
               seconds=900, what="the Ray wait")
-        sh("docker", "pause", WORKERS[0])
-        began = time.monotonic()
-        proc = finish(proc, timeout=600)
-        took = time.monotonic() - began
+        with paused(WORKERS[0]):
+            began = time.monotonic()
+            proc = finish(proc, timeout=600)
+            took = time.monotonic() - began
     finally:
-        sh("docker", "unpause", WORKERS[0], check=False)
+        if proc.poll() is None:  # the test failed before the deploy ended: it must not go on under the next tests
+            proc.kill()
+            finish(proc)
     assert proc.returncode != 0, tail(proc)
     assert "%s (worker): stopped answering during the Ray wait" % WORKERS[0] in proc.output, tail(proc)
     assert took < 30 + 120, "named within the wait's bound, not after %.0f s" % took

@@ -10,7 +10,7 @@ import re
 import tarfile
 from pathlib import Path
 
-from sim_scenario import hosts, in_verl, nodes, on_node, playbook, sh, tail
+from sim_scenario import hosts, in_verl, nodes, on_node, paused, playbook, tail
 
 HEAD = hosts("ray_head")[0]
 WORKERS = hosts("ray_workers")
@@ -72,11 +72,8 @@ def test_logs_collects_every_node_bounded_and_without_the_key(tmp_path):
 
 
 def test_logs_reports_a_node_that_does_not_answer_and_collects_the_others(tmp_path):
-    sh("docker", "pause", WORKERS[1])
-    try:
+    with paused(WORKERS[1]):
         proc = playbook("logs.yml", "-e", "verl_logs_dir=%s" % tmp_path)
-    finally:
-        sh("docker", "unpause", WORKERS[1])
     assert proc.returncode == 0, tail(proc)
     assert "logs of 2 of 3 node(s)" in proc.output and "%s: NOT COLLECTED: the node did not answer" % WORKERS[1] in proc.output, tail(proc)
     _path, packed = archive_of(proc)

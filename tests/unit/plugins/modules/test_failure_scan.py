@@ -79,7 +79,24 @@ def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path,
 def test_an_absent_container_is_missing_not_a_failure(tmp_path, capsys):
     result = run_module(capsys, {"container": "gone", "docker": str(fake_docker(tmp_path, sys.executable)),
                                  "kernel": False})
-    assert result["files"] == [] and result["missing"] == [{"path": "gone", "reason": "Error: No such container: gone"}]
+    assert result["files"] == [] and result["missing"] == [{"path": "gone", "reason": "gone: Error: No such container: gone"}], result
+
+
+def test_a_container_that_answers_before_it_reads_its_stdin_is_an_answer(tmp_path, capsys):
+    # docker exec of a missing container exits before the reader reaches its stdin: a closed pipe, not a module failure.
+    docker = tmp_path / "docker"
+    docker.write_text('#!/bin/bash\nexec 0<&-\necho "Error: No such container: $3" >&2\nexit 1\n')
+    docker.chmod(0o755)
+    result = run_module(capsys, {"container": "gone", "docker": str(docker), "kernel": False, "timeout": 5})
+    assert result["missing"] == [{"path": "gone", "reason": "gone: Error: No such container: gone"}], result
+
+
+def test_a_reader_that_does_not_answer_in_time_is_missing(tmp_path, capsys):
+    docker = tmp_path / "docker"
+    docker.write_text("#!/bin/bash\nexec sleep 30\n")
+    docker.chmod(0o755)
+    result = run_module(capsys, {"container": "slow", "docker": str(docker), "kernel": False, "timeout": 1})
+    assert result["missing"] == [{"path": "slow", "reason": "slow: no answer within 1 s"}], result
 
 
 def test_the_kernels_oom_kill_is_kept_and_a_refused_dmesg_says_why():
