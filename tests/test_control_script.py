@@ -48,6 +48,23 @@ ray)
     fi
     printf '%s\n' "Local node IP: 10.0.0.2" "--------------------" "Ray runtime started." "--------------------" ;;
 train)
+    # While the file FAILS counts down, an attempt logs its steps and FAIL_TEXT to a log file of its own (as run_training.sh
+    # tees each start to a new one), saves its last step as verl's tracker and exits 1; each attempt records the
+    # VERL_DEPLOY_RESUME keep-alive gave it in RESUMES.
+    if [ -s "${FAILS:-}" ] && [ "$(cat "$FAILS")" -gt 0 ]; then
+        # LATER: each attempt fails later than the one before (another step), its failure not a repeat.
+        [ -z "${LATER:-}" ] || STEPS=$((STEPS + 3 - $(cat "$FAILS")))
+        echo $(( $(cat "$FAILS") - 1 )) >"$FAILS"
+        . ./verl_control.env
+        echo "resume=${VERL_DEPLOY_RESUME:-}" >>"${RESUMES}"
+        log="${LOG_DIR}/${LOG_PREFIX}test_$(date +%s%N).log"
+        program='for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done; exit 1'
+        bash -c "$program" -m "$MODULE" | tee "${log}"
+        printf '%s\n' "$FAIL_TEXT" >>"${log}"
+        mkdir -p "${CKPTS_DIR}" && echo "$STEPS" >"${CKPTS_DIR}/latest_checkpointed_iteration.txt"
+        exit 1
+    fi
+    [ -z "${RESUMES:-}" ] || echo "resume=${VERL_DEPLOY_RESUME:-}" >>"${RESUMES}"
     program='trap "exit 0" TERM
 for i in $(seq "$STEPS"); do echo "step:$i - actor/pg_loss:0.1"; sleep "$STEP_SECONDS"; done
 sleep "$HOLD" & wait
@@ -539,6 +556,71 @@ def test_an_old_training_that_ends_after_a_new_start_leaves_no_exit_code(control
     wait_for(lambda: not state(control)["pid"])
     time.sleep(0.5)
     assert not (control.state / "exit_code").exists()
+
+
+# CANN's text (vllm-ascend#1955), stamped now: lines stamped before the attempt began are an earlier attempt's.
+HCCL_SOCKET = ("EI0006: [PID: 2717288] {now}.177.194 Getting socket times out. Reason: Remote Rank did not send "
+               "the data in time. Please check the reason for the rank being stuck")
+NPU_OOM = "RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity)"  # vllm-ascend#1127
+
+
+def keep_alive(control, tmp_path, fails, text, steps="3", later="", **policy):
+    """Start a training whose first `fails` attempts end with `text`, keep-alive's policy (KEEP_ALIVE...) in its values;
+    returns the file each attempt records VERL_DEPLOY_RESUME in."""
+    values = control.folder / "verl_control.env"
+    policy = dict({"KEEP_ALIVE": "3", "KEEP_ALIVE_WINDOW": "3600", "KEEP_ALIVE_WAIT": "0"}, **policy)
+    kept = [line for line in values.read_text().splitlines() if line.split("=")[0] not in policy and not line.startswith("CKPTS_DIR=")]
+    values.write_text("\n".join(kept + ["%s=%s" % item for item in policy.items()] + ["CKPTS_DIR=%s" % (tmp_path / "ckpts")]) + "\n")
+    (tmp_path / "fails").write_text("%d\n" % fails)
+    resumes = tmp_path / "resumes"
+    resumes.write_text("")
+    text = text.replace("{now}", time.strftime("%Y-%m-%d-%H:%M:%S"))
+    control.env_extra = dict(FAILS=str(tmp_path / "fails"), FAIL_TEXT=text, RESUMES=str(resumes), STEPS=steps, LATER=later)
+    assert control("start-training", **control.env_extra).returncode == 0
+    return resumes
+
+
+def test_keep_alive_starts_a_training_that_failed_transiently_again_from_its_checkpoint(control, tmp_path):
+    resumes = keep_alive(control, tmp_path, 1, HCCL_SOCKET)
+    wait_for((control.state / "exit_code").exists)
+    found = state(control)
+    assert found["state"] == "finished", found
+    # The first attempt started as deployed; the restart resumes from the checkpoint that attempt saved.
+    assert resumes.read_text().splitlines() == ["resume=", "resume=auto"]
+    (record,) = found["keep_alive"]
+    assert (record["decision"], record["class"], record["step"], record["resume_from"]) == ("restart", "HCCL connection timeout", "3", "3")
+    assert "keep-alive: 1 restart(s); the last at " in shown(control)
+    assert "HCCL connection timeout at step 3 (node1), resumed from step 3" in shown(control)
+
+
+def test_keep_alive_never_restarts_a_deterministic_failure_nor_the_same_failure_at_the_same_step(control, tmp_path):
+    keep_alive(control, tmp_path, 1, NPU_OOM)
+    wait_for((control.state / "exit_code").exists)
+    found = state(control)
+    assert found["state"] == "crashed" and [record["decision"] for record in found["keep_alive"]] == ["give-up"], found
+    assert "keep-alive: not restarted after exit code 1: NPU out of memory is deterministic: a restart repeats it" in shown(control)
+    # A transient failure that comes back at the same step after a restart repeats: given up.
+    keep_alive(control, tmp_path, 2, HCCL_SOCKET)
+    wait_for((control.state / "exit_code").exists)
+    found = state(control)
+    assert [record["decision"] for record in found["keep_alive"]] == ["restart", "give-up"], found
+    assert "HCCL connection timeout again at step 3, as before the last restart" in found["keep_alive"][-1]["why"]
+
+
+def test_keep_alive_holds_its_bound_and_a_stop_cancels_a_waiting_restart(control, tmp_path):
+    keep_alive(control, tmp_path, 2, HCCL_SOCKET, later="1", KEEP_ALIVE="1")
+    wait_for((control.state / "exit_code").exists)
+    assert "1 restart(s) within the last 3600 s already (verl_keep_alive=1" in state(control)["keep_alive"][-1]["why"]
+    # A restart that waits (KEEP_ALIVE_WAIT) reads as restarting; stop.yml's stop cancels it for good.
+    keep_alive(control, tmp_path, 1, HCCL_SOCKET, KEEP_ALIVE_WAIT="30")
+    wait_for((control.state / "restart_at").exists)
+    found = state(control)
+    assert found["state"] == "restarting" and "training: RESTARTING (keep-alive): HCCL connection timeout at step 3" in shown(control)
+    stop = control("stop-training")
+    assert lines(stop) == ["training: stopped (keep-alive's restart cancelled)", "changed=true", "state=stopped"], stop.stderr
+    run = (control.state / "run").read_text().strip()
+    wait_for(lambda: subprocess.run(["pgrep", "-f", "--", "verl_control.sh supervise %s$" % re.escape(run)], check=False).returncode == 1)
+    assert state(control)["state"] == "stopped" and not (control.state / "restart_at").exists()
 
 
 def test_each_start_keeps_the_previous_starts_output(control):

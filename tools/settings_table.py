@@ -96,10 +96,13 @@ def failures_text():
              "restart from the last checkpoint can get past it (**transient**) or repeats it (**deterministic**), the cause,",
              "the fix, and the report. A **follower** only follows another error (Ray's driver on a dead worker, a retry, an",
              "orphaned compiler): the first failure is the first line of every node, on the controller's clock, that is not",
-             "one. Rows are tried in this order; the first whose text a line holds names it.", "",
+             "one. Rows are tried in this order; the first whose text a line holds names it. Keep-alive (docs/operations.md,",
+             "\"Keeping a long run alive\") starts a training whose first failure is transient again by itself; a node's own",
+             "fault (**transient, the node's**) twice on one node in its window names that node instead.", "",
              "| error text | what | kind | cause | fix | report |", "|---|---|---|---|---|---|"]
     for row in table.SIGNATURES:
-        kind = "follower" if row["follower"] else ("transient" if row["transient"] else "deterministic")
+        kind = "follower" if row["follower"] else ("transient" + (", the node's" if row["node_fault"] else "") if row["transient"]
+                                                   else "deterministic")
         lines.append("| `` %s `` | %s | %s | %s | %s | %s |" % tuple(
             _cell(value) for value in (row["seen"], row["class"], kind, row["cause"], row["fix"], row["source"])))
     return "\n".join(lines + ["", FAILURES_END])

@@ -23,9 +23,11 @@ import re
 import time
 
 
-def _row(key, cls, transient, follower, pattern, seen, cause, fix, source):
+def _row(key, cls, transient, follower, pattern, seen, cause, fix, source, node_fault=False):
+    # node_fault: the fault is the node's own (its chip, its memory), not the collective's: keep-alive names a node whose
+    # own fault comes twice as the one to take out.
     return {"key": key, "class": cls, "transient": transient, "follower": follower, "pattern": re.compile(pattern),
-            "seen": seen, "cause": cause, "fix": fix, "source": source}
+            "seen": seen, "cause": cause, "fix": fix, "source": source, "node_fault": node_fault}
 
 
 RESTART = "then deploy.yml -e verl_restart=true (it resumes from the last checkpoint)"
@@ -62,21 +64,21 @@ SIGNATURES = (
          "an NPU stopped answering its driver (heartbeat lost): a chip or driver fault",
          "read the chip's health on that node (npu-smi info -t health -i <id>); when it is not OK, reset the chip "
          "(npu-smi set -t reset -i <id> -c 0) or reboot the node; " + RESTART,
-         "vllm-ascend#8186, vllm-ascend#11171"),
+         "vllm-ascend#8186, vllm-ascend#11171", node_fault=True),
     _row("host_oom_kernel", "host out of memory (kernel OOM killer)", True, False,
          r"Out of memory: Killed process \d+|Memory cgroup out of memory: Killed process \d+",
          "Out of memory: Killed process 16832 (ray::_shuffle_m) total-vm:33905928kB, anon-rss:6481792kB",
          "the node's memory ran out and the kernel killed a worker (SIGKILL: it leaves no traceback; Ray's driver "
          "then says 'connection error code 2')",
          "free host memory on that node, fewer NPUs per node, or Offload off (docs/memory.md, Host memory); " + RESTART,
-         "ray#23450"),
+         "ray#23450", node_fault=True),
     _row("host_oom_ray", "host out of memory (Ray's memory monitor)", True, False,
          r"Task was killed due to the node running low on memory|killed due to memory pressure \(OOM\)",
          "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory. ... which exceeds "
          "the memory usage threshold of 0.95",
          "the node's memory passed Ray's threshold (0.95) and Ray killed its newest worker",
          "free host memory on that node, fewer NPUs per node, or Offload off (docs/memory.md, Host memory); " + RESTART,
-         "verl#2950, EasyR1#185"),
+         "verl#2950, EasyR1#185", node_fault=True),
     _row("npu_oom", "NPU out of memory", False, False,
          r"NPU out of memory",
          "RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; ...)",
@@ -277,7 +279,8 @@ def first_failure(events_by_node, offsets=None, since=None):
     return {"healthy": False,
             "first": {"node": first["node"], "file": first["file"], "time": first["time"], "line": first["line"],
                       "key": row["key"], "class": row["class"], "cause": row["cause"], "fix": row["fix"],
-                      "transient": row["transient"], "source": row["source"], "only_followers": not causes},
+                      "transient": row["transient"], "source": row["source"], "only_followers": not causes,
+                      "node_fault": row["node_fault"]},
             "followers": sum(1 for event in evidence if event["row"]["follower"]),
             "evidence": [{"node": event["node"], "file": event["file"], "time": event["time"], "line": event["line"],
                           "key": event["row"]["key"], "follower": event["row"]["follower"]} for event in evidence]}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, parse_lines, read_answer, sentences
@@ -195,11 +196,13 @@ def training_plan(state_text, launch, lost_workers, host):
     state = now["state"]
     restart = _true(launch.get("restart"))
     stall_seconds = _number(launch.get("status_stall_seconds"), 1800)
-    start = state not in ("running", "finished") or restart or (state == "running" and bool(lost_workers))
+    start = state not in ("running", "finished", "restarting") or restart or (state == "running" and bool(lost_workers))
     left_alone = stalled = why_again = ""
     if not start:
         left_alone = ("Training runs on %s (pid %s), started from these settings; left alone. To start it again, run again with "
                       "-e verl_restart=true." % (host, now["pid"]) if state == "running" else
+                      "Training on %s is being started again by keep-alive after a failure (status.yml says why); left alone. "
+                      "To start it now instead, run again with -e verl_restart=true." % host if state == "restarting" else
                       "Training finished on %s (exit code 0); left alone. To train further, raise verl_train_steps and run again "
                       "with -e verl_restart=true (it resumes from its last checkpoint)." % host)
         if is_stalled(now, stall_seconds):
@@ -211,7 +214,7 @@ def training_plan(state_text, launch, lost_workers, host):
                      "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))
     elif state == "finished":
         why_again = _one_step_more(now, launch, host)
-    return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned"),
+    return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned", "restarting"),
             "left_alone": left_alone, "stalled": stalled, "why_again": why_again}
 
 
@@ -255,11 +258,28 @@ def _first_op(result):
         return {}
 
 
+# The collection's own Python that runs on the head beside the control script: keep-alive's decision and the failure table it
+# reads (the training's supervisor runs _keep_alive.py).
+NODE_PYTHON = ("_failures.py", "_keep_alive.py")
+
+
+def node_python_b64():
+    """NODE_PYTHON's text as this collection holds it (the module_utils folder of this file), base64."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    found = {}
+    for name in NODE_PYTHON:
+        with open(os.path.join(folder, name), "rb") as handle:
+            found[name] = base64.b64encode(handle.read()).decode("ascii")
+    return found
+
+
 def install_plan(files_b64, names, modes, installed):
-    """Which launch files install.yml writes. files_b64: name -> the text this run renders, base64; names: the files in the
-    order they are written (verl_control.env before verl_control.sh); modes: name -> mode; installed: what the container
-    holds, "MODE SHA256 NAME" per file (look.sh's lines). wanted: those lines as this run renders the files; differ: the
-    files whose content or mode differs, in order; stdin: install_files.sh's input for them, "MODE NAME BASE64" per line."""
+    """Which launch files install.yml writes. files_b64: name -> the text this run renders, base64 (NODE_PYTHON's is the
+    collection's own); names: the files in the order they are written (verl_control.env before verl_control.sh); modes:
+    name -> mode; installed: what the container holds, "MODE SHA256 NAME" per file (look.sh's lines). wanted: those lines
+    as this run renders the files; differ: the files whose content or mode differs, in order; stdin: install_files.sh's
+    input for them, "MODE NAME BASE64" per line."""
+    files_b64 = dict(node_python_b64(), **files_b64)
     wanted = ["%s %s %s" % (modes[name], hashlib.sha256(base64.b64decode(files_b64[name])).hexdigest(), name) for name in names]
     held = set(installed or ())
     differ = [name for name, line in zip(names, wanted) if line not in held]

@@ -36,6 +36,7 @@ NOT_IN_RECORD = frozenset((
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
     # what is recorded already (the mask, the swanlab part).
     "confirm", "confirm_timeout", "status_stall_seconds", "status_fail_on", "logs_dir", "logs_max_mb",
+    "keep_alive", "keep_alive_window", "keep_alive_wait",
     "compare_steps", "compare_warmup", "compare_timeout", "compare_retry_failed", "compare_dir", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
     # Which trackers' keys were given (never their values) and where the container keeps them: the trackers themselves are
@@ -43,7 +44,8 @@ NOT_IN_RECORD = frozenset((
     "tracker_keys", "tracker_keys_dir",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
 ))
-STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch")
+STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch",
+              "restart_at", "keep_alive")
 _SHOWN = 120
 
 
@@ -82,6 +84,9 @@ def control_values(config, lock_folder=""):
         ("LOG_PREFIX", config["training"]["log_prefix"]), ("CKPTS_DIR", config["ckpts_dir"]), ("LOCK_FOLDER", lock_folder or ""),
         # Ray's temporary folder when verl_ray_start_args move it (empty: Ray's default), where its session_latest is.
         ("RAY_TEMP_DIR", ray_start_option(config.get("ray_start_args"), "--temp-dir") or ""),
+        # Keep-alive's bound (_keep_alive.decide), read again by the supervisor at each failure.
+        ("KEEP_ALIVE", config.get("keep_alive", 0)), ("KEEP_ALIVE_WINDOW", config.get("keep_alive_window", 0)),
+        ("KEEP_ALIVE_WAIT", config.get("keep_alive_wait", 0)),
     )
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])
@@ -99,6 +104,7 @@ def classify(found):
     """The training's state from the facts `verl_control.sh training-state` answers (the control script looks, this
     decides): running (its process runs), orphaned (it runs, but the Ray session it started in is not the one that runs
     now: ray_session_started against ray_session), else not-started (never started: no started_at), stopped (stopped_at),
+    restarting (it failed, and keep-alive's supervisor waits to start it again or is starting it: restart_at, attempt_at),
     finished (exit code 0) or crashed; no answer at all (no container, no script) is unknown."""
     if "pid" not in found:
         return "unknown"
@@ -109,7 +115,40 @@ def classify(found):
         return "not-started"
     if found.get("stopped_at"):
         return "stopped"
+    if not found.get("exit_code") and found.get("supervisor") and (found.get("restart_at") or found.get("attempt_at")):
+        return "restarting"
     return "finished" if found.get("exit_code") == "0" else "crashed"
+
+
+def keep_alive_records(text):
+    """keep-alive's decisions (the supervisor's keep_alive.jsonl, its last lines as training-state answers them)."""
+    records = []
+    for line in str(text or "").split("\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def keep_alive_summary(training):
+    """(lines, stats) of keep-alive's restarts of this training: how many, the last one's cause, step and where it
+    resumed, and, when it gave up, why."""
+    records = training.get("keep_alive") or []
+    restarts = [record for record in records if record.get("decision") == "restart"]
+    if not records:
+        return [], {"restarts": 0, "records": []}
+    lines = []
+    if restarts:
+        last = restarts[-1]
+        lines.append("keep-alive: %d restart(s); the last at %s: %s at step %s (%s), resumed from %s" % (
+            len(restarts), _when(last.get("time")), last.get("class") or "a failure", last.get("step") or "unknown",
+            last.get("node") or "?", "step %s" % last["resume_from"] if last.get("resume_from") else "its start's own checkpoint"))
+    if records[-1].get("decision") != "restart":
+        lines.append("keep-alive: not restarted after exit code %s: %s" % (records[-1].get("exit_code") or "?", records[-1].get("why")))
+    return lines, {"restarts": len(restarts), "records": records[-5:]}
 
 
 def quiet_for(found):
@@ -126,6 +165,7 @@ def quiet_for(found):
 def _state_from(found):
     state = {key: found.get(key, "") for key in STATE_KEYS}
     state["state"], state["quiet_for"] = classify(found), quiet_for(found)
+    state["keep_alive"] = keep_alive_records(state["keep_alive"])
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
     except ValueError:
@@ -341,12 +381,18 @@ def _training_sentences(facts, tails, stall_seconds):
     elif state == "crashed":
         said = ["training: CRASHED (exit code %s) after %s; %s. Fix: read the log below, then run deploy.yml again (it resumes from its "
                 "checkpoints)." % (training["exit_code"] or "unknown: the container or node restarted under it", started, progress)]
+    elif state == "restarting":
+        last = (training["keep_alive"] or [{}])[-1]
+        said = ["training: RESTARTING (keep-alive): %s at step %s: %s; %s" % (
+            last.get("class") or "a failure", last.get("step") or "unknown", last.get("why") or "",
+            "starts again at %s" % _when(training["restart_at"]) if training["restart_at"] else "starting again now")]
     elif state == "finished":
         said = ["training: finished (exit code 0); %s" % progress]
     elif state == "stopped":
         said = ["training: stopped at %s (stop.yml); %s" % (_when(training["stopped_at"]), progress)]
     else:
         said = ["training: not started on this node by verl.deploy"]
+    said += keep_alive_summary(training)[0]
     # What the training was started with (its launch record): the algorithm and where it resumed from.
     settings = (training["launch"] or {}).get("settings") or {}
     if settings.get("algorithm"):
@@ -442,7 +488,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     table = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header] + rows]
     failing = [text for kind, text in alarms if kind in (fail_on or ())]
     said = "training: %s%s" % (state.upper() if state in FAIL_ON else state, "; " + progress["text"] if progress["text"] else "")
-    lines = failure_lines + table + [said]
+    keep_alive_lines, keep_alive = keep_alive_summary(training)
+    lines = failure_lines + table + [said] + keep_alive_lines
     if phase["phase"] and state != "stalled":
         lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
     lines += ["ALARM: %s" % text for text in failing]
@@ -455,13 +502,15 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     # What AWX keeps and scripts read passes the terminal's gate too (a log line's escape sequences shown escaped).
     return {"state": state, "progress": progress, "phase": phase, "alarms": [terminal_text(alarm[1]) for alarm in alarms],
             "failed": bool(failing), "failing": [terminal_text(text) for text in failing], "fail_on": list(fail_on or ()),
-            "nodes": facts, "other_control": other, "failure": failure, "lines": [terminal_text(line) for line in lines]}
+            "nodes": facts, "other_control": other, "failure": failure, "keep_alive": keep_alive,
+            "lines": [terminal_text(line) for line in lines]}
 
 
 def failed(training, stall_seconds):
     """The one definition of a failed training, whose first failure status names from every node's logs (failure_scan's
-    answers, read only then): crashed, orphaned, or stalled (is_stalled)."""
-    return training.get("state") in ("crashed", "orphaned") or is_stalled(training, stall_seconds)
+    answers, read only then): crashed, orphaned, restarting (keep-alive starts it again after a failure), or stalled
+    (is_stalled)."""
+    return training.get("state") in ("crashed", "orphaned", "restarting") or is_stalled(training, stall_seconds)
 
 
 def _first_failure(ordered, answers, head, head_log, training):

@@ -90,7 +90,8 @@ def render(config, name, **training_vars):
 
 
 def write_scripts(config, folder, lock_folder="", **training_vars):
-    """The node's scripts as install.yml installs them: the rendered launch scripts, verl_control.env, verl_control.sh."""
+    """The node's scripts as install.yml installs them: the rendered launch scripts, verl_control.env, verl_control.sh and
+    keep-alive's Python."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for name in TEMPLATES_RENDERED:
@@ -99,6 +100,8 @@ def write_scripts(config, folder, lock_folder="", **training_vars):
         path.chmod(0o755)
     (folder / CONTROL_VALUES).write_text(control_values(config, lock_folder))
     shutil.copy(CONTROL, folder / CONTROL.name)
+    for name in ("_failures.py", "_keep_alive.py"):  # keep-alive's decision, beside the script as install.yml puts it
+        shutil.copy(REPO / "plugins" / "module_utils" / name, folder / name)
     return folder
 
 

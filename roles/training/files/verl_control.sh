@@ -374,15 +374,58 @@ track_steps() {
 }
 
 supervise() {
-    # The detached training: start_verl.sh train, its steps timed, its exit code kept -- only while the
-    # state folder is still this run's: an old training that ends after a new one started leaves no exit code.
-    local run="${1:?supervise needs RUN}"
+    # The detached training: start_verl.sh train, its steps timed, its exit code kept -- only while the state folder is
+    # still this run's: an old training that ends after a new one started leaves no exit code. A training that fails is
+    # started again from its last checkpoint when keep-alive says so (_keep_alive.py: a transient first failure, within
+    # verl_keep_alive's bound), unless a person stopped it (stopped_at) or another run started meanwhile.
+    local run="${1:?supervise needs RUN}" code decision wait resume
     QUIET=1
     set +e
-    bash ./start_verl.sh train 2>&1 | track_steps "${run}"
-    local code="${PIPESTATUS[0]}"
-    [ "$(state_of run)" != "${run}" ] || echo "${code}" >"${STATE_DIR}/exit_code"
-    exit "${code}"
+    while :; do
+        bash ./start_verl.sh train 2>&1 | track_steps "${run}"
+        code="${PIPESTATUS[0]}"
+        [ "$(state_of run)" = "${run}" ] || exit "${code}"
+        if [ "${code}" != 0 ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ -f _keep_alive.py ]; then
+            # A later deploy's keep-alive settings apply without a restart.
+            # shellcheck source=/dev/null
+            . ./verl_control.env
+            read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
+                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" python3 -I -S -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" \
+                "${RAY_DIR}" "${CKPTS_DIR}" "${HOST}" "${code}" 2>>"${STATE_DIR}/keep_alive.err")
+            if [ "${decision:-}" = restart ] && restart_after "${run}" "${wait:-0}"; then
+                echo "verl_control.sh: keep-alive: the training ended with exit code ${code}; started again (${STATE_DIR}/keep_alive.jsonl says why)."
+                export VERL_DEPLOY_RESUME="${resume:-}"
+                continue
+            fi
+            [ "$(state_of run)" = "${run}" ] || exit "${code}"
+        fi
+        echo "${code}" >"${STATE_DIR}/exit_code"
+        exit "${code}"
+    done
+}
+
+restart_after() {
+    # Waits WAIT s before keep-alive's restart (its time in restart_at, for status); true unless stop.yml stopped the
+    # training or another run started meanwhile.
+    local run="$1" until
+    until=$(($(now) + $2))
+    echo "${until}" >"${STATE_DIR}/restart_at"
+    while [ ! -f "${STATE_DIR}/stopped_at" ] && [ "$(state_of run)" = "${run}" ] && [ "$(now)" -lt "${until}" ]; do
+        sleep 1
+    done
+    rm -f "${STATE_DIR}/restart_at"
+    [ ! -f "${STATE_DIR}/stopped_at" ] && [ "$(state_of run)" = "${run}" ] || return 1
+    now >"${STATE_DIR}/attempt_at"
+}
+
+end_supervisor() {
+    # The supervisor of the training started last, and what it started (its own process group: setsid), when it runs
+    # with no training: waiting for keep-alive's restart, or starting it.
+    local run pid
+    run="$(state_of run)"
+    [ -n "${run}" ] || return 0
+    pid="$(pgrep -f -- "verl_control.sh supervise ${run//./\\.}\$" | head -n 1)" || true
+    [ -z "${pid}" ] || kill -TERM -- "-${pid}" 2>/dev/null || true
 }
 
 supervised() {
@@ -418,8 +461,10 @@ start_training() {
     local pid run
     pid="$(training_pid)"
     [ -z "${pid}" ] || die "a training already runs (pid ${pid}); stop it first (verl_control.sh stop-training)."
+    ! supervised || end_supervisor
     mkdir -p "${STATE_DIR}"
-    rm -f "${STATE_DIR}/exit_code" "${STATE_DIR}/stopped_at" "${STATE_DIR}/first_step" "${STATE_DIR}/last_step" "${STATE_DIR}/verify_seen"
+    rm -f "${STATE_DIR}/exit_code" "${STATE_DIR}/stopped_at" "${STATE_DIR}/first_step" "${STATE_DIR}/last_step" "${STATE_DIR}/verify_seen" \
+        "${STATE_DIR}/restart_at" "${STATE_DIR}/attempt_at" "${STATE_DIR}/keep_alive.jsonl"
     # What this training is started from (the deploy writes launch.json beside the scripts).
     if [ -f launch.json ]; then cp launch.json "${STATE_DIR}/launch.json"; else rm -f "${STATE_DIR}/launch.json"; fi
     ray_session >"${STATE_DIR}/ray_session"
@@ -489,7 +534,8 @@ training_state() {
     # The trainer ended by itself, its supervisor not yet: it writes the exit code once it has read the log's last lines. A
     # look in between read a training that finished as crashed; it waits for the code (at most 5 s: a process the trainer
     # left holding its output keeps the supervisor on; a stopped training is stopped whatever its code).
-    while [ -z "${pid}" ] && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ "${waits}" -lt 25 ] && supervised; do
+    while [ -z "${pid}" ] && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ ! -f "${STATE_DIR}/attempt_at" ] \
+        && [ ! -f "${STATE_DIR}/restart_at" ] && [ "${waits}" -lt 25 ] && supervised; do
         sleep 0.2
         waits=$((waits + 1))
         pid="$(training_pid)"
@@ -497,18 +543,29 @@ training_state() {
     # The Ray session this node runs now, and the one the training started in.
     answer "pid=${pid}" "exit_code=$(state_of exit_code)" "started_at=$(state_of started_at)" "stopped_at=$(state_of stopped_at)" \
         "first_step=$(state_of first_step)" "last_step=$(state_of last_step)" "ray_session=$(ray_session)" \
-        "ray_session_started=$(state_of ray_session)" "log=$(latest_log)" "now=$(now)" "launch=$(state_of launch.json)"
+        "ray_session_started=$(state_of ray_session)" "log=$(latest_log)" "now=$(now)" "launch=$(state_of launch.json)" \
+        "supervisor=$(supervised && echo running || true)" "restart_at=$(state_of restart_at)" "attempt_at=$(state_of attempt_at)" \
+        "keep_alive=$(tail_of "${STATE_DIR}/keep_alive.jsonl" 20)"
 }
 
 stop_training() {
     head_only stop-training
     lock_take
+    mkdir -p "${STATE_DIR}"
     if [ -z "$(training_pid)" ]; then
+        if supervised && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ]; then
+            # keep-alive waits to restart it, or is starting it: a person's stop wins.
+            now >"${STATE_DIR}/stopped_at"
+            end_supervisor
+            rm -f "${STATE_DIR}/restart_at"
+            say "training: stopped (keep-alive's restart cancelled)"
+            answer changed=true state=stopped
+            return
+        fi
         say "training: not running"
         answer changed=false state=not-running
         return
     fi
-    mkdir -p "${STATE_DIR}"
     now >"${STATE_DIR}/stopped_at"
     pkill -TERM -f -- "${TRAINING_PATTERN}" || true
     for _ in $(seq 60); do

@@ -77,6 +77,21 @@ def test_a_crashed_training_is_reported_then_started_again_and_resumes():
     assert after["resumed_from_step"] >= 2, after
 
 
+def test_a_transient_failure_is_started_again_from_its_checkpoint_with_no_playbook():
+    """Issue 58: the trainer dies after CANN's socket timeout (vllm-ascend#1955's text, stamped now on the head's clock); the
+    head's supervisor starts it again by itself, resumed from its checkpoint, and status says so (no alarm)."""
+    before = started()
+    in_verl(HEAD, "echo \"EI0006: [PID: 4242] $(date +%%Y-%%m-%%d-%%H:%%M:%%S).177.194 Getting socket times out. Reason: Remote Rank did "
+                  "not send the data in time.\" >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"")
+    in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
+    until(lambda: len(training_pids(HEAD)) == 1 and started()["pid"] != before["pid"], seconds=300, what="keep-alive's restart")
+    assert started()["resumed_from_step"] >= 2
+    status = playbook("status.yml")
+    assert status.returncode == 0, tail(status)
+    assert "keep-alive: 1 restart(s); the last at " in status.output and "HCCL connection timeout at step " in status.output, tail(status)
+    assert "ALARM" not in status.output, tail(status)
+
+
 def test_the_heads_ray_killed_heals_and_the_orphaned_training_is_replaced():
     before = started()
     in_verl(HEAD, "ray stop --force >/dev/null 2>&1")
