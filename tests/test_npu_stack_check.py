@@ -355,7 +355,7 @@ def test_megatron_bridge_missing_where_the_settings_choose_it_is_refused_before_
 
 
 def test_an_image_built_without_the_model_bridge_is_refused_naming_it_and_its_fix_passes(image):
-    """The simulated image built without mbridge (tests/sim/simcluster.py --without mbridge): verl's vanilla_mbridge path
+    """The simulated image built without mbridge (tests/sim/simcluster.py build --without mbridge): verl's vanilla_mbridge path
     (verl/models/mcore/mbridge.py) would print "mbridge package not found" and raise at the actor's start."""
     shutil.rmtree(image["site"] / "mbridge")
     problems = judged(image)["problems"]

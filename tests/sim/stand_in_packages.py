@@ -11,6 +11,9 @@ What each stand-in copies of the real package, for the deploy's image check:
   ModuleNotFoundError); mindspeed.megatron_adaptor imports megatron.core and, in its patch_features(), a
   transformer_engine that is installed -- the CUDA-only package then fails its import the way users report
   (ms-swift#6968: "transformer_engine/common/__init__.py ... _load_cudnn ... CalledProcessError");
+- mbridge 0.15.1's registry of model types (MBRIDGE: every model module imported with the package, AutoBridge's
+  list_supported_models), and the mbridge builds users report failing with the image's Megatron core (MBRIDGE_QWEN3_5,
+  MBRIDGE_QWEN3_VL_CORE_0_13) with the Megatron core modules they import from;
 - vLLM's ModelRegistry.get_supported_archs() with the architectures vLLM v0.11.0 registers for the model families
   this collection is tested with (Qwen2/Qwen2.5, Qwen3, Qwen3-MoE, Llama), so an unknown one is refused as vLLM does.
 - torch 2.7.1's few tensor calls the image check makes (zeros on the NPU, add_, sum, item), each operator run through
