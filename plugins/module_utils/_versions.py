@@ -764,7 +764,8 @@ def engine_problems(engine, modules):
         elif "megatron.core" in error:
             why = ("one of mbridge's model modules needs a newer Megatron core than the image's megatron.core %s, and mbridge "
                    "imports every model module (mbridge#50)" % core)
-            fix = "use verl's own image of this release (its mbridge and Megatron core are built together), or the mbridge release made for Megatron core %s" % core
+            fix = ("use verl's own image of this release (its mbridge and Megatron core are built together), or the mbridge "
+                   "release made for Megatron core %s" % core)
         else:
             why = "verl imports it when the actor starts, after Ray"
             fix = "use verl's own Ascend image of this release (it installs mbridge), or install mbridge in the image (pip install mbridge)"

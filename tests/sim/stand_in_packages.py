@@ -190,7 +190,8 @@ class AutoBridge:
 }
 MBRIDGE.update({"mbridge/models/%s.py" % name: "from ..core import register_model\n\n\n@register_model(%r)\nclass Bridge:\n"
                 "    def __init__(self, hf_config, **kwargs):\n        self.hf_config = hf_config\n" % model_type
-                for name, model_type in (("deepseek_v3", "deepseek_v3"), ("glm4moe", "glm4_moe"), ("llama", "llama"), ("mixtral", "mixtral"), ("qwen2", "qwen2"),
+                for name, model_type in (("deepseek_v3", "deepseek_v3"), ("glm4moe", "glm4_moe"), ("llama", "llama"),
+                                         ("mixtral", "mixtral"), ("qwen2", "qwen2"),
                                          ("qwen2moe", "qwen2_moe"), ("qwen3", "qwen3"), ("qwen3moe", "qwen3_moe"))})
 SITE.update(MBRIDGE)
 # mbridge's main after 2026-02-24 (ISEEKYAN/mbridge#83) adds Qwen3.5, imported under suppress(ImportError): its module needs

@@ -450,8 +450,9 @@ CORE_TOO_OLD = ("ImportError: cannot import name 'get_tensor_model_parallel_grou
     ({"asked": versions.engine_probe("0.8.0", extra_overrides=[VANILLA + "=False"]), "bridge": {"error": NO_MEGATRON_BRIDGE}},
      ["Megatron-Bridge (megatron.bridge), the weight bridge verl 0.8.0 builds this model (type `qwen3`) with (verl_extra_overrides "
       "sets %s=False), does not import: %s" % (VANILLA, NO_MEGATRON_BRIDGE), "(verl#6931)", "Fix: remove %s=False" % VANILLA]),
-    ({"bridge": {"error": CORE_TOO_OLD}}, ["does not import: " + CORE_TOO_OLD[:90], "needs a newer Megatron core than the image's "
-                                          "megatron.core 0.12.1", "(mbridge#50)", "Fix: use verl's own image of this release"]),
+    ({"bridge": {"error": CORE_TOO_OLD}},
+     ["does not import: " + CORE_TOO_OLD[:90], "needs a newer Megatron core than the image's megatron.core 0.12.1", "(mbridge#50)",
+      "Fix: use verl's own image of this release"]),
     ({"model_type": "qwen3_5", "bridge": {"version": "0.15.1", "registered": False, "supported": ["qwen2", "qwen3"]}},
      ["has no bridge for model type `qwen3_5`: verl would stop when the actor starts with \"ValueError: Unregistered model type: "
       "qwen3_5, now only support dict_keys(['qwen2', 'qwen3'])\"", "Fix: use an image whose mbridge and Megatron core build `qwen3_5`"]),
