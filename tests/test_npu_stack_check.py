@@ -3,6 +3,7 @@ npu_stack_check.sh), executed as the deploy runs it, against the simulated image
 set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -278,6 +279,14 @@ def test_verls_own_image_passes_and_its_versions_are_said(image):
         "default actor_rollout_ref.actor.megatron.vanilla_mbridge: True).",
         "ATB op library loaded (ATB_HOME_PATH=%s/Ascend/nnal/atb/latest/atb/cxx_abi_1)." % image["site"].parent,
         "NPU 0 computes."]
+
+
+def test_it_says_the_containers_ray_and_python_which_every_node_must_share(image):
+    """Ray joins a node only with the head's Ray and Python X.Y.Z (ray#50511): the container stage compares them (ray_skew)."""
+    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point("dapo")["file"]), 8, image["scripts"])
+    ray = image_stack(proc.stdout, "dapo")["ray"]
+    assert ray["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert ray["version"] == (importlib.metadata.version("ray") if importlib.util.find_spec("ray") else None)
 
 
 def test_another_verl_release_is_refused_naming_both_profiles_and_the_fix(image):

@@ -785,6 +785,21 @@ def engine_problems(engine, modules):
     return problems, notes
 
 
+def ray_skew(mine, head, head_host=""):
+    """The refusal of a worker's container whose Ray or Python (X.Y.Z) is not the head's: its `ray start --address` would
+    stop (Ray's check_version_info compares both exactly, ray#50511). None when they are the same or either is unknown."""
+    mine, head = mine or {}, head or {}
+    if not (mine.get("version") and head.get("version")) or (mine["version"], mine.get("python")) == (head["version"], head.get("python")):
+        return None
+    return ("its Ray %s with Python %s is not the head %s's Ray %s with Python %s: the worker's `ray start --address` would stop "
+            "with \"RuntimeError: Version mismatch: The cluster was started with: Ray: %s Python: %s This process on node ... was "
+            "started with: Ray: %s Python: %s\" (ray#50511). Fix: run one image on every node (verl_image set once for all, pinned "
+            "by digest: a tag such as latest-* moves between pulls), and remove this node's container (docker rm -f) so that the "
+            "deploy creates it from that image." % (mine["version"], mine.get("python"), head_host or "node", head["version"],
+                                                    head.get("python"), head["version"], head.get("python"), mine["version"],
+                                                    mine.get("python")))
+
+
 # --------------------------------------------------------------------------- the image's verl checks the command
 #
 # The training role's install step runs the rendered command once on the head with Hydra's `--cfg job` (run_training.sh

@@ -226,6 +226,17 @@ if engine is not None and os.path.isfile(model_config):
         stack["engine"] = _engine_path(os.path.dirname(model_config), engine)
     except Exception as exc:  # an unreadable config.json: the pre-check names it
         stack["engine"] = {"asked": engine, "unread": _first_line(exc)}
+def _ray_identity():
+    """Ray's version and this Python's (X.Y.Z): a worker joins the head's Ray only when both are the head's (Ray's
+    check_version_info at `ray start --address`); compared across the nodes by the container stage (ray_skew)."""
+    try:
+        version = importlib.metadata.version("ray")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    return {"version": version, "python": ".".join(map(str, sys.version_info[:3]))}
+
+
+stack["ray"] = _ray_identity()
 # CANN's ATB library, as vLLM-Ascend loads it when it starts: torch_npu's ATB op plugin links NNAL's libatb.so (found
 # through LD_LIBRARY_PATH, which nnal/atb/set_env.sh sets); an NNAL of another CANN release fails here with an undefined
 # symbol although `import torch_npu` worked.

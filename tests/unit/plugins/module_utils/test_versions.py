@@ -466,3 +466,24 @@ def test_without_a_bridge_in_use_only_the_config_is_read():
     engine = _engine(asked=versions.engine_probe("0.7.0", [versions.USE_MBRIDGE + "=False"]), bridge={})
     assert versions.engine_problems(engine, GOOD["modules"]) == ([], [])
     assert versions.engine_problems(None, GOOD["modules"]) == ([], [])
+
+
+# --------------------------------------------------------------------------- Ray and Python the same in every container
+
+@pytest.mark.parametrize("mine, head, refused", [
+    ({"version": "2.60.0", "python": "3.11.7"}, {"version": "2.60.0", "python": "3.11.7"}, False),  # the fix: one image
+    # ray#50511: the same Ray, another Python patch release: Ray refuses the join all the same
+    ({"version": "2.39.0", "python": "3.10.15"}, {"version": "2.39.0", "python": "3.10.14"}, True),
+    ({"version": "2.42.0", "python": "3.11.7"}, {"version": "2.12.0", "python": "3.11.7"}, True),
+    ({"version": None, "python": "3.11.7"}, {"version": "2.60.0", "python": "3.11.7"}, False),  # no Ray: verl's import says so
+    ({"version": "2.60.0", "python": "3.11.7"}, None, False),  # the head's check did not run
+])
+def test_a_worker_whose_ray_or_python_is_not_the_heads_is_refused_with_rays_own_words(mine, head, refused):
+    said = versions.ray_skew(mine, head, "node1")
+    assert bool(said) is refused, said
+    if refused:
+        assert ("its Ray %s with Python %s is not the head node1's Ray %s with Python %s" % (
+            mine["version"], mine["python"], head["version"], head["python"])) in said
+        assert ("RuntimeError: Version mismatch: The cluster was started with: Ray: %s Python: %s This process on node ... was "
+                "started with: Ray: %s Python: %s\" (ray#50511). Fix: run one image on every node" % (
+                    head["version"], head["python"], mine["version"], mine["python"])) in said
