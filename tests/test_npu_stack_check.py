@@ -429,6 +429,16 @@ def test_a_model_type_the_images_transformers_and_mbridge_do_not_know_is_refused
     assert judged(image)["problems"] == [], "the fix applied: an image whose transformers, mbridge and Megatron core build Qwen3.5"
 
 
+def test_an_architecture_the_ascend_plugin_registers_is_known_as_vllm_knows_it_at_its_start(image):
+    """vLLM loads its general plugins (vllm-ascend's register_model) in every process before it looks a model up: an
+    architecture only the plugin registers is not refused."""
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["AscendOnlyForCausalLM"], "model_type": "qwen3"}))
+    assert judged(image)["problems"][0].startswith("the image's vLLM 0.11.0 does not know the model's architecture AscendOnlyForCausalLM")
+    _write(image["site"], {"vllm_ascend/__init__.py": stand_in_packages.SITE["vllm_ascend/__init__.py"].replace(
+        "_REGISTERED = ()", "_REGISTERED = ('AscendOnlyForCausalLM',)")})
+    assert judged(image)["problems"] == []
+
+
 def test_companions_outside_the_known_combinations_are_a_note_not_a_refusal(image):
     (image["site"] / "vllm" / "__init__.py").write_text(stand_in_packages.SITE["vllm/__init__.py"].replace('"0.11.0"', '"0.10.2"'))
     verdict = judged(image)

@@ -755,11 +755,10 @@ def engine_problems(engine, modules):
     core = (modules.get("megatron.core") or {}).get("version") or "?"
     if bridge.get("error"):
         error = bridge["error"]
-        if package == "megatron.bridge":
-            fix = ("remove %s=False from verl_extra_overrides (verl then builds with mbridge, which verl's images have)"
-                   % VANILLA_MBRIDGE if asked.get("set_by") == "extra_overrides" else
-                   "add %s=True to verl_extra_overrides (mbridge, which verl's images have)" % VANILLA_MBRIDGE)
-            fix += ", or use an image with Megatron-Bridge (verl's image for the model; verl#6083: pip3 install megatron-bridge --no-deps)"
+        if package == "megatron.bridge":  # only a verl_extra_overrides line chooses it: every release's default there is mbridge
+            fix = ("remove %s=False from verl_extra_overrides (verl then builds with mbridge, which verl's images have), or use "
+                   "an image with Megatron-Bridge (verl's image for the model; verl#6083: pip3 install megatron-bridge --no-deps)"
+                   % VANILLA_MBRIDGE)
             why = "verl imports it when the actor starts, after Ray (verl#6931)"
         elif "megatron.core" in error:
             why = ("one of mbridge's model modules needs a newer Megatron core than the image's megatron.core %s, and mbridge "

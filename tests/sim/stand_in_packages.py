@@ -45,10 +45,27 @@ class _ModelRegistry:
 
 ModelRegistry = _ModelRegistry()
 ''',
+    # vLLM's general plugins: the entry points of group vllm.general_plugins (vllm-ascend's `ascend_enhanced_model =
+    # vllm_ascend:register_model`), called in every vLLM process; the stand-ins have no distribution metadata, so it calls it.
+    "vllm/plugins/__init__.py": '''def load_general_plugins():
+    import importlib.util
+
+    if importlib.util.find_spec("vllm_ascend") is not None:
+        import vllm_ascend
+
+        vllm_ascend.register_model()
+''',
     "vllm_ascend/__init__.py": '''"""Stand-in for vllm-ascend v0.11.0rc1 (tests/sim/stand_in_packages.py): the platform plugin needs vLLM."""
 import vllm  # noqa: F401  (ModuleNotFoundError without it, as the real plugin)
 
 __version__ = "0.11.0rc1"
+# The architectures vllm-ascend registers with vLLM's ModelRegistry that vLLM itself maps for the tests' families: none new.
+_REGISTERED = ()
+
+
+def register_model():
+    for architecture in _REGISTERED:
+        vllm.ModelRegistry._ARCHS += (architecture,)  # pylint: disable=protected-access
 ''',
     "megatron/__init__.py": "",
     "megatron/core/__init__.py": '''"""Stand-in for Megatron-LM core_v0.12.1 (tests/sim/stand_in_packages.py)."""

@@ -154,13 +154,27 @@ for name, (path, pattern) in sorted(json.loads(os.environ.get("VERL_PROBE_MARKER
 entry = os.environ.get("VERL_ENTRY_FILE")
 if entry:
     stack["entry_file"] = os.path.isfile(os.path.join(workdir, entry))
+def _vllm_plugins():
+    """vLLM's general plugins loaded as each vLLM process loads them (vllm-ascend's register_model adds the models it implements
+    for Ascend to the registry); their error, or None. A plugin can only add architectures, so an error here refuses nothing."""
+    try:
+        from vllm.plugins import load_general_plugins
+
+        load_general_plugins()
+    except Exception as exc:  # an older vLLM without it, or a plugin that fails: the registry is read as it is
+        return _first_line(exc)
+    return None
+
+
 model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
 if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
     try:
         with open(model_config) as handle:
             architecture = (json.load(handle).get("architectures") or [""])[0]
+        plugins_error = _vllm_plugins()
         from vllm import ModelRegistry
-        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs()}
+        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs(),
+                          "plugins_error": plugins_error}
     except Exception as exc:  # an unreadable config.json, a registry that does not answer
         stack["model"] = {"error": _first_line(exc)}
 

@@ -450,6 +450,11 @@ CORE_TOO_OLD = ("ImportError: cannot import name 'get_tensor_model_parallel_grou
     ({"asked": versions.engine_probe("0.8.0", extra_overrides=[VANILLA + "=False"]), "bridge": {"error": NO_MEGATRON_BRIDGE}},
      ["Megatron-Bridge (megatron.bridge), the weight bridge verl 0.8.0 builds this model (type `qwen3`) with (verl_extra_overrides "
       "sets %s=False), does not import: %s" % (VANILLA, NO_MEGATRON_BRIDGE), "(verl#6931)", "Fix: remove %s=False" % VANILLA]),
+    # transformers' refusal of a folder with its own code (AutoConfig without trust_remote_code=True)
+    ({"model_type": "internlm2", "config": {"error": "ValueError: The repository for /models/internlm2 contains custom code which must "
+                                                     "be executed to correctly load the model. ... Please pass the argument "
+                                                     "`trust_remote_code=True` to allow custom code to be run."}},
+     ["Fix: the model folder brings its own code: add actor_rollout_ref.model.trust_remote_code=True to verl_extra_overrides"]),
     ({"bridge": {"error": CORE_TOO_OLD}},
      ["does not import: " + CORE_TOO_OLD[:90], "needs a newer Megatron core than the image's megatron.core 0.12.1", "(mbridge#50)",
       "Fix: use verl's own image of this release"]),
