@@ -461,3 +461,24 @@ def test_every_mask_composes_against_each_profiles_own_verl(tmp_path, profile, a
                                                      "log": False}
         else:
             assert manager == "naive"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_weight_bridge_facts_of_the_release_table_are_each_wheels(profile):
+    """The release table's vanilla_mbridge default is the wheel's engine/megatron.yaml, and the wheel's Megatron worker picks
+    the bridge by it: mbridge (verl/models/mcore/mbridge.py) when True, Megatron-Bridge (verl/models/mcore/bridge.py) when False,
+    what the image check imports for the model (_versions.weight_bridge)."""
+    import re
+
+    from ansible_collections.verl.deploy.plugins.module_utils import _versions
+    from helpers.hydra_schema import verl_source_dir
+
+    engine = (verl_config_dir(profile) / "engine" / "megatron.yaml").read_text()
+    assert re.search(r"^vanilla_mbridge: (\w+)", engine, re.MULTILINE).group(1) == str(_versions.release(profile)["vanilla_mbridge"])
+    source = verl_source_dir(profile) / "verl"
+    assert "from mbridge import AutoBridge" in (source / "models/mcore/mbridge.py").read_text()
+    assert "from megatron.bridge import AutoBridge" in (source / "models/mcore/bridge.py").read_text()
+    worker = source / ("workers/megatron_workers.py" if profile in ("0.7.0", "0.7.1") else "workers/engine/megatron/transformer_impl.py")
+    chooser = re.search(r"vanilla_bridge = [^\n]*vanilla_mbridge[^\n]*\n(?:.*\n){0,3}?\s*if (?:megatron_config\.use_mbridge:\n\s*if )?"
+                        r"self\.vanilla_bridge:\n\s*from verl\.models\.mcore\.mbridge import AutoBridge", worker.read_text())
+    assert chooser, "the worker no longer picks mbridge by vanilla_mbridge: read %s again" % worker

@@ -3,6 +3,7 @@ npu_stack_check.sh), executed as the deploy runs it, against the simulated image
 set_env.sh scripts and torch_npu (tests/sim/stand_in_torch_npu.py)."""
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -225,7 +226,7 @@ def image(tmp_path, container):
     site = tmp_path / "site"
     packages = dict(stand_in_packages.SITE)
     if not importlib.util.find_spec("transformers"):  # the simulated image has the real one
-        packages["transformers/__init__.py"] = stand_in_packages.TRANSFORMERS_VERSION_ONLY
+        packages["transformers/__init__.py"] = stand_in_packages.TRANSFORMERS_STAND_IN
     for name, text in packages.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(text)
@@ -240,17 +241,22 @@ def image(tmp_path, container):
         (workdir / name).write_text(text)
     model = tmp_path / "Qwen3-8B"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"]}))
+    (model / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}))
     env = dict(container, VERL_LOOK_DIR=str(workdir), VERL_PROBE_MODULES=" ".join(_versions.MODULES),
+               VERL_PROBE_ENGINE=json.dumps(_versions.engine_probe("0.7.0")),
                VERL_PROBE_FORBIDDEN=" ".join(_versions.FORBIDDEN), VERL_ENTRY_FILE=_versions.entry_point("dapo")["file"],
                VERL_MODEL_PATH=str(model),
                VERL_PROBE_MARKERS=json.dumps({name: list(probe) for name, probe in _versions.MARKER_PROBES.items()}))
     return {"env": env, "site": site, "workdir": workdir, "model": model, "scripts": cann_stand_in(tmp_path / "Ascend")}
 
 
-def judged(image, algorithm="dapo", profile="0.7.0", allow_newer=False):
-    """The container stage's verdict on the image, for run_training.sh rendered for `profile` (the default release)."""
-    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point(algorithm, profile)["file"]), 8, image["scripts"])
+def judged(image, algorithm="dapo", profile="0.7.0", allow_newer=False, engine=None):
+    """The container stage's verdict on the image, for run_training.sh rendered for `profile` (the default release); engine:
+    the model's own path to import (_versions.engine_probe; the default release's when not given)."""
+    env = dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point(algorithm, profile)["file"])
+    if engine is not None:
+        env["VERL_PROBE_ENGINE"] = json.dumps(engine)
+    proc = check(env, 8, image["scripts"])
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return image_stack(proc.stdout, algorithm, {"profile": profile, "why": "set by verl_version"}, allow_newer)
 
@@ -268,9 +274,19 @@ def test_verls_own_image_passes_and_its_versions_are_said(image):
     assert verdict["problems"] == [] and verdict["verl"] == "0.7.0.dev", "the deploy's summary shows the image's verl"
     assert verdict["notes"] == [
         "verl 0.7.0.dev; torch 2.7.1, torch_npu 2.7.1+verl-sim, transformers 4.57.1, vllm 0.11.0, vllm_ascend 0.11.0rc1, "
-        "megatron.core 0.12.1, mindspeed.megatron_adaptor ?, mbridge 0.15.1",
+        "megatron.core 0.12.1, mindspeed.megatron_adaptor ?",
+        "the model's own path imports: transformers 4.57.1 reads its config (type `qwen3`), mbridge 0.15.1 builds it (verl 0.7.0's "
+        "default actor_rollout_ref.actor.megatron.vanilla_mbridge: True).",
         "ATB op library loaded (ATB_HOME_PATH=%s/Ascend/nnal/atb/latest/atb/cxx_abi_1)." % image["site"].parent,
         "NPU 0 computes."]
+
+
+def test_it_says_the_containers_ray_and_python_which_every_node_must_share(image):
+    """Ray joins a node only with the head's Ray and Python X.Y.Z (ray#50511): the container stage compares them (ray_skew)."""
+    proc = check(dict(image["env"], VERL_ENTRY_FILE=_versions.entry_point("dapo")["file"]), 8, image["scripts"])
+    ray = image_stack(proc.stdout, "dapo")["ray"]
+    assert ray["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert ray["version"] == (importlib.metadata.version("ray") if importlib.util.find_spec("ray") else None)
 
 
 def test_another_verl_release_is_refused_naming_both_profiles_and_the_fix(image):
@@ -317,11 +333,110 @@ def test_a_cuda_transformer_engine_is_refused_and_breaks_mindspeed_as_it_does(im
 
 
 def test_a_model_the_images_vllm_does_not_know_is_refused(image):
-    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["Glm4MoeForCausalLM"]}))
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe"}))
     problems = judged(image)["problems"]
     assert problems == ["the image's vLLM 0.11.0 does not know the model's architecture Glm4MoeForCausalLM: vLLM would stop with "
                         "\"Model architectures ['Glm4MoeForCausalLM'] are not supported\". Fix: use a verl image whose vLLM supports it, "
                         "or a model of an architecture it knows."]
+
+
+def _write(site, files):
+    for name, text in files.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text)
+
+
+BRIDGE_OFF = "actor_rollout_ref.actor.megatron.vanilla_mbridge=False"
+
+
+def test_megatron_bridge_missing_where_the_settings_choose_it_is_refused_before_ray_and_its_fix_passes(image):
+    """verl#6931: "ModuleNotFoundError: No module named 'megatron.bridge'" at the actor's start (NPU, verl 0.8.0.dev, Qwen3.5),
+    an image without Megatron-Bridge (verl#6083); here before Ray, with the line that chose it."""
+    problems = judged(image, engine=_versions.engine_probe("0.7.0", extra_overrides=[BRIDGE_OFF]))["problems"]
+    assert problems == [
+        "Megatron-Bridge (megatron.bridge), the weight bridge verl 0.7.0 builds this model (type `qwen3`) with (verl_extra_overrides "
+        "sets actor_rollout_ref.actor.megatron.vanilla_mbridge=False), does not import: ModuleNotFoundError: No module named "
+        "'megatron.bridge': verl imports it when the actor starts, after Ray (verl#6931). Fix: remove "
+        "actor_rollout_ref.actor.megatron.vanilla_mbridge=False from verl_extra_overrides (verl then builds with mbridge, which "
+        "verl's images have), or use an image with Megatron-Bridge (verl's image for the model; verl#6083: pip3 install "
+        "megatron-bridge --no-deps)."]
+    assert judged(image, engine=_versions.engine_probe("0.7.0"))["problems"] == [], "the fix applied: the line removed"
+
+
+def test_an_image_built_without_the_model_bridge_is_refused_naming_it_and_its_fix_passes(image):
+    """The simulated image built without mbridge (tests/sim/simcluster.py build --without mbridge): verl's vanilla_mbridge path
+    (verl/models/mcore/mbridge.py) would print "mbridge package not found" and raise at the actor's start."""
+    shutil.rmtree(image["site"] / "mbridge")
+    problems = judged(image)["problems"]
+    assert problems == [
+        "mbridge, the weight bridge verl 0.7.0 builds this model (type `qwen3`) with (verl 0.7.0's default "
+        "actor_rollout_ref.actor.megatron.vanilla_mbridge: True), does not import: ModuleNotFoundError: No module named 'mbridge': "
+        "verl imports it when the actor starts, after Ray. Fix: use verl's own Ascend image of this release (it installs mbridge), "
+        "or install mbridge in the image (pip install mbridge)."]
+    _write(image["site"], stand_in_packages.MBRIDGE)
+    assert judged(image)["problems"] == [], "the fix applied: verl's image, with mbridge"
+
+
+def test_without_mbridge_in_use_a_missing_mbridge_is_no_refusal(image):
+    """use_mbridge=False (0.7.x's legacy worker, VPP's documented way out): verl's own converters, no bridge imported."""
+    shutil.rmtree(image["site"] / "mbridge")
+    engine = _versions.engine_probe("0.7.0", ["actor_rollout_ref.actor.megatron.use_mbridge=False"])
+    assert engine["package"] is None and judged(image, engine=engine)["problems"] == []
+
+
+def test_an_mbridge_whose_model_module_needs_a_newer_megatron_core_is_refused_with_its_import_error(image):
+    """mbridge#50: mbridge 0.15.1 on megatron-core 0.12.1 (MindSpeed, Ascend) fails at the actor's start with "ImportError:
+    cannot import name 'get_tensor_model_parallel_group_if_none' from 'megatron.core.utils'" in mbridge/models/qwen3_vl/utils.py:
+    mbridge imports every model module, so any model fails."""
+    _write(image["site"], stand_in_packages.MBRIDGE_QWEN3_VL_CORE_0_13)
+    problems = judged(image)["problems"]
+    assert len(problems) == 1 and problems[0].startswith(
+        "mbridge, the weight bridge verl 0.7.0 builds this model (type `qwen3`) with (verl 0.7.0's default "
+        "actor_rollout_ref.actor.megatron.vanilla_mbridge: True), does not import: ImportError: cannot import name "
+        "'get_tensor_model_parallel_group_if_none' from 'megatron.core.utils'"), problems
+    assert ("one of mbridge's model modules needs a newer Megatron core than the image's megatron.core 0.12.1, and mbridge imports "
+            "every model module (mbridge#50). Fix: use verl's own image of this release") in problems[0]
+    _write(image["site"], {"mbridge/models/__init__.py": stand_in_packages.MBRIDGE["mbridge/models/__init__.py"]})
+    assert judged(image)["problems"] == [], "the fix applied: the mbridge release made for core 0.12.1"
+
+
+def test_a_model_type_the_images_transformers_and_mbridge_do_not_know_is_refused_and_the_models_image_passes(image):
+    """Qwen3.5 on verl 0.7.x's stack: transformers 4.57.1 raises "The checkpoint you are trying to load has model type `qwen3_5` but
+    Transformers does not recognize this architecture" (vllm#36217; the KeyError: 'qwen3_5' under it, LlamaFactory#10219), and
+    mbridge's Qwen3.5 module (mbridge#83) needs Megatron core 0.16, so mbridge does not register the type."""
+    architecture = "Qwen3_5ForConditionalGeneration"
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": [architecture], "model_type": "qwen3_5"}))
+    _write(image["site"], stand_in_packages.MBRIDGE_QWEN3_5)
+    problems = judged(image)["problems"]
+    assert len(problems) == 3, problems
+    assert problems[0].startswith("the image's vLLM 0.11.0 does not know the model's architecture %s" % architecture)
+    assert problems[1].startswith(
+        "transformers 4.57.1 cannot read the model's config.json (model type `qwen3_5`): ValueError: The checkpoint you are trying "
+        "to load has model type `qwen3_5` but Transformers does not recognize this architecture."), problems[1]
+    assert "(KeyError: 'qwen3_5'). verl reads it with AutoConfig when the actor and the rollout start, after Ray. Fix: use an image" in problems[1]
+    assert problems[2].startswith(
+        "mbridge, the weight bridge verl 0.7.0 builds this model (type `qwen3_5`) with (verl 0.7.0's default "
+        "actor_rollout_ref.actor.megatron.vanilla_mbridge: True) has no bridge for model type `qwen3_5`; its module "
+        "mbridge.models.qwen3_5.qwen3_5_vl_bridge, which registers it, does not import: ModuleNotFoundError: No module named "
+        "'megatron.core.models.gpt.experimental_attention_variant_module_specs' (the image's megatron.core 0.12.1 is not the one "
+        "it is made for): verl would stop when the actor starts with \"ValueError: Unregistered model type: qwen3_5, now only "
+        "support dict_keys(["), problems[2]
+    # The fix: the model's own image (its transformers, Megatron core and vLLM know Qwen3.5).
+    _write(image["site"], stand_in_packages.MEGATRON_CORE_0_16_SPECS)
+    _write(image["site"], {"transformers/__init__.py": stand_in_packages.TRANSFORMERS_STAND_IN.replace('"qwen3_moe")', '"qwen3_moe", "qwen3_5")'),
+                           "vllm/__init__.py": stand_in_packages.SITE["vllm/__init__.py"].replace('"Qwen3MoeForCausalLM")',
+                                                                                                  '"Qwen3MoeForCausalLM", "%s")' % architecture)})
+    assert judged(image)["problems"] == [], "the fix applied: an image whose transformers, mbridge and Megatron core build Qwen3.5"
+
+
+def test_an_architecture_the_ascend_plugin_registers_is_known_as_vllm_knows_it_at_its_start(image):
+    """vLLM loads its general plugins (vllm-ascend's register_model) in every process before it looks a model up: an
+    architecture only the plugin registers is not refused."""
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["AscendOnlyForCausalLM"], "model_type": "qwen3"}))
+    assert judged(image)["problems"][0].startswith("the image's vLLM 0.11.0 does not know the model's architecture AscendOnlyForCausalLM")
+    _write(image["site"], {"vllm_ascend/__init__.py": stand_in_packages.SITE["vllm_ascend/__init__.py"].replace(
+        "_REGISTERED = ()", "_REGISTERED = ('AscendOnlyForCausalLM',)")})
+    assert judged(image)["problems"] == []
 
 
 def test_companions_outside_the_known_combinations_are_a_note_not_a_refusal(image):

@@ -182,6 +182,9 @@ def versions_text():
               "|---|%s" % ("---|" * len(profiles))]
     for key in versions.defaults(versions.DEFAULT_PROFILE):
         lines.append("| `%s` | %s |" % (key, " | ".join(str(versions.defaults(p)[key]) for p in profiles)))
+    # The weight bridge's default: the image check imports that bridge with the model's type (_versions.weight_bridge).
+    lines.append("| `%s` (the weight bridge: mbridge when True, Megatron-Bridge when False) | %s |" % (
+        versions.VANILLA_MBRIDGE, " | ".join(str(versions.release(p)["vanilla_mbridge"]) for p in profiles)))
     lines += ["", "## Environment per release", "", "What `start_verl.sh` exports before Ray for the release:", "",
               "| `verl_version` | exported |", "|---|---|"]
     for entry in versions.RELEASES:

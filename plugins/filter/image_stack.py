@@ -81,6 +81,11 @@ _value:
           when it looked at none, or the check failed.
       type: list
       elements: str
+    ray:
+      description:
+        - Ray's version and the training Python's (C(version), C(python)) in the container, which every node's must equal
+          the head's (C(verl.deploy.ray_skew)); none when the check did not say.
+      type: dict
     raylet:
       description:
         - Whether Ray's raylet ran in the container when the check looked (its C(raylet=) answer); none when it did not say.
@@ -98,7 +103,7 @@ import json
 
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
     from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
-    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None}
+    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None, "ray": None}
     if isinstance(output, dict):  # the check's registered result
         if output.get("rc") not in (0, None) or output.get("failed"):
             return dict(verdict, probe_failed=probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"),
@@ -119,7 +124,7 @@ def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", c
         return dict(verdict, problems=["the container check's stack= line is not JSON (%s)." % exc])
     problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer), image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
-    return dict(verdict, problems=problems, notes=notes, verl=verl)
+    return dict(verdict, problems=problems, notes=notes, verl=verl, ray=stack.get("ray"))
 
 
 class FilterModule:

@@ -102,6 +102,24 @@ SIGNATURES = (
          "correct or remove the key it names in verl_extra_overrides (a new key takes a leading +); "
          "a restart alone fails again",
          "verl#1080"),
+    # Before the general import row: the weight bridge and the model's type have fixes of their own (_versions.engine_problems).
+    _row("weight_bridge", "weight bridge missing or without the model", False, False,
+         r"No module named 'megatron\.bridge'|No module named 'mbridge'|Unregistered model type: |"
+         r"(?:Megatron-Bridge|mbridge) package not found",
+         "ModuleNotFoundError: No module named 'megatron.bridge'",
+         "the weight bridge verl's Megatron worker builds the model with is not in the image (Megatron-Bridge when "
+         "actor_rollout_ref.actor.megatron.vanilla_mbridge is False, else mbridge), or does not register the model's type",
+         "deploy again: the container check names the bridge and the model's type before Ray; remove vanilla_mbridge=False "
+         "from verl_extra_overrides, or use verl's image made for the model; a restart alone fails again",
+         "verl#6931, verl#6083"),
+    _row("model_type_unknown", "model type unknown to transformers", False, False,
+         r"has model type `[^`]+` but Transformers does not recognize this architecture",
+         "ValueError: The checkpoint you are trying to load has model type `qwen3_5` but Transformers does not recognize "
+         "this architecture.",
+         "the image's transformers is older than the model (its config.json's model_type came with a later release)",
+         "use an image whose transformers knows the model's type (verl's image made for the model); the container check "
+         "names it before Ray; a restart alone fails again",
+         "vllm#36217"),
     _row("import_error", "import or missing symbol", False, False,
          r"^(?:ImportError|ModuleNotFoundError): |^OSError: .*undefined symbol",
          "ModuleNotFoundError: No module named 'vllm_ascend.distributed'",

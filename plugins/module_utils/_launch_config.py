@@ -882,6 +882,8 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
         values["verl_model_path"], values["verl_algorithm"], features["mask"], nnodes, len(values["verl_npu_devices"]))
     config = assemble(merged, values, context, network, swanlab, versions.features_for(features, profile, values.get("verl_extra_overrides")))
     config.update(image)
+    # The model's own path the image check imports before Ray: its weight bridge for this release and these lines.
+    config["image_probe"]["engine"] = versions.engine_probe(profile, config["features"]["lines"], values.get("verl_extra_overrides"))
     config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
                    "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source, "tracker_keys": tracker_keys,
                    "tensorboard": tensorboard(values["verl_tensorboard_dir"], values["verl_log_dir"], values["verl_project_name"],

@@ -44,7 +44,8 @@ DEFAULT_PROFILE = "0.7.0"
 TRANSFORMERS_5_ENV = {"HF_DEACTIVATE_ASYNC_LOAD": "1"}
 
 
-def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note="", env=None):
+def _release(profile, series, tag, recognised, images, known_good, stack, max_num_seqs, image_note="", env=None,
+             vanilla_mbridge=True):
     return {
         "profile": profile,  # the value of verl_version that renders for it
         "series": series,  # the releases it stands for (0.8.x: 0.8.0 and the 0.8.0.dev commits with its markers)
@@ -58,6 +59,9 @@ def _release(profile, series, tag, recognised, images, known_good, stack, max_nu
         "stack": stack,  # the whole stack of its Ascend image, for the docs
         # verl's defaults the settings rules read (keys run_training.sh does not render)
         "defaults": {"actor_rollout_ref.rollout.max_num_seqs": max_num_seqs},
+        # engine/megatron.yaml's vanilla_mbridge: the weight bridge the Megatron worker builds the model with when no line sets
+        # it, mbridge (True) or Megatron-Bridge (False; weight_bridge)
+        "vanilla_mbridge": vanilla_mbridge,
         # what start_verl.sh exports for this release before Ray
         "env": dict(env or {}),
     }
@@ -109,7 +113,7 @@ RELEASES = (
         ({"cann": "9.0.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.16."},),
         "CANN 9.0.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post2, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0, "
         "MindSpeed core_r0.16.0, mbridge, transformers 5.10.4",
-        256, env=TRANSFORMERS_5_ENV,
+        256, env=TRANSFORMERS_5_ENV, vanilla_mbridge=False,
         image_note="verl published no release image for 0.9.0; the daily latest-* images (see 0.9.1) are built from main.",
     ),
     _release(
@@ -121,7 +125,7 @@ RELEASES = (
          {"cann": "9.1.0", "torch_npu": "2.10.0", "vllm": "0.23.0", "vllm_ascend": "0.23.", "megatron.core": "0.18."}),
         "CANN 9.1.0, Python 3.12, torch 2.10.0 / torch_npu 2.10.0.post4, vLLM/vllm-ascend 0.23.0, Megatron-LM core_r0.16.0 "
         "(core_r0.18.0 with MegatronAdaptor and Megatron-Bridge from verl PR #7604), transformers 5.10.4",
-        256, env=TRANSFORMERS_5_ENV,
+        256, env=TRANSFORMERS_5_ENV, vanilla_mbridge=False,
         image_note="no release tag: verl's daily latest-vllm-* images (Dockerfile.ascend_9.1.0_a2/_a3, verl main) are the "
                    "0.9.x images; they move every day (main reports 0.10.0.dev after 2026-08-22), so pin a digest.",
     ),
@@ -129,11 +133,10 @@ RELEASES = (
 BY_PROFILE = {entry["profile"]: entry for entry in RELEASES}
 SUPPORTED = BY_PROFILE[DEFAULT_PROFILE]
 # What the training imports on Ascend, in the order it does (verl's Megatron workers: torch_npu, transformers,
-# vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor, mbridge for the weights).
-# Not megatron.bridge: 0.9.0 on default to Megatron-Bridge (vanilla_mbridge: False), but every profile renders
-# vanilla_mbridge=True where the key exists (KEYS), so the training imports mbridge; a profile that renders False would
-# add it here.
-MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor", "mbridge")
+# vLLM with its Ascend plugin, Megatron core with MindSpeed's adaptor). The weight bridge is not here: which one the
+# worker imports depends on the release and the lines (weight_bridge), and the image check imports it with the model's
+# own path (engine_probe).
+MODULES = ("verl", "torch", "torch_npu", "transformers", "vllm", "vllm_ascend", "megatron.core", "mindspeed.megatron_adaptor")
 # CUDA-only: in an NPU image it breaks MindSpeed's import ("import transformer_engine.common ... _load_cudnn").
 FORBIDDEN = ("transformer_engine",)
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)")
@@ -465,6 +468,8 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
         problems.append("the image's vLLM %s does not know the model's architecture %s: vLLM would stop with \"Model architectures "
                         "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
                         "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
+    engine = engine_problems(stack.get("engine"), modules)
+    problems.extend(engine[0])
     torch_npu = (modules.get("torch_npu") or {}).get("version") or "?"
     problems.extend(text for text in (_atb_problem(stack.get("atb"), torch_npu), _first_op_problem(stack.get("first_op"), torch_npu, image, chip))
                     if text)
@@ -486,7 +491,7 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
                                for combo in release["known_good"])
             notes.append("these versions are not a combination known to work with verl %s on Ascend (%s); if the training fails "
                          "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
-    notes.extend(_probe_notes(stack))
+    notes.extend(engine[1] + _probe_notes(stack))
     return problems, notes
 
 
@@ -669,6 +674,129 @@ def known_broken(decoded, profile, architecture=None, extra_overrides=()):
                             "would stop with \"NotImplementedError: Model Type: %s not supported\"; it knows %s). Fix: %s." % (
                                 head, out["line"], architecture, architecture, ", ".join(out["models"]), mask))
     return problems
+
+
+# --------------------------------------------------------------------------- the model's own engine path
+#
+# What verl imports for this model only when the actor starts, after Ray: transformers' config of the model's type
+# (AutoConfig of the model folder) and the weight bridge the Megatron worker builds the model with. The container stage
+# imports both in the image before Ray (npu_stack_check.sh, VERL_PROBE_ENGINE). Which bridge, as every release from 0.7.0
+# to 0.9.1 decides it (0.7.x verl/workers/megatron_workers.py:164-210; 0.8.0/0.9.1
+# verl/workers/engine/megatron/transformer_impl.py:185-245 / :326-390): use_mbridge=False, on the 0.7.x legacy worker only,
+# builds with verl's own converters; else vanilla_mbridge=True imports mbridge (verl/models/mcore/mbridge.py,
+# AutoBridge.from_config(hf_config): its registry is keyed by config.json's model_type) and False imports Megatron-Bridge
+# (verl/models/mcore/bridge.py: `from megatron.bridge import AutoBridge`). The default of vanilla_mbridge is the release
+# table's (engine/megatron.yaml).
+VANILLA_MBRIDGE = "actor_rollout_ref.actor.megatron.vanilla_mbridge"
+TRUST_REMOTE_CODE = "actor_rollout_ref.model.trust_remote_code"
+
+
+def _true(text):
+    return str(text).strip("'\"").lower() == "true"
+
+
+def weight_bridge(profile, lines=(), extra_overrides=()):
+    """{'package': 'mbridge' | 'megatron.bridge' | None (verl's own converters), 'why', 'set_by': 'extra_overrides' |
+    'rendered' | 'default'}: the weight bridge verl's Megatron worker of this release imports for the model, from the lines
+    run_training.sh renders (NPU_LINES for the profile, `lines`: the mask's) and verl_extra_overrides (rendered last: its
+    value wins)."""
+    entry, rendered, extra = release(profile), lines_for(NPU_LINES, profile) + list(lines or ()), list(extra_overrides or ())
+    use = value_of(rendered + extra, USE_MBRIDGE)
+    legacy = (value_of(extra, LEGACY_WORKER) or "auto").strip("'\"") != "disable"
+    if use is not None and not _true(use) and profile in _between("0.7.0", "0.7.1") and legacy:
+        return {"package": None, "set_by": "extra_overrides" if value_of(extra, USE_MBRIDGE) is not None else "rendered",
+                "why": "%s=False: verl %s's legacy Megatron worker builds the model with its own converters" % (USE_MBRIDGE, profile)}
+    for set_by, said in (("extra_overrides", extra), ("rendered", rendered)):
+        given = value_of(said, VANILLA_MBRIDGE)
+        if given is not None:
+            vanilla = _true(given)
+            why = "%s %s=%s" % ("verl_extra_overrides sets" if set_by == "extra_overrides" else "run_training.sh renders",
+                                VANILLA_MBRIDGE, given)
+            break
+    else:
+        set_by, vanilla = "default", entry["vanilla_mbridge"]
+        why = "verl %s's default %s: %s" % (profile, VANILLA_MBRIDGE, vanilla)
+    return {"package": "mbridge" if vanilla else "megatron.bridge", "set_by": set_by, "why": why}
+
+
+def engine_probe(profile, lines=(), extra_overrides=()):
+    """What the image check imports of the model's own path (VERL_PROBE_ENGINE): the weight bridge and whether transformers
+    may run the model folder's own code (verl's model.trust_remote_code, default False)."""
+    return dict(weight_bridge(profile, lines, extra_overrides), profile=profile,
+                trust_remote_code=_true(value_of(extra_overrides, TRUST_REMOTE_CODE) or "False"))
+
+
+def engine_problems(engine, modules):
+    """(problems, notes) of what the image check found of the model's own path (the stack= line's `engine`): each problem
+    names the package, the model type, the error as the training would print it, the cause and the fix."""
+    if not engine or engine.get("unread"):
+        return [], []
+    asked, model_type = engine.get("asked") or {}, engine.get("model_type") or "(none)"
+    profile, package, bridge = asked.get("profile") or "?", asked.get("package"), engine.get("bridge") or {}
+    problems, notes = [], []
+    config = engine.get("config") or {}
+    transformers = (modules.get("transformers") or {}).get("version") or "?"
+    if config.get("error"):
+        if "trust_remote_code" in config["error"]:
+            fix = ("the model folder brings its own code: add %s=True to verl_extra_overrides if you trust it, or use a model "
+                   "whose type this transformers has" % TRUST_REMOTE_CODE)
+        else:
+            fix = ("use an image whose transformers knows model type `%s` (the model's card names the transformers release "
+                   "that added it; verl publishes images per model, e.g. verl-8.5.2-910b-ubuntu22.04-py3.11-qwen3-5 for "
+                   "Qwen3.5), or a model of a type this transformers knows" % model_type)
+        problems.append("transformers %s cannot read the model's config.json (model type `%s`): %s%s. verl reads it with "
+                        "AutoConfig when the actor and the rollout start, after Ray. Fix: %s." % (
+                            transformers, model_type, _short(config["error"]),
+                            " (%s)" % _short(config["cause"], 100) if config.get("cause") else "", fix))
+    if not package:
+        return problems, notes
+    name = {"mbridge": "mbridge", "megatron.bridge": "Megatron-Bridge (megatron.bridge)"}[package]
+    head = "%s, the weight bridge verl %s builds this model (type `%s`) with (%s)," % (name, profile, model_type, asked.get("why"))
+    core = (modules.get("megatron.core") or {}).get("version") or "?"
+    if bridge.get("error"):
+        error = bridge["error"]
+        if package == "megatron.bridge":  # only a verl_extra_overrides line chooses it: every release's default there is mbridge
+            fix = ("remove %s=False from verl_extra_overrides (verl then builds with mbridge, which verl's images have), or use "
+                   "an image with Megatron-Bridge (verl's image for the model; verl#6083: pip3 install megatron-bridge --no-deps)"
+                   % VANILLA_MBRIDGE)
+            why = "verl imports it when the actor starts, after Ray (verl#6931)"
+        elif "megatron.core" in error:
+            why = ("one of mbridge's model modules needs a newer Megatron core than the image's megatron.core %s, and mbridge "
+                   "imports every model module (mbridge#50)" % core)
+            fix = ("use verl's own image of this release (its mbridge and Megatron core are built together), or the mbridge "
+                   "release made for Megatron core %s" % core)
+        else:
+            why = "verl imports it when the actor starts, after Ray"
+            fix = "use verl's own Ascend image of this release (it installs mbridge), or install mbridge in the image (pip install mbridge)"
+        problems.append("%s does not import: %s: %s. Fix: %s." % (head, _short(error), why, fix))
+    elif bridge.get("registered") is False:
+        module = bridge.get("module") or {}
+        why = ("; its module %s, which registers it, does not import: %s (the image's megatron.core %s is not the one it is made for)"
+               % (module["name"], _short(module["error"]), core) if module.get("error") else "")
+        problems.append("%s has no bridge for model type `%s`%s: verl would stop when the actor starts with \"ValueError: "
+                        "Unregistered model type: %s, now only support dict_keys([%s])\". Fix: use an image whose mbridge and "
+                        "Megatron core build `%s` (verl's image made for the model), or a model of a type it registers." % (
+                            head.rstrip(","), model_type, why, model_type,
+                            ", ".join("'%s'" % item for item in bridge.get("supported") or ()), model_type))
+    elif not problems:
+        notes.append("the model's own path imports: transformers %s reads its config (type `%s`), %s %s builds it (%s)." % (
+            transformers, model_type, name, bridge.get("version") or "?", asked.get("why")))
+    return problems, notes
+
+
+def ray_skew(mine, head, head_host=""):
+    """The refusal of a worker's container whose Ray or Python (X.Y.Z) is not the head's: its `ray start --address` would
+    stop (Ray's check_version_info compares both exactly, ray#50511). None when they are the same or either is unknown."""
+    mine, head = mine or {}, head or {}
+    if not (mine.get("version") and head.get("version")) or (mine["version"], mine.get("python")) == (head["version"], head.get("python")):
+        return None
+    return ("its Ray %s with Python %s is not the head %s's Ray %s with Python %s: the worker's `ray start --address` would stop "
+            "with \"RuntimeError: Version mismatch: The cluster was started with: Ray: %s Python: %s This process on node ... was "
+            "started with: Ray: %s Python: %s\" (ray#50511). Fix: run one image on every node (verl_image set once for all, pinned "
+            "by digest: a tag such as latest-* moves between pulls), and remove this node's container (docker rm -f) so that the "
+            "deploy creates it from that image." % (mine["version"], mine.get("python"), head_host or "node", head["version"],
+                                                    head.get("python"), head["version"], head.get("python"), mine["version"],
+                                                    mine.get("python")))
 
 
 # --------------------------------------------------------------------------- the image's verl checks the command

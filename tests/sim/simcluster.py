@@ -18,7 +18,9 @@ so an unchanged recipe is never rebuilt and a changed one always is:
                          files that tell releases apart, recipe/ as the image has it, a stand-in trainer),
                          CANN's set_env.sh where verl's images have them and a torch_npu that needs them. Each
                          release is its own image (its files are in the hash); every release but the default is one
-                         layer on the default's image (verl/release.sh), built in seconds.
+                         layer on the default's image (verl/release.sh), built in seconds. `build --without mbridge`:
+                         a layer without the weight bridge (tag ...-without-mbridge), an image the deploy's container
+                         check must refuse before Ray.
   verl-sim/registry:<h>  Debian's docker-registry, no auth, on :5000
 
 `up` starts, on the network <prefix>-net: the registry container <prefix>-registry (host name and
@@ -90,6 +92,9 @@ VERL_VERSION_STRING = {"0.7.0": stand_in_packages.VERL_VERSION, "0.7.1": "0.7.1"
 # the release has them: the legacy Megatron workers (up to 0.7.1) and the V1 trainer's old TaskRunner (0.9.0 on). Never
 # imported in the simulated image (they need torch).
 VERL_MARKER_FILES = ("verl/workers/megatron_workers.py", "verl/trainer/main_ppo_v0.py")
+# The image's packages a verl image may be built without (--without): the weight bridge verl's Megatron worker imports when
+# the actor starts (mbridge, verl's vanilla_mbridge path), for the image check's refusal of an image that lacks it.
+WITHOUT = ("mbridge",)
 # recipe/ of the image from 0.7.1 on: a verl-recipe checkout, not verl's (tests/sim/stand_in_recipe.py).
 RECIPE_STAND_IN = HERE / "stand_in_recipe.py"
 
@@ -293,10 +298,13 @@ def check_host(need_debootstrap=False):
 class Recipes:
     """Every image's recipe text and inputs, and the content hashes derived from them."""
 
-    def __init__(self, verl=DEFAULT_VERL):
+    def __init__(self, verl=DEFAULT_VERL, without=()):
         if verl not in VERL_RELEASES:
             raise SimError("--verl %s: the verl image can be built for %s." % (verl, ", ".join(VERL_RELEASES)))
+        if set(without) - set(WITHOUT):
+            raise SimError("--without %s: the verl image can be built without %s." % (",".join(without), ", ".join(WITHOUT)))
         self.verl_release = verl
+        self.without = tuple(sorted(set(without)))
         self.hashes = {}
 
     # -- base
@@ -436,7 +444,8 @@ class Recipes:
         # The rest of the image's stack (vLLM, vllm-ascend, Megatron, MindSpeed, mbridge; transformers is real), and the
         # CUDA-only package a test may install by mistake.
         for name, text in stand_in_packages.SITE.items():
-            files["site/" + name] = text.encode()
+            if name.split("/")[0] not in self.without:
+                files["site/" + name] = text.encode()
         files["stand-ins/transformer_engine/__init__.py"] = stand_in_packages.TRANSFORMER_ENGINE.encode()
         # verl's own config checks, run by the stand-in trainer as verl runs them: the files that hold them,
         # from the pinned wheel at their paths in the checkout (not verl/__init__.py, which imports torch), and
@@ -454,22 +463,28 @@ class Recipes:
             for path in sorted((source_dir / folder).glob("*.py")):
                 files.setdefault("verl/%s/%s" % (folder, path.name), path.read_bytes())
         files["stand-ins/verl_checks.py"] = (REPO / "tests" / "helpers" / "verl_config" / "verl_checks.py").read_bytes()
-        if release == DEFAULT_VERL:
+        if self.without:  # the packages the layer removes from the default image's site-packages (verl/release.sh)
+            files["without.txt"] = "".join(name + "\n" for name in self.without).encode()
+        if self._full_build():
             files["requirements.txt"] = Recipes.requirements().encode()
             files["build.sh"] = Recipes.VERL_BUILD.format(packages=" ".join(VERL_PACKAGES), wheelhouse=SIM_WHEELHOUSE).encode()
         else:
             files["build.sh"] = Recipes.VERL_RELEASE_BUILD.encode()
         return files
 
+    def _full_build(self):
+        """Whether this verl image is built from the base (the default release's), not as one layer on that image."""
+        return self.verl_release == DEFAULT_VERL and not self.without
+
     def verl(self):
         if "verl" not in self.hashes:
             files = self.verl_files()
-            on = self.base() if self.verl_release == DEFAULT_VERL else Recipes().verl()  # the image it is built on
+            on = self.base() if self._full_build() else Recipes().verl()  # the image it is built on
             digest = _sha("verl", RECIPE_VERSION["verl"], on, ",".join(self.VERL_CHANGES), ",".join(SWANLAB_LOCK + SWANLAB_SDIST_ONLY),
                           *[_sha(name, data) for name, data in sorted(files.items())])[:12]
             # The tag ends with the release, as verl's own image tags do (`...-py3.11-v0.7.1`): the deploy renders for the
             # release the image's name says, and checks the image's files against it.
-            self.hashes["verl"] = "%s-v%s" % (digest, self.verl_release)
+            self.hashes["verl"] = "%s-v%s" % (digest, self.verl_release) + "".join("-without-" + name for name in self.without)
         return self.hashes["verl"]
 
     def refs(self):
@@ -641,7 +656,7 @@ def _build_verl(recipes):
     if _image_exists(ref):
         return ref, "reused"
     log = _log_path("verl", digest)
-    if recipes.verl_release == DEFAULT_VERL:
+    if recipes._full_build():  # pylint: disable=protected-access
         base, _how = _build_base(recipes)
         mounts = ["-v", "%s:/w:ro" % _wheels(log)]
     else:  # one layer on the default release's image (verl/release.sh)
@@ -704,15 +719,16 @@ def _timed(step):
     return step(), time.monotonic() - begin
 
 
-def build(verbose=True, verl=DEFAULT_VERL):
+def build(verbose=True, verl=DEFAULT_VERL, without=()):
     """Build (or reuse) the four images, the verl image for verl release `verl` ("all": the default's refs, and the
-    verl image of every release); returns {kind: image ref}. Prints what it did and how long it took."""
+    verl image of every release; without: stand-in packages left out of it, WITHOUT); returns {kind: image ref}. Prints
+    what it did and how long it took."""
     if verl == "all":
         for release in VERL_RELEASES[::-1]:  # the default (0.7.0, the others' base) last: its refs are returned
             refs = build(verbose=verbose, verl=release)
         return refs
     check_host()
-    recipes = Recipes(verl)
+    recipes = Recipes(verl, without)
     refs = {}
     fresh = False
     started = time.monotonic()
@@ -1240,6 +1256,8 @@ def main(argv=None):
     build_parser = commands.add_parser("build", help="build (or reuse) the images")
     build_parser.add_argument("--verl", default=DEFAULT_VERL, choices=VERL_RELEASES + ("all",),
                               help="the verl release of the verl image (all: every release's)")
+    build_parser.add_argument("--without", action="append", choices=WITHOUT, default=[],
+                              help="leave a package of the image's stack out (a broken image the deploy must refuse)")
     up_parser = commands.add_parser("up", help="start (or adjust) the cluster; idempotent")
     up_parser.add_argument("--nodes", type=int, default=2)
     up_parser.add_argument("--fixture", action="append", default=[], metavar="NODE=FILE",
@@ -1260,7 +1278,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            build(verl=args.verl)
+            build(verl=args.verl, without=tuple(args.without))
         elif args.command == "up":
             up(args.nodes, args.fixture, args.prefix, args.registry_port, args.npu_count, verls=tuple(args.verl or (DEFAULT_VERL,)))
         elif args.command == "prune":

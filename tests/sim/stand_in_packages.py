@@ -11,13 +11,16 @@ What each stand-in copies of the real package, for the deploy's image check:
   ModuleNotFoundError); mindspeed.megatron_adaptor imports megatron.core and, in its patch_features(), a
   transformer_engine that is installed -- the CUDA-only package then fails its import the way users report
   (ms-swift#6968: "transformer_engine/common/__init__.py ... _load_cudnn ... CalledProcessError");
+- mbridge 0.15.1's registry of model types (MBRIDGE: every model module imported with the package, AutoBridge's
+  list_supported_models), and the mbridge builds users report failing with the image's Megatron core (MBRIDGE_QWEN3_5,
+  MBRIDGE_QWEN3_VL_CORE_0_13) with the Megatron core modules they import from;
 - vLLM's ModelRegistry.get_supported_archs() with the architectures vLLM v0.11.0 registers for the model families
   this collection is tested with (Qwen2/Qwen2.5, Qwen3, Qwen3-MoE, Llama), so an unknown one is refused as vLLM does.
 - torch 2.7.1's few tensor calls the image check makes (zeros on the NPU, add_, sum, item), each operator run through
   torch_npu's kernel path as the real NPU backend dispatches them to aclnn operators (stand_in_torch_npu._sim_kernel);
 - torch_npu's ATB op plugin (torch_npu/op_plugin/atb/_atb_ops.py), which loads CANN's ATB library as the real one.
 transformers is the real package in the simulated image (tests/sim/simcluster.py's lock: the container stage's prompt count
-tokenizes with it); TRANSFORMERS_VERSION_ONLY stands in for it only where the real one is not installed (the image check's
+tokenizes with it); TRANSFORMERS_STAND_IN stands in for it only where the real one is not installed (the image check's
 tests on this machine's Python, which import it for its version).
 TRANSFORMER_ENGINE is not installed: a test that needs "a CUDA package installed by mistake" writes it into
 site-packages (it is in the image at /opt/sim/stand-ins/transformer_engine/).
@@ -42,15 +45,37 @@ class _ModelRegistry:
 
 ModelRegistry = _ModelRegistry()
 ''',
+    # vLLM's general plugins: the entry points of group vllm.general_plugins (vllm-ascend's `ascend_enhanced_model =
+    # vllm_ascend:register_model`), called in every vLLM process; the stand-ins have no distribution metadata, so it calls it.
+    "vllm/plugins/__init__.py": '''def load_general_plugins():
+    import importlib.util
+
+    if importlib.util.find_spec("vllm_ascend") is not None:
+        import vllm_ascend
+
+        vllm_ascend.register_model()
+''',
     "vllm_ascend/__init__.py": '''"""Stand-in for vllm-ascend v0.11.0rc1 (tests/sim/stand_in_packages.py): the platform plugin needs vLLM."""
 import vllm  # noqa: F401  (ModuleNotFoundError without it, as the real plugin)
 
 __version__ = "0.11.0rc1"
+# The architectures vllm-ascend registers with vLLM's ModelRegistry that vLLM itself maps for the tests' families: none new.
+_REGISTERED = ()
+
+
+def register_model():
+    for architecture in _REGISTERED:
+        vllm.ModelRegistry._ARCHS += (architecture,)  # pylint: disable=protected-access
 ''',
     "megatron/__init__.py": "",
     "megatron/core/__init__.py": '''"""Stand-in for Megatron-LM core_v0.12.1 (tests/sim/stand_in_packages.py)."""
 __version__ = "0.12.1"
 ''',
+    # The modules mbridge's model modules import from (their names as core_v0.12.1 has them).
+    "megatron/core/utils.py": '''"""Stand-in for megatron/core/utils.py of core_v0.12.1: not get_tensor_model_parallel_group_if_none (core 0.13)."""
+''',
+    "megatron/core/models/__init__.py": "",
+    "megatron/core/models/gpt/__init__.py": "",
     "mindspeed/__init__.py": '''"""Stand-in for MindSpeed f2b0977e (tests/sim/stand_in_packages.py)."""
 ''',
     "mindspeed/megatron_adaptor.py": '''"""Stand-in for mindspeed.megatron_adaptor: patches Megatron, and imports transformer_engine when installed."""
@@ -135,9 +160,77 @@ def _load():
 
 ATB_LIBRARY = _load()
 ''',
-    "mbridge/__init__.py": '''"""Stand-in for mbridge (tests/sim/stand_in_packages.py)."""
+}
+# mbridge 0.15.1 (ISEEKYAN/mbridge, tag v0.15.1), laid out as the real package: importing it imports every model module,
+# whose @register_model(model_type) fills the registry AutoBridge.from_config(hf_config) looks the model's type up in
+# (verl's vanilla_mbridge path, verl/models/mcore/mbridge.py). The LLM types of its registry; its VLM modules are left out.
+MBRIDGE = {
+    "mbridge/__init__.py": '''"""Stand-in for mbridge 0.15.1 (tests/sim/stand_in_packages.py)."""
 __version__ = "0.15.1"
+
+# Import models module to ensure registration decorators are executed (as the real one)
+from . import models  # noqa: E402,F401
+from .core.auto_bridge import AutoBridge  # noqa: E402,F401
 ''',
+    "mbridge/core/__init__.py": "from .auto_bridge import AutoBridge  # noqa: F401\nfrom .bridge import register_model  # noqa: F401\n",
+    "mbridge/core/bridge.py": '''_MODEL_REGISTRY = {}
+
+
+def register_model(model_types):
+    if isinstance(model_types, str):
+        model_types = [model_types]
+
+    def decorator(cls):
+        for model_type in model_types:
+            _MODEL_REGISTRY[model_type] = cls
+        return cls
+
+    return decorator
+''',
+    "mbridge/core/auto_bridge.py": '''from .bridge import _MODEL_REGISTRY
+
+
+class AutoBridge:
+    @classmethod
+    def from_config(cls, hf_config, **kwargs):
+        model_type = hf_config.model_type
+        if model_type in _MODEL_REGISTRY:
+            return _MODEL_REGISTRY[model_type](hf_config, **kwargs)
+        raise ValueError(f"Unregistered model type: {model_type}, now only support {_MODEL_REGISTRY.keys()}")
+
+    @classmethod
+    def list_supported_models(cls):
+        return list(_MODEL_REGISTRY.keys())
+''',
+    "mbridge/models/__init__.py": "".join("from .%s import Bridge as _%s  # noqa: F401\n" % (name, name) for name in (
+        "deepseek_v3", "glm4moe", "llama", "mixtral", "qwen2", "qwen2moe", "qwen3", "qwen3moe")),
+}
+MBRIDGE.update({"mbridge/models/%s.py" % name: "from ..core import register_model\n\n\n@register_model(%r)\nclass Bridge:\n"
+                "    def __init__(self, hf_config, **kwargs):\n        self.hf_config = hf_config\n" % model_type
+                for name, model_type in (("deepseek_v3", "deepseek_v3"), ("glm4moe", "glm4_moe"), ("llama", "llama"),
+                                         ("mixtral", "mixtral"), ("qwen2", "qwen2"),
+                                         ("qwen2moe", "qwen2_moe"), ("qwen3", "qwen3"), ("qwen3moe", "qwen3_moe"))})
+SITE.update(MBRIDGE)
+# mbridge's main after 2026-02-24 (ISEEKYAN/mbridge#83) adds Qwen3.5, imported under suppress(ImportError): its module needs
+# Megatron core 0.16's experimental attention specs, so on core 0.12.1 `import mbridge` works and the type is not registered.
+MBRIDGE_QWEN3_5 = {
+    "mbridge/models/__init__.py": MBRIDGE["mbridge/models/__init__.py"] + (
+        "from contextlib import suppress\nwith suppress(ImportError):\n    from .qwen3_5 import Qwen3_5VlBridge  # noqa: F401\n"),
+    "mbridge/models/qwen3_5/__init__.py": "from mbridge.models.qwen3_5.qwen3_5_vl_bridge import Qwen3_5VlBridge  # noqa: F401\n",
+    "mbridge/models/qwen3_5/qwen3_5_vl_bridge.py": (
+        "from megatron.core.models.gpt.experimental_attention_variant_module_specs import (  # noqa: F401\n"
+        "    get_transformer_block_with_experimental_attention_variant_spec,\n)\n\nfrom mbridge.core import register_model\n\n\n"
+        "@register_model(\"qwen3_5\")\nclass Qwen3_5VlBridge:\n    pass\n"),
+}
+# What core 0.16 adds that it needs (the fix: an image whose Megatron core is the one this mbridge is made for).
+MEGATRON_CORE_0_16_SPECS = {"megatron/core/models/gpt/experimental_attention_variant_module_specs.py":
+                            "def get_transformer_block_with_experimental_attention_variant_spec(*args, **kwargs):\n    return None\n"}
+# An mbridge whose every-model import needs a name core 0.12.1 lacks (mbridge#50: mbridge 0.15.1's qwen3_vl on core 0.12.1):
+# `import mbridge` itself fails.
+MBRIDGE_QWEN3_VL_CORE_0_13 = {
+    "mbridge/models/__init__.py": MBRIDGE["mbridge/models/__init__.py"] + "from .qwen3_vl import utils as _qwen3_vl  # noqa: F401\n",
+    "mbridge/models/qwen3_vl/__init__.py": "",
+    "mbridge/models/qwen3_vl/utils.py": "from megatron.core.utils import get_tensor_model_parallel_group_if_none  # noqa: F401\n",
 }
 
 TRANSFORMER_ENGINE = '''"""Stand-in for NVIDIA's transformer_engine, installed by mistake in an NPU image (tests/sim/stand_in_packages.py):
@@ -166,7 +259,46 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "version/vers
 # torch_npu's op plugin was built against (see torch_npu/op_plugin/atb/_atb_ops.py above).
 ATB_LIBRARY = "# verl-sim stand-in for CANN NNAL's libatb.so\nversion=8.3.RC1\n"
 
-# Only for tests/test_npu_stack_check.py's image on a Python without transformers: what the image check reads of it.
-TRANSFORMERS_VERSION_ONLY = '''"""Stand-in for transformers' version only (tests/sim/stand_in_packages.py): the simulated image has the real one."""
+# Only for tests/test_npu_stack_check.py's image on a Python without transformers: what the image check reads of it, its
+# version and AutoConfig.from_pretrained as transformers 4.57.1 has it (models/auto/configuration_auto.py): config.json's
+# model_type looked up in CONFIG_MAPPING, whose KeyError becomes the ValueError users report (vllm#36217 for `qwen3_5`).
+TRANSFORMERS_STAND_IN = '''"""Stand-in for transformers 4.57.1's version and AutoConfig (tests/sim/stand_in_packages.py): the simulated image has the
+real one."""
+import json
+import os
+
 __version__ = "4.57.1"
+
+
+class _LazyConfigMapping(dict):
+    def __getitem__(self, key):
+        if key not in self:
+            raise KeyError(key)
+        return dict.__getitem__(self, key)
+
+
+CONFIG_MAPPING = _LazyConfigMapping((name, type(name.title().replace("_", "") + "Config", (object,), {"model_type": name}))
+                                    for name in ("deepseek_v3", "glm4_moe", "llama", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"))
+
+
+class AutoConfig:
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, trust_remote_code=False, **kwargs):
+        with open(os.path.join(pretrained_model_name_or_path, "config.json")) as handle:
+            config_dict = json.load(handle)
+        if "model_type" not in config_dict:
+            raise ValueError(f"Unrecognized model in {pretrained_model_name_or_path}. Should have a `model_type` key in its "
+                             "config.json, or contain one of the following strings in its name: " + ", ".join(CONFIG_MAPPING))
+        try:
+            config_class = CONFIG_MAPPING[config_dict["model_type"]]
+        except KeyError:
+            raise ValueError(
+                f"The checkpoint you are trying to load has model type `{config_dict['model_type']}` "
+                "but Transformers does not recognize this architecture. This could be because of an "
+                "issue with the checkpoint, or because your version of Transformers is out of date.\\n\\n"
+                "You can update Transformers with the command `pip install --upgrade transformers`."
+            )
+        config = config_class()
+        config.__dict__.update(config_dict)
+        return config
 '''

@@ -154,15 +154,103 @@ for name, (path, pattern) in sorted(json.loads(os.environ.get("VERL_PROBE_MARKER
 entry = os.environ.get("VERL_ENTRY_FILE")
 if entry:
     stack["entry_file"] = os.path.isfile(os.path.join(workdir, entry))
+def _vllm_plugins():
+    """vLLM's general plugins loaded as each vLLM process loads them (vllm-ascend's register_model adds the models it implements
+    for Ascend to the registry); their error, or None. A plugin can only add architectures, so an error here refuses nothing."""
+    try:
+        from vllm.plugins import load_general_plugins
+
+        load_general_plugins()
+    except Exception as exc:  # an older vLLM without it, or a plugin that fails: the registry is read as it is
+        return _first_line(exc)
+    return None
+
+
 model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
 if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
     try:
         with open(model_config) as handle:
             architecture = (json.load(handle).get("architectures") or [""])[0]
+        plugins_error = _vllm_plugins()
         from vllm import ModelRegistry
-        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs()}
+        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs(),
+                          "plugins_error": plugins_error}
     except Exception as exc:  # an unreadable config.json, a registry that does not answer
         stack["model"] = {"error": _first_line(exc)}
+
+
+def _registering_module(package, model_type):
+    """The module of an mbridge-like package whose @register_model names model_type (None when none does)."""
+    root = os.path.dirname(package.__file__)
+    said = re.compile(r"register_model\([^)]*[\"']%s[\"']" % re.escape(model_type))
+    for folder, _dirs, files in sorted(os.walk(os.path.join(root, "models"))):
+        for path in (os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")):
+            with open(path, errors="replace") as handle:
+                if said.search(handle.read()):
+                    parts = os.path.relpath(path[:-3], os.path.dirname(root)).split(os.sep)
+                    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return None
+
+
+def _engine_path(model_dir, asked):
+    """The model's own path as verl imports it only when the actor starts (VERL_PROBE_ENGINE: engine_probe in
+    plugins/module_utils/_versions.py): transformers' AutoConfig of the model folder, then the weight bridge of this verl
+    and these settings, whether mbridge registers the model's type, and the error of its module that should."""
+    with open(os.path.join(model_dir, "config.json")) as handle:
+        model_type = json.load(handle).get("model_type")
+    found = {"asked": asked, "model_type": model_type, "config": {}, "bridge": {}}
+    try:
+        from transformers import AutoConfig
+
+        AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
+        found["config"]["ok"] = True
+    except BaseException as exc:  # transformers' ValueError around the KeyError of an unknown model_type, a remote-code refusal
+        found["config"]["error"] = _first_line(exc)
+        if exc.__context__ is not None:
+            found["config"]["cause"] = _first_line(exc.__context__)
+    package = asked.get("package")
+    if not package:
+        return found
+    try:
+        module = importlib.import_module(package)
+        auto = module.AutoBridge  # verl's `from <package> import AutoBridge`
+        # megatron.bridge's own version only (_version would fall back to megatron-core's)
+        found["bridge"]["version"] = _version(package, module) if package == "mbridge" else getattr(module, "__version__", None)
+        supported = auto.list_supported_models() if package == "mbridge" else None
+    except BaseException as exc:  # the bridge missing, or one of its model modules that needs another Megatron core
+        found["bridge"]["error"] = _first_line(exc)
+        return found
+    if supported is not None and model_type not in supported:
+        found["bridge"].update(registered=False, supported=sorted(supported)[:40])
+        name = _registering_module(module, model_type or "")
+        if name:
+            found["bridge"]["module"] = {"name": name}
+            try:
+                importlib.import_module(name)
+            except BaseException as exc:
+                found["bridge"]["module"]["error"] = _first_line(exc)
+    elif supported is not None:
+        found["bridge"]["registered"] = True
+    return found
+
+
+engine = json.loads(os.environ.get("VERL_PROBE_ENGINE") or "null")
+if engine is not None and os.path.isfile(model_config):
+    try:
+        stack["engine"] = _engine_path(os.path.dirname(model_config), engine)
+    except Exception as exc:  # an unreadable config.json: the pre-check names it
+        stack["engine"] = {"asked": engine, "unread": _first_line(exc)}
+def _ray_identity():
+    """Ray's version and this Python's (X.Y.Z): a worker joins the head's Ray only when both are the head's (Ray's
+    check_version_info at `ray start --address`); compared across the nodes by the container stage (ray_skew)."""
+    try:
+        version = importlib.metadata.version("ray")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    return {"version": version, "python": ".".join(map(str, sys.version_info[:3]))}
+
+
+stack["ray"] = _ray_identity()
 # CANN's ATB library, as vLLM-Ascend loads it when it starts: torch_npu's ATB op plugin links NNAL's libatb.so (found
 # through LD_LIBRARY_PATH, which nnal/atb/set_env.sh sets); an NNAL of another CANN release fails here with an undefined
 # symbol although `import torch_npu` worked.

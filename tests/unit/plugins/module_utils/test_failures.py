@@ -90,6 +90,18 @@ REAL = {
         " To append to your config use +actor_rollout_ref.actor.fsdp_config.grad_offload=False",
     ],
     # vllm-ascend#1209, vllm-ascend#5497, vllm#21226 (their titles: the exception lines)
+    # verl#6931 (NPU, verl 0.8.0.dev, Qwen3.5 with Megatron-Bridge): verl/models/mcore/bridge.py's print, then the error
+    "weight_bridge": [
+        "Megatron-Bridge package not found. Please install Megatron-Bridge with `pip install megatron-bridge`",
+        "ModuleNotFoundError: No module named 'megatron.bridge'",
+    ],
+    # vllm#36217 (Qwen3.5 with a transformers before it), as vLLM's engine arguments wrap it
+    "model_type_unknown": [
+        "(APIServer pid=50) pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+        "(APIServer pid=50)   Value error, The checkpoint you are trying to load has model type `qwen3_5` but Transformers does not "
+        "recognize this architecture. This could be because of an issue with the checkpoint, or because your version of "
+        "Transformers is out of date.",
+    ],
     "import_error": [
         "ModuleNotFoundError: No module named 'vllm_ascend.distributed'",
         "ImportError: cannot import name 'LLM' from 'vllm' (unknown location)",

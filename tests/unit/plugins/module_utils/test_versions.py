@@ -7,9 +7,11 @@ from ansible_collections.verl.deploy.plugins.module_utils import _versions as ve
 
 GOOD = {"modules": {"verl": {"version": "0.7.0"}, "torch": {"version": "2.7.1"}, "torch_npu": {"version": "2.7.1.post1"}, "transformers": {"version": "4.57.1"},
                     "vllm": {"version": "0.11.0"}, "vllm_ascend": {"version": "0.11.0rc1"}, "megatron.core": {"version": "0.12.1"},
-                    "mindspeed.megatron_adaptor": {"version": None}, "mbridge": {"version": "0.15.1"}},
+                    "mindspeed.megatron_adaptor": {"version": None}},
         "forbidden": {}, "workdir": "/verl", "entry_file": True, "model": {"architecture": "Qwen3ForCausalLM", "supported": True},
-        "atb": {"home": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"}, "first_op": {"device": 0, "ok": True}}
+        "atb": {"home": "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1"}, "first_op": {"device": 0, "ok": True},
+        "engine": {"asked": versions.engine_probe("0.7.0"), "model_type": "qwen3", "config": {"ok": True},
+                   "bridge": {"version": "0.15.1", "registered": True}}}
 # What the real stack prints when it fails (vllm-ascend#152, Ascend/pytorch#99, vllm-ascend#4859).
 NO_ATB = "OSError: libatb.so: cannot open shared object file: No such file or directory"
 ATB_OTHER_RELEASE = ("OSError: /usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1/lib/libtbe_adapter.so: undefined symbol: "
@@ -115,14 +117,18 @@ def test_a_good_stack_has_no_problem_and_says_its_versions():
     problems, notes = versions.check_stack(GOOD, "dapo")
     assert problems == [] and notes == [
         "verl 0.7.0; torch 2.7.1, torch_npu 2.7.1.post1, transformers 4.57.1, vllm 0.11.0, vllm_ascend 0.11.0rc1, megatron.core 0.12.1, "
-        "mindspeed.megatron_adaptor ?, mbridge 0.15.1",
+        "mindspeed.megatron_adaptor ?",
+        "the model's own path imports: transformers 4.57.1 reads its config (type `qwen3`), mbridge 0.15.1 builds it (verl 0.7.0's "
+        "default actor_rollout_ref.actor.megatron.vanilla_mbridge: True).",
         "ATB op library loaded (ATB_HOME_PATH=/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1).", "NPU 0 computes."]
 
 
 @pytest.mark.parametrize("change, words", [
     ({"modules": dict(GOOD["modules"], verl={"error": "ModuleNotFoundError: No module named 'verl'"})}, "verl does not import"),
     ({"modules": dict(GOOD["modules"], verl={"version": "0.6.1"})}, "the image has verl 0.6.1, but this collection renders"),
-    ({"modules": dict(GOOD["modules"], mbridge={"error": "ModuleNotFoundError: No module named 'mbridge'"})}, "mbridge does not import"),
+    ({"engine": dict(GOOD["engine"], bridge={"error": "ModuleNotFoundError: No module named 'mbridge'"})},
+     "(type `qwen3`) with (verl 0.7.0's default actor_rollout_ref.actor.megatron.vanilla_mbridge: True), does not import: "
+     "ModuleNotFoundError: No module named 'mbridge'"),
     ({"forbidden": {"transformer_engine": "2.8.0"}}, "the image has transformer_engine 2.8.0, which is for CUDA"),
     ({"entry_file": False}, "has no recipe/dapo/main_dapo.py, the DAPO entry point"),
     ({"model": {"architecture": "Qwen9ForCausalLM", "supported": False}}, "does not know the model's architecture Qwen9ForCausalLM"),
@@ -147,7 +153,7 @@ def test_a_first_operation_skipped_beside_the_running_training_is_said_not_refus
 def test_the_8_2_rc1_stack_is_known_good_too():
     stack = dict(GOOD, modules=dict(GOOD["modules"], torch_npu={"version": "2.5.1"}, vllm={"version": "0.9.1"},
                                     vllm_ascend={"version": "0.9.1"}))
-    assert len(versions.check_stack(stack, "grpo")[1]) == 3, "versions, ATB, the first operation: no warning"
+    assert len(versions.check_stack(stack, "grpo")[1]) == 4, "versions, the model's path, ATB, the first operation: no warning"
 
 
 def test_the_docs_table_is_the_table():
@@ -390,3 +396,99 @@ def test_a_model_verl_does_not_convert_itself_is_not_sent_to_0_7_for_vpp():
     assert "or verl_version 0.7.0 / 0.7.1" in versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3ForCausalLM")[0]
     other = versions.known_broken(_decoded("0000001"), "0.8.0", "Qwen3_5MoeForConditionalGeneration")[0]
     assert "verl_version 0.7" not in other and "Fix: verl_feature_mask=0000000" in other
+
+
+# --------------------------------------------------------------------------- the model's own engine path
+
+VANILLA = "actor_rollout_ref.actor.megatron.vanilla_mbridge"
+
+
+@pytest.mark.parametrize("profile, lines, extra, package, set_by", [
+    # engine/megatron.yaml's default: True up to 0.8.0, False from 0.9.0 (where run_training.sh renders True, NPU_LINES)
+    ("0.7.0", (), (), "mbridge", "default"),
+    ("0.8.0", (), (), "mbridge", "default"),
+    ("0.9.0", (), (), "mbridge", "rendered"),
+    ("0.9.1", (), (), "mbridge", "rendered"),
+    ("0.8.0", (), (VANILLA + "=False",), "megatron.bridge", "extra_overrides"),
+    ("0.9.1", (), ("++" + VANILLA + "=False",), "megatron.bridge", "extra_overrides"),
+    # use_mbridge=False: only 0.7.x's legacy worker builds without a bridge (VPP's way out)
+    ("0.7.1", (versions.USE_MBRIDGE + "=False",), (), None, "rendered"),
+    ("0.7.0", (), (versions.USE_MBRIDGE + "=False", "trainer.use_legacy_worker_impl=disable"), "mbridge", "default"),
+])
+def test_the_weight_bridge_is_the_releases_and_the_lines(profile, lines, extra, package, set_by):
+    found = versions.weight_bridge(profile, lines, extra)
+    assert (found["package"], found["set_by"]) == (package, set_by), found
+
+
+def test_the_vanilla_mbridge_default_is_each_releases_engine_yaml():
+    assert [versions.release(p)["vanilla_mbridge"] for p in versions.PROFILES] == [True, True, True, False, False]
+
+
+def test_the_probe_asks_for_remote_code_only_when_the_user_does():
+    assert versions.engine_probe("0.7.0")["trust_remote_code"] is False
+    assert versions.engine_probe("0.7.0", extra_overrides=["actor_rollout_ref.model.trust_remote_code=True"])["trust_remote_code"] is True
+
+
+def _engine(**found):
+    return dict({"asked": versions.engine_probe("0.7.0"), "model_type": "qwen3", "config": {"ok": True}, "bridge": {"version": "0.15.1",
+                                                                                                                    "registered": True}}, **found)
+
+
+# The texts the training prints at the actor's start, from their public reports.
+UNKNOWN_TYPE = ("ValueError: The checkpoint you are trying to load has model type `qwen3_5` but Transformers does not recognize this "
+                "architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out "
+                "of date.")  # vllm#36217
+NO_MEGATRON_BRIDGE = "ModuleNotFoundError: No module named 'megatron.bridge'"  # verl#6931
+CORE_TOO_OLD = ("ImportError: cannot import name 'get_tensor_model_parallel_group_if_none' from 'megatron.core.utils' "
+                "(/root/miniconda3/envs/verl_pt27_25rc3/lib/python3.10/site-packages/megatron/core/utils.py)")  # mbridge#50
+
+
+@pytest.mark.parametrize("found, words", [
+    ({"model_type": "qwen3_5", "config": {"error": UNKNOWN_TYPE, "cause": "KeyError: 'qwen3_5'"}},
+     ["transformers 4.57.1 cannot read the model's config.json (model type `qwen3_5`): " + UNKNOWN_TYPE.rstrip("."),
+      "(KeyError: 'qwen3_5')", "Fix: use an image whose transformers knows model type `qwen3_5`"]),
+    ({"asked": versions.engine_probe("0.8.0", extra_overrides=[VANILLA + "=False"]), "bridge": {"error": NO_MEGATRON_BRIDGE}},
+     ["Megatron-Bridge (megatron.bridge), the weight bridge verl 0.8.0 builds this model (type `qwen3`) with (verl_extra_overrides "
+      "sets %s=False), does not import: %s" % (VANILLA, NO_MEGATRON_BRIDGE), "(verl#6931)", "Fix: remove %s=False" % VANILLA]),
+    # transformers' refusal of a folder with its own code (AutoConfig without trust_remote_code=True)
+    ({"model_type": "internlm2", "config": {"error": "ValueError: The repository for /models/internlm2 contains custom code which must "
+                                                     "be executed to correctly load the model. ... Please pass the argument "
+                                                     "`trust_remote_code=True` to allow custom code to be run."}},
+     ["Fix: the model folder brings its own code: add actor_rollout_ref.model.trust_remote_code=True to verl_extra_overrides"]),
+    ({"bridge": {"error": CORE_TOO_OLD}},
+     ["does not import: " + CORE_TOO_OLD[:90], "needs a newer Megatron core than the image's megatron.core 0.12.1", "(mbridge#50)",
+      "Fix: use verl's own image of this release"]),
+    ({"model_type": "qwen3_5", "bridge": {"version": "0.15.1", "registered": False, "supported": ["qwen2", "qwen3"]}},
+     ["has no bridge for model type `qwen3_5`: verl would stop when the actor starts with \"ValueError: Unregistered model type: "
+      "qwen3_5, now only support dict_keys(['qwen2', 'qwen3'])\"", "Fix: use an image whose mbridge and Megatron core build `qwen3_5`"]),
+])
+def test_each_engine_path_problem_quotes_the_error_and_names_the_fix(found, words):
+    problems, notes = versions.engine_problems(_engine(**found), GOOD["modules"])
+    assert len(problems) == 1 and notes == [] and all(word in problems[0] for word in words), problems
+
+
+def test_without_a_bridge_in_use_only_the_config_is_read():
+    engine = _engine(asked=versions.engine_probe("0.7.0", [versions.USE_MBRIDGE + "=False"]), bridge={})
+    assert versions.engine_problems(engine, GOOD["modules"]) == ([], [])
+    assert versions.engine_problems(None, GOOD["modules"]) == ([], [])
+
+
+# --------------------------------------------------------------------------- Ray and Python the same in every container
+
+@pytest.mark.parametrize("mine, head, refused", [
+    ({"version": "2.60.0", "python": "3.11.7"}, {"version": "2.60.0", "python": "3.11.7"}, False),  # the fix: one image
+    # ray#50511: the same Ray, another Python patch release: Ray refuses the join all the same
+    ({"version": "2.39.0", "python": "3.10.15"}, {"version": "2.39.0", "python": "3.10.14"}, True),
+    ({"version": "2.42.0", "python": "3.11.7"}, {"version": "2.12.0", "python": "3.11.7"}, True),
+    ({"version": None, "python": "3.11.7"}, {"version": "2.60.0", "python": "3.11.7"}, False),  # no Ray: verl's import says so
+    ({"version": "2.60.0", "python": "3.11.7"}, None, False),  # the head's check did not run
+])
+def test_a_worker_whose_ray_or_python_is_not_the_heads_is_refused_with_rays_own_words(mine, head, refused):
+    said = versions.ray_skew(mine, head, "node1")
+    assert bool(said) is refused, said
+    if refused:
+        assert ("its Ray %s with Python %s is not the head node1's Ray %s with Python %s" % (
+            mine["version"], mine["python"], head["version"], head["python"])) in said
+        assert ("RuntimeError: Version mismatch: The cluster was started with: Ray: %s Python: %s This process on node ... was "
+                "started with: Ray: %s Python: %s\" (ray#50511). Fix: run one image on every node" % (
+                    head["version"], head["python"], mine["version"], mine["python"])) in said
