@@ -104,9 +104,10 @@ def not_run(rc, stdout, stderr):
 
 
 def read_answer(text):
-    """A control script's step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
-    {"said": [str], "answer": {str: str}} (verl_control.sh's emit; a decided step's document()); read: it was one. Anything
-    else (a control script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
+    """A step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
+    {"said": [str], "answer": {str: str}} (verl_control.sh's emit, a decided step's document(), and each role's script:
+    the container check, install_files.sh, reach.sh, the SwanLab proof); read: it was one. Anything
+    else (a script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
     lines are kept as said, for people, and never read as facts. Split on "\n" only: a U+2028 or a record separator in a
     value stays inside it."""
     text = text or ""
@@ -130,27 +131,6 @@ def document(said, answer):
 
 def _text(value):
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-_KEY = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def _key_value(line):
-    """(key, value) of a KEY=VALUE line, or None for a sentence (or a line whose part before "=" is not a name)."""
-    key, sep, value = line.partition("=")
-    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
-
-
-def parse_lines(text):
-    """A role's script's KEY=VALUE lines as a dict (the container check, install_files.sh, the reach check, the SwanLab
-    proof, the prompts' count: scripts that run before the control script is installed, or on the host). The control
-    script's steps answer with one JSON document instead (read_answer)."""
-    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
-
-
-def sentences(text):
-    """The lines of a role's script's output that parse_lines does not read: what it says to people, in order."""
-    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
 def _members(text):

@@ -73,9 +73,10 @@ def unreached(results, rank0="", listener=None):
         host = result.get("host")
         found = parse(result.get("stdout"))
         if result.get("rc") not in (0, None) or not found:
+            said = " ".join(read_answer(result.get("stdout"))["said"]) or str(result.get("stderr") or "")
             problems.append("%s: the check of the head's and rank 0's ports did not run in its container (rc %s: %s). Fix: "
                             "check the container (docker exec <container> python3 -V) and run deploy.yml again."
-                            % (host, result.get("rc"), " ".join(" ".join(read_answer(result.get("stdout"))["said"]).split() or str(result.get("stderr") or "").split())[:200]))
+                            % (host, result.get("rc"), " ".join(said.split())[:200]))
             continue
         for name, (address, port, answer) in sorted(found.items()):
             if answer == "ok":

@@ -22,7 +22,7 @@ import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
 
@@ -401,7 +401,7 @@ PROBE_FIXES = {
 def probe_failure(rc, stdout, stderr, launch):
     """The sentence for a container check that exited rc (not 0): what it said last (or its stderr), the code, the fix.
     rc None: the check did not run (docker exec failed: the container stopped meanwhile, say)."""
-    said = sentences(stdout)
+    said = read_answer(stdout)["said"]
     what = said[-1] if said else _short(str(stderr or "").strip(), 400)
     if rc is None:
         return "the check did not run: %s. Fix: look at the container (docker ps -a, docker logs %s), then deploy again." % (
@@ -413,7 +413,7 @@ def probe_failure(rc, stdout, stderr, launch):
 
 
 def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", chip=None):
-    """(problems, notes) of an image, from what its probe printed (the stack= line of npu_stack_check.sh).
+    """(problems, notes) of an image, from what its probe answered (the stack of npu_stack_check.sh's answer).
 
     image: the container's image reference, chip: the host's {'family', 'name'} (the pre-check's npu-smi): a first
     operation that fails in an image built for another chip is told so, not blamed on the driver.
