@@ -1,15 +1,14 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The training's Python on the NPU stack, run by npu_stack_check.sh (python3 -c, VERL_STACK_PROGRAM) once CANN's
-environment is sourced: python3 -c PROGRAM NPUS_PER_NODE.
-
-torch_npu loads (else exit 4), the runtime accepts ASCEND_RT_VISIBLE_DEVICES (else 8) and sees at least NPUS_PER_NODE NPUs
-(else 5); then the image's stack, as the training will import it (python3 -m from verl_workdir): each module of
-VERL_PROBE_MODULES imported in order with its version or its error, the CUDA-only packages of VERL_PROBE_FORBIDDEN that are
-installed, the entry point's file, whether the image's vLLM knows the model's architecture, CANN's ATB library loaded as
-vLLM-Ascend loads it, and one operation on the first NPU. Its answer, {"said": [what was found], "answer": {"stack": JSON}},
-goes to file descriptor 3 (the check's emit joins it to its document); what the libraries print goes elsewhere.
+"""The training's Python on the NPU stack, run by npu_stack_check.sh (python3 -c "$VERL_STACK_PROGRAM" NPUS_PER_NODE) once
+CANN's environment is sourced. torch_npu loads (else exit 4); the runtime's first device call accepts the
+ASCEND_RT_VISIBLE_DEVICES start_verl.sh exports (else 8: EE1001, here as it would under Ray) and sees NPUS_PER_NODE NPUs
+(else 5). Then the image's stack as the training will import it (python3 -m from verl_workdir): each module of
+VERL_PROBE_MODULES with its version or its error, the CUDA-only packages of VERL_PROBE_FORBIDDEN installed, the entry
+point's file, whether the image's vLLM knows the model's architecture, CANN's ATB library loaded as vLLM-Ascend loads it,
+and one operation on the first NPU. Its answer, {"said": [what was found], "answer": {"stack": JSON}}, goes to file
+descriptor 3 (the check's emit joins it to its document).
 """
 import importlib
 import importlib.metadata

@@ -2,16 +2,12 @@
 # Run by the container stage inside the training container (docker exec):
 #   VERL_CANN_PROGRAM="$(cat cann_env.sh)" VERL_STACK_PROGRAM="$(cat npu_stack.py)" [VERL_LOOK_DIR=DIR \
 #       VERL_LOOK_PROGRAM="$(cat look.sh)"] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
-# First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
-# sources CANN's environment as start_verl.sh does (VERL_CANN_PROGRAM, the training role's cann_env.sh) and asks
-# the training's python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
-# (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
-# the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
-# python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
-# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES (each code's fix:
-# PROBE_FIXES in plugins/module_utils/_versions.py, which the image_stack filter reads). Then it reports
-# the image's stack (npu_stack.py, VERL_STACK_PROGRAM), which the deploy judges, and what was found; on the head, the count of the
-# prompts longer than max_prompt_length (at the end).
+# python3 must exist and npu-smi answer (the driver and the devices reach the container), the container hold this deploy's
+# NPU devices; then it sources CANN's environment as start_verl.sh does (VERL_CANN_PROGRAM, the training role's
+# cann_env.sh) and runs the training's Python on the stack (npu_stack.py, VERL_STACK_PROGRAM: torch_npu, the NPUs under the
+# ASCEND_RT_VISIBLE_DEVICES start_verl.sh exports, the image's stack); on the head, the count of the prompts longer than
+# max_prompt_length (at the end). Exit codes: 7 no python3, 6 npu-smi info fails, 8 the container's NPU devices are not
+# this deploy's, 3 no CANN environment, then npu_stack.py's (each code's fix: PROBE_FIXES in _versions.py).
 # It answers with one JSON document on stdout when it exits, {"said": [...], "answer": {"look", "raylet", "stack",
 # "prompts"}} (read_answer): emit, the one printer, keeps each value whole whatever bytes it holds (a file name with a line
 # break). The Pythons it runs give theirs on fd 3; what their libraries print goes to stderr.
@@ -81,8 +77,10 @@ if [ -z "${CANN_SOURCED[*]}${CANN_PRESET}" ]; then
     exit 3
 fi
 # Bounded: a package whose import hangs (a lock on a shared file system) must not hold the deploy.
-part="$(timeout -k 10 600 python3 -c "${VERL_STACK_PROGRAM}" "${want}" 3>&1 >&2)" || { code=$?; parts+=("part=${part}"); exit "${code}"; }
+part="$(timeout -k 10 600 python3 -c "${VERL_STACK_PROGRAM}" "${want}" 3>&1 >&2)"
+code=$?
 parts+=("part=${part}")
+[ "${code}" = 0 ] || exit "${code}"
 # On the head, with VERL_PROMPT_FILES and VERL_PROMPT_PROGRAM (prompt_lengths.py): the prompts longer than
 # VERL_MAX_PROMPT_LENGTH, measured with the image's transformers and pyarrow as verl measures them, the answer's prompts.
 # It never fails the check; bounded by VERL_PROMPT_SECONDS (its own deadline) and, should an import hang, by timeout.

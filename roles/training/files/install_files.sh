@@ -8,7 +8,8 @@
 # A command the image refuses installs nothing in the container, so that a re-run looks, differs and checks again.
 # The answer is one JSON document, {"said": ["installed PATH", ...], "answer": {...}} (read_answer): command_check_rc and
 # command_check_tail (the output's last lines, base64: any bytes stay one JSON string; _versions.command_check decides),
-# changed "true" when a file was installed. Printed by printf: the host's Python need not be python3 on PATH.
+# changed "true" when a file was installed. Printed by printf (the host's Python need not be python3 on PATH): every other
+# value is this script's own text or a path the settings check allows ([A-Za-z0-9._/@%+:~-], verl_workdir).
 set -eu
 said="" answer=""
 emit() { printf '{"said": [%s], "answer": {%s}}\n' "${said#, }" "${answer#, }"; }
@@ -44,7 +45,7 @@ if [ -n "${seconds}" ]; then
 fi
 for name in ${names}; do
     docker cp "${stage}/${name}" "${container}:${workdir}/${name}"
-    said="${said}, \"installed $(printf '%s' "${workdir}/${name}" | sed 's/[\\"]/\\&/g')\""
+    said="${said}, \"installed ${workdir}/${name}\""
 done
 [ -z "${names}" ] || answer="${answer}, \"changed\": \"true\""
 emit
