@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _versions
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 from helpers.hydra_schema import verl_config_dir
 from helpers.launch_helpers import launch_ok, render
 
@@ -93,14 +94,16 @@ def test_a_schema_that_refuses_a_rendered_line_stops_the_install_and_the_named_f
     verl_version with an untested version): Hydra's own refusal of grad_offload; verl_version=0.9.1 renders what it reads."""
     checkout(tmp_path / "verl", "0.9.1")
     answer, verdict, _config = install(tmp_path, {"verl_version": "0.9.0", "verl_algorithm": "grpo"})
-    assert "command_check_rc=1" in answer
+    assert read_answer(answer)["answer"]["command_check_rc"] == "1"
     assert "Could not override 'actor_rollout_ref.actor.megatron.grad_offload'. / Key 'grad_offload' is not in struct" in verdict["problem"]
     assert "profile 0.9.0" in verdict["problem"] and "set verl_version" in verdict["problem"]
     assert installed(tmp_path) == []  # nothing installed: a re-run looks, differs and checks again
     answer, verdict, _config = install(tmp_path, {"verl_version": "0.9.1", "verl_algorithm": "grpo"})
     assert verdict == {"checked": True, "problem": None, "note": verdict["note"]} and "composed" in verdict["note"]
     assert installed(tmp_path) == ["launch.json", "run_training.sh"]
-    assert "run_training.sh" in answer and "installed %s/run_training.sh" % (tmp_path / "verl") in answer
+    assert "installed %s/run_training.sh" % (tmp_path / "verl") in read_answer(answer)["said"]
+    assert read_answer(answer)["answer"] == {"command_check_rc": "0", "command_check_tail": read_answer(answer)["answer"]["command_check_tail"],
+                                             "changed": "true"}
 
 
 def test_a_recipe_that_does_not_import_is_refused_with_pythons_line_and_verls_own_recipe_passes(tmp_path):
@@ -141,6 +144,6 @@ def test_no_check_where_the_command_is_not_installed_or_not_run(tmp_path, head):
         assert proc.returncode == 0, proc.stderr
     else:
         answer, _verdict, _config = install(tmp_path, {"verl_algorithm": "dapo"}, head=False)
-    assert "command_check" not in answer
+    assert read_answer(answer)["read"] and "command_check_rc" not in read_answer(answer)["answer"]
     assert _versions.command_check(answer, "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
     assert "launch.json" in installed(tmp_path)

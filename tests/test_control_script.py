@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, STEPS, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_lines
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_training_state,
@@ -634,17 +634,17 @@ def test_each_start_keeps_the_previous_starts_output(control):
 
 
 def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
-    """node_step's choices (_control_step.CONTROL_STEPS) are the script's `case` lines, but the steps node_step decides
-    itself (DECIDED_STEPS), plus the primitives it runs for them and supervise (start-training runs it); the script's refusal of an unknown
-    step lists them."""
+    """The table of steps (_control_step.STEPS) is the script's: its `case` lines, in order, are the table's steps but those
+    node_step decides itself (DECIDED_STEPS); its usage (the header) and its refusal of an unknown step list them but
+    supervise (start-training runs it). node_step's choices are the table's steps but the primitives."""
     text = (REPO / "roles/training/files/verl_control.sh").read_text()
     dispatch = text[text.index('case "${step}" in'):]
     cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)
-    script_steps = [step for step in CONTROL_STEPS if step not in DECIDED_STEPS]
-    assert [step for step in cased if step not in PRIMITIVES] == script_steps
-    assert set(cased) == set(script_steps) | set(PRIMITIVES)
+    assert cased == [step for step in STEPS if step not in DECIDED_STEPS]
+    assert CONTROL_STEPS == tuple(step for step in STEPS if step not in PRIMITIVES)
     listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")
-    assert listed == [step for step in cased if step != "supervise"]
+    usage = re.findall(r"^#   bash verl_control\.sh ([a-z-]+)", text[:text.index("set -euo pipefail")], re.M)
+    assert listed == usage == [step for step in cased if step != "supervise"]
 
 
 # Names a node's files may have: a line break, a Unicode line separator (Python's splitlines() breaks there, bash does not)

@@ -28,15 +28,15 @@ PLAY = r"""- hosts: localhost
   tasks:
     - name: A step that changed something
       verl.deploy.node_step:
-        argv: [sh, -c, 'echo "made {0}"; mkdir -p "$1" && echo changed=true', made, "{0}"]
+        argv: [sh, -c, 'mkdir -p "$1" && printf "{{\"said\": [\"made %s\"], \"answer\": {{\"changed\": \"true\"}}}}" "$1"', made, "{0}"]
       register: made
     - name: The same step again, that changed nothing
       verl.deploy.node_step:
-        argv: [sh, -c, 'echo "there already"; echo changed=false', again]
+        argv: [sh, -c, 'echo "{{\"said\": [\"there already\"], \"answer\": {{\"changed\": \"false\"}}}}"', again]
       register: again
     - name: A step in the background
       verl.deploy.node_step:
-        argv: [sh, -c, 'sleep 1; echo "joined"; echo changed=true; echo state=started', join]
+        argv: [sh, -c, 'sleep 1; echo "{{\"said\": [\"joined\"], \"answer\": {{\"changed\": \"true\", \"state\": \"started\"}}}}"', join]
       register: started
       async: 30
       poll: 0

@@ -19,12 +19,13 @@ from helpers.launch_helpers import ATB_LIBRARY, cann_stand_in
 
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import container_check
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 REPO = Path(__file__).resolve().parent.parent
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
 # The training's sourcing of CANN, which the container stage gives the check as VERL_CANN_PROGRAM (as start_verl.sh holds it).
 CANN_ENV = (REPO / "roles/training/files/cann_env.sh").read_text()
+STACK = (REPO / "roles/container/files/npu_stack.py").read_text()
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
 
 
@@ -56,7 +57,7 @@ LOOK = (REPO / "roles" / "training" / "files" / "look.sh").read_text()
 
 
 def check(env, want, scripts):
-    env = {"VERL_CANN_PROGRAM": CANN_ENV, **env}
+    env = {"VERL_CANN_PROGRAM": CANN_ENV, "VERL_STACK_PROGRAM": STACK, **env}
     return subprocess.run(["bash", "-c", CHECK, "npu-stack-check", str(want), *scripts], env=env, capture_output=True, text=True,
                           timeout=60, check=False)
 
@@ -64,25 +65,32 @@ def check(env, want, scripts):
 LAUNCH = {"container_name": "verl", "chip": {"name": "Ascend910B3"}, "npu_devices_csv": "4,5,6,7", "visible_devices_csv": "0,1,2,3"}
 
 
+def said(proc):
+    """The check's last sentence (its one document's said)."""
+    read = read_answer(proc.stdout)
+    assert read["read"], proc.stdout + proc.stderr
+    return read["said"][-1]
+
+
 def verdict(proc):
     """What the container stage says of a check that failed: image_stack's probe_failed on the registered result."""
     found = image_stack({"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}, "dapo", launch=LAUNCH)
-    assert found["problems"] == [] and found["probe_failed"].startswith(proc.stdout.strip().splitlines()[-1]), found
+    assert found["problems"] == [] and found["probe_failed"].startswith(said(proc)), found
     return found["probe_failed"]
 
 
 def test_with_cann_sourced_torch_npu_loads_and_sees_the_npus(tmp_path, container):
     proc = check(container, 8, [str(tmp_path / "none/set_env.sh"), *cann_stand_in(tmp_path / "Ascend")])
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
+    assert said(proc) == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 
 def test_without_any_cann_script_or_environment_it_says_so(tmp_path, container):
     missing = [str(tmp_path / "a/set_env.sh"), str(tmp_path / "b/set_env.sh")]
     proc = check(container, 8, missing)
     assert proc.returncode == 3
-    assert proc.stdout.strip() == ("no CANN environment: none of %s %s exists in the container and neither ASCEND_HOME_PATH nor "
-                                   "ASCEND_TOOLKIT_HOME is set" % tuple(missing))
+    assert said(proc) == ("no CANN environment: none of %s %s exists in the container and neither ASCEND_HOME_PATH nor "
+                          "ASCEND_TOOLKIT_HOME is set" % tuple(missing))
     assert "(rc 3). Fix: set verl_ascend_env_scripts to the image's CANN set_env.sh scripts (docker exec verl find" in verdict(proc)
 
 
@@ -90,15 +98,15 @@ def test_a_cann_environment_that_does_not_load_torch_npu_is_reported(tmp_path, c
     """ASCEND_HOME_PATH set but the toolkit's libraries not on the path: the import fails, as it would for real."""
     proc = check(dict(container, ASCEND_HOME_PATH="/opt/elsewhere"), 8, [str(tmp_path / "none/set_env.sh")])
     assert proc.returncode == 4
-    assert proc.stdout.strip().startswith("python3 cannot load the NPU stack: `import torch_npu` failed: ImportError: libhccl.so")
+    assert said(proc).startswith("python3 cannot load the NPU stack: `import torch_npu` failed: ImportError: libhccl.so")
     assert "(rc 4). Fix: use a verl image built for this host's chip (Ascend910B3; verl_image" in verdict(proc)
 
 
 def test_fewer_npus_than_the_node_trains_on_is_reported(tmp_path, container):
     proc = check(container, 16, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 5
-    assert proc.stdout.strip() == ("torch_npu 2.7.1+verl-sim sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set), fewer than the 16 "
-                                   "this node trains on")
+    assert said(proc) == ("torch_npu 2.7.1+verl-sim sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set), fewer than the 16 "
+                          "this node trains on")
     assert "(rc 5). Fix: check verl_npu_devices against npu-smi info and the devices of the container (docker inspect verl)" in verdict(proc)
 
 
@@ -113,7 +121,7 @@ def _four_of_eight(container):
 def test_the_logical_ids_start_verl_exports_are_accepted(tmp_path, container):
     proc = check(dict(_four_of_eight(container), ASCEND_RT_VISIBLE_DEVICES="0,1,2,3"), 4, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().endswith("sees 4 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=0,1,2,3")
+    assert said(proc).endswith("sees 4 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=0,1,2,3")
 
 
 @pytest.mark.parametrize("visible, reason", [
@@ -124,7 +132,7 @@ def test_host_ids_or_an_unsorted_list_are_refused_with_the_runtimes_words(tmp_pa
     """What users of other tools hit at the first NPU call (EE1001), here in the container stage, before Ray."""
     proc = check(dict(_four_of_eight(container), ASCEND_RT_VISIBLE_DEVICES=visible), 4, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 8, proc.stdout + proc.stderr
-    last = proc.stdout.strip().splitlines()[-1]
+    last = said(proc)
     assert last.startswith("torch_npu 2.7.1+verl-sim refuses ASCEND_RT_VISIBLE_DEVICES=%s (what start_verl.sh exports)" % visible)
     assert "EE1001" in last and reason in last
     assert "(rc 8). Fix: the container's devices are not those of verl_npu_devices (4,5,6,7, seen in the container as 0,1,2,3)" in verdict(proc)
@@ -135,7 +143,7 @@ def test_an_npu_smi_that_fails_in_the_container_is_reported_first(tmp_path, cont
     replay(Path(container["PATH"].split(":")[0]), "019_error_dcmi_module_initialize_failed_-8005_container.txt", 1)
     proc = check(container, 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 6, proc.stdout + proc.stderr
-    line = proc.stdout.strip().splitlines()[-1]
+    line = said(proc)
     assert line.startswith("npu-smi info failed in the container: ") and "-8005" in line, line
     assert "(rc 6). Fix: check the driver mounts and devices of the container (docker inspect verl); -8005/-8020" in verdict(proc)
 
@@ -144,7 +152,7 @@ def test_a_check_that_could_not_run_is_named_with_what_docker_said():
     found = image_stack({"failed": True, "msg": "Error response from daemon: container abc is not running"}, "dapo", launch=LAUNCH)
     assert found["probe_failed"] == ("the check did not run: Error response from daemon: container abc is not running. Fix: look at "
                                      "the container (docker ps -a, docker logs verl), then deploy again.")
-    assert image_stack({"rc": 0, "stdout": "look=\n"}, "dapo")["probe_failed"] == ""  # a check that ran is judged by its stack= line
+    assert image_stack({"rc": 0, "stdout": '{"said": [], "answer": {"look": ""}}'}, "dapo")["probe_failed"] == ""  # judged by its stack
 
 
 def test_an_image_without_python3_is_reported(tmp_path, container):
@@ -153,7 +161,7 @@ def test_an_image_without_python3_is_reported(tmp_path, container):
     for tool in ("bash", "cat", "tail", "tr"):  # a PATH with the shell's tools and npu-smi, no python3
         (bin_dir / tool).symlink_to(shutil.which(tool))
     proc = check(dict(container, PATH=str(bin_dir)), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert (proc.returncode, proc.stdout.strip()) == (7, "the image has no python3"), proc.stdout + proc.stderr
+    assert (proc.returncode, said(proc)) == (7, "the image has no python3"), proc.stdout + proc.stderr
     assert verdict(proc) == ("the image has no python3 (rc 7). Fix: use a verl image with the training's python3 (verl_image, or empty "
                              "for verl's image of the chip).")
 
@@ -169,29 +177,50 @@ def test_its_look_at_verl_workdir_is_what_the_launch_scripts_stage_would_see(tmp
     (workdir / "setup.py").write_text("not a launch file\n")
     proc = check(dict(container, VERL_LOOK_DIR=str(workdir), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    looked = parse_lines(proc.stdout)["look"].split(",")
+    looked = read_answer(proc.stdout)["answer"]["look"].split(",")
     own = subprocess.run(["sh", "-c", LOOK, "look", str(workdir), "start_verl.sh", "run_training.sh",
                           "verl_control.env", "verl_control.sh", "launch.json"], capture_output=True, text=True, check=True)
     assert sorted(looked) == sorted(own.stdout.splitlines()) and len(looked) == 4, (looked, own.stdout)
-    assert proc.stdout.strip().splitlines()[-1] == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
+    assert said(proc) == "torch_npu 2.7.1+verl-sim loads and sees 8 NPU(s) with ASCEND_RT_VISIBLE_DEVICES=(not set)"
 
 
 def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path / "absent"), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert proc.returncode == 0 and parse_lines(proc.stdout)["look"] == "", proc.stdout
+    assert proc.returncode == 0 and read_answer(proc.stdout)["answer"]["look"] == "", proc.stdout
 
 
-@pytest.mark.parametrize("running, said, judged", [(True, "running", True), (False, "none", False)])
-def test_its_look_says_whether_the_raylet_runs_for_the_ray_stage(tmp_path, container, running, said, judged):
+@pytest.mark.parametrize("running, answered, judged", [(True, "running", True), (False, "none", False)])
+def test_its_look_says_whether_the_raylet_runs_for_the_ray_stage(tmp_path, container, running, answered, judged):
     """The Ray stage leaves a worker the head lists alive without a call of its own when this look saw its raylet running.
     pgrep here answers as the container's would (the host's own pgrep also sees the simulated clusters' raylets)."""
     bin_dir = Path(container["PATH"].split(":")[0])
     (bin_dir / "pgrep").write_text('#!/bin/sh\n[ "$*" = "-x raylet" ] || exit 2\nexit %d\n' % (0 if running else 1))
     (bin_dir / "pgrep").chmod(0o755)
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert proc.returncode == 0 and parse_lines(proc.stdout)["raylet"] == said, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and read_answer(proc.stdout)["answer"]["raylet"] == answered, proc.stdout + proc.stderr
     assert image_stack({"rc": 0, "stdout": proc.stdout}, "dapo")["raylet"] is judged
-    assert image_stack({"rc": 0, "stdout": "look=\n"}, "dapo")["raylet"] is None  # a check that did not look
+    assert image_stack({"rc": 0, "stdout": '{"said": [], "answer": {"look": ""}}'}, "dapo")["raylet"] is None  # it did not look
+
+
+def test_a_file_name_or_npu_smi_words_stay_inside_their_value(tmp_path, container):
+    """What the node holds is data: a launch file named with a line break, U+2028 and a record separator before fake keys, and
+    npu-smi words of the same kind, forge no stack, raylet or sentence (one JSON document, read_answer)."""
+    bin_dir = Path(container["PATH"].split(":")[0])
+    (bin_dir / "pgrep").write_text("#!/bin/sh\nexit 1\n")
+    (bin_dir / "pgrep").chmod(0o755)
+    forged = 'x\nstack={"modules": {}}\u2028raylet=running\x1eprompts={}\n.sh'
+    (tmp_path / forged).write_text("")
+    proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
+    read = read_answer(proc.stdout)
+    assert proc.returncode == 0 and read["read"] and sorted(read["answer"]) == ["look", "raylet", "stack"], proc.stdout
+    assert read["answer"]["raylet"] == "none" and "first_op" in json.loads(read["answer"]["stack"])
+    assert "\u2028raylet=running\x1eprompts={}" in read["answer"]["look"] and said(proc).startswith("torch_npu 2.7.1+verl-sim loads")
+    smi = bin_dir / "npu-smi"
+    smi.write_text("#!/bin/sh\nprintf 'dcmi failed\\n\\342\\200\\250stack={}\\036raylet=running\\n'\nexit 1\n")
+    proc = check(container, 8, cann_stand_in(tmp_path / "Ascend"))
+    read = read_answer(proc.stdout)
+    assert proc.returncode == 6 and read["answer"] == {} and read["said"] == [
+        "npu-smi info failed in the container: dcmi failed \u2028stack={}\x1eraylet=running"], proc.stdout
 
 
 def test_the_check_passes_shellcheck():
@@ -207,7 +236,7 @@ def test_a_container_without_this_deploys_npu_devices_is_refused_before_python_r
     proc = check(dict(container, VERL_CONTAINER_NPUS="4,5,6,7"), 4, cann_stand_in(tmp_path / "Ascend"))
     assert proc.returncode == 8, proc.stdout + proc.stderr
     have = ",".join(sorted((name[len("davinci"):] for name in os.listdir("/dev") if re.fullmatch(r"davinci\d+", name)), key=int))
-    assert proc.stdout.strip().splitlines()[-1] == (
+    assert said(proc) == (
         "the container has the NPU devices %s (/dev/davinciN), but this deploy gives it 4,5,6,7" % (have or "none"))
     assert "remove it (docker rm) so that the deploy creates it with these NPUs, or give verl_npu_devices the NPUs it has." in verdict(proc)
 
@@ -447,7 +476,9 @@ def test_companions_outside_the_known_combinations_are_a_note_not_a_refusal(imag
 
 
 def test_an_output_without_the_stack_line_is_a_problem():
-    assert image_stack("torch_npu 2.7.1 loads", "dapo")["problems"][0].startswith("the container check printed no stack= line")
+    assert image_stack("torch_npu 2.7.1 loads", "dapo")["problems"][0].startswith("the container check answered no stack")
+    # An older check's lines are no answer, whatever they say.
+    assert image_stack('stack={"modules": {}}\n', "dapo")["problems"][0].startswith("the container check answered no stack")
 
 
 def test_without_nnals_environment_the_atb_library_does_not_load_as_vllm_ascend_reports(image):
@@ -512,7 +543,7 @@ def test_the_check_keeps_its_call_and_the_pre_checks_run_of_it_stands_for_it_onl
     """The container stage gives the check its own call on stdin (VERL_CHECK_RECORD); the next pre-check runs that call
     (node_facts: the record's argv and env, with VERL_CHECK_NO_NPU_OP), which touches no NPU. Its run stands for the stage's
     only for the same call and while the training holds the NPUs, and is then judged as the stage's own run would be."""
-    env = dict(image["env"], VERL_CANN_PROGRAM=CANN_ENV, SIM_NPU_FIRST_OP_ERROR="561103")  # an NPU operation would fail
+    env = dict(image["env"], VERL_CANN_PROGRAM=CANN_ENV, VERL_STACK_PROGRAM=STACK, SIM_NPU_FIRST_OP_ERROR="561103")  # an NPU operation would fail
     argv = ["bash", "-c", CHECK, "npu-stack-check", "8", *image["scripts"]]
     call = container_check(argv, env, {}, True, image["workdir"])
     record = Path(call["record_path"])

@@ -1,6 +1,6 @@
 """The Ray stage's check that each node's container reaches the head's Ray port and verl's rank-0 node
 (roles/ray/files/reach.sh), executed as the deploy runs it (bash -c, python3 of the image), on 127.0.0.1: rank 0's
-listener, a node's connects, a port nobody listens on; and the head's judgement of the lines
+listener, a node's connects, a port nobody listens on; and the head's judgement of their answers
 (plugins/filter/reach_problems.py)."""
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.reach_listened import reach_listened
 from ansible_collections.verl.deploy.plugins.filter.reach_problems import reach_problems
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "roles/ray/files/reach.sh"
@@ -57,7 +58,8 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
     finally:
         ray.close()
     assert worker.returncode == 0, worker.stdout + worker.stderr
-    assert worker.stdout.splitlines() == ["ray=127.0.0.1:%d ok" % ray_port, "rendezvous=127.0.0.1:%d ok" % listener["port"]]
+    assert read_answer(worker.stdout) == {"said": [], "read": True, "answer": {
+        "ray": "127.0.0.1:%d ok" % ray_port, "rendezvous": "127.0.0.1:%d ok" % listener["port"]}}
     assert reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "head", proc.stdout) == []
     # The second connection was the last the listener waits for: it is gone.
     reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % listener["port"])
@@ -73,8 +75,10 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
 def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
     port = closed_port()
     worker = reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % port)
-    assert worker.returncode == 0 and worker.stdout.strip() == "rendezvous=127.0.0.1:%d failed: Connection refused" % port, worker.stdout
-    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "worker-2", "port=%d\nrange=32768-60999\n" % port)
+    assert worker.returncode == 0 and read_answer(worker.stdout)["answer"] == {
+        "rendezvous": "127.0.0.1:%d failed: Connection refused" % port}, worker.stdout
+    listener = '{"said": [], "answer": {"port": "%d", "range": "32768-60999"}}' % port
+    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "worker-2", listener)
     assert problems == [
         "worker-1: from its container, 127.0.0.1:%d did not answer (rendezvous; a free port worker-2 listened on as verl's "
         "rendezvous (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) picks one from the range 32768-60999; worker-2 "
@@ -85,7 +89,7 @@ def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
 
 def test_a_wrong_call_is_refused(env):
     proc = reach(env, "connect", "5", "rendezvous=41234")
-    assert proc.returncode == 2 and proc.stdout.startswith("usage: reach listen"), proc.stdout
+    assert proc.returncode == 2 and read_answer(proc.stdout)["said"][0].startswith("usage: reach listen"), proc.stdout
 
 
 def test_the_script_passes_shellcheck():

@@ -9,7 +9,7 @@ short_description: Judge the image's own verl check of the training command (Hyd
 version_added: 0.3.0
 description:
   - Takes the answer of the training role's install call on the head, which runs the rendered command once with Hydra's
-    C(--cfg job) inside the container (C(command_check_rc=N), then the output's last lines, each after C(command_check:)),
+    C(--cfg job) inside the container (its one document's C(command_check_rc) and C(command_check_tail), the output's last lines),
     and returns whether it was checked, the problem (Hydra's own lines, the profile and the fix; the deploy stops before
     Ray) or a note.
   - The decision is the collection's C(_versions.command_check) module utils function.

@@ -8,7 +8,7 @@ name: image_stack
 short_description: Judge a verl image's software from what the container stage's check printed
 version_added: 0.2.0
 description:
-  - Takes the output of the container stage's check (its C(stack=) line, JSON - each module the training imports with its
+  - Takes the output of the container stage's check (its answer's C(stack), JSON - each module the training imports with its
     version or its import error, CUDA-only packages found, whether the entry point's file exists, the model's architecture
     in the image's vLLM registry) and returns the problems (the deploy stops before Ray) and notes (shown).
   - The verl releases this collection renders for, with the companion versions known to work, are one table (the
@@ -20,7 +20,7 @@ options:
   _input:
     description:
       - The check's standard output, or its registered result (C(rc), C(stdout), C(stderr)); a result whose exit code is not 0
-        is judged by that code (RV(_value.probe_failed)), before any C(stack=) line.
+        is judged by that code (RV(_value.probe_failed)), before any C(stack).
     type: raw
     required: true
   algorithm:
@@ -73,11 +73,11 @@ _value:
       type: list
       elements: str
     verl:
-      description: The image's verl version, or none when the check printed none (verl does not import, or no stack= line).
+      description: The image's verl version, or none when the check printed none (verl does not import, or no stack).
       type: str
     launch_files:
       description:
-        - The check's look at the launch files in C(verl_workdir) (its C(look=) answer), C(MODE SHA256 NAME) per file; empty
+        - The check's look at the launch files in C(verl_workdir) (its answer's C(look)), C(MODE SHA256 NAME) per file; empty
           when it looked at none, or the check failed.
       type: list
       elements: str
@@ -88,7 +88,7 @@ _value:
       type: dict
     raylet:
       description:
-        - Whether Ray's raylet ran in the container when the check looked (its C(raylet=) answer); none when it did not say.
+        - Whether Ray's raylet ran in the container when the check looked (its answer's C(raylet)); none when it did not say.
           The Ray stage leaves a worker alone without a call of its own when it ran and the head lists the node.
       type: bool
     probe_failed:
@@ -102,6 +102,7 @@ import json
 
 
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
     from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
     verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None, "ray": None}
     if isinstance(output, dict):  # the check's registered result
@@ -109,19 +110,16 @@ def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", c
             return dict(verdict, probe_failed=probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"),
                                                             launch or {}))
         output = output.get("stdout")
-    text = str(output or "").splitlines()
-    looks = [line[len("look="):] for line in text if line.startswith("look=")]
-    verdict["launch_files"] = [entry for entry in (looks[-1] if looks else "").split(",") if entry]
-    raylets = [line[len("raylet="):] for line in text if line.startswith("raylet=")]
-    verdict["raylet"] = (raylets[-1] == "running") if raylets else None
-    lines = [line for line in text if line.startswith("stack=")]
-    if not lines:
-        return dict(verdict, problems=["the container check printed no stack= line (an older or edited npu_stack_check.sh?). Fix: run "
+    found = read_answer(output)["answer"]
+    verdict["launch_files"] = [entry for entry in found.get("look", "").split(",") if entry]
+    verdict["raylet"] = found["raylet"] == "running" if "raylet" in found else None
+    if "stack" not in found:
+        return dict(verdict, problems=["the container check answered no stack (an older or edited npu_stack_check.sh?). Fix: run "
                                        "the deploy with this collection's own files."])
     try:
-        stack = json.loads(lines[-1][len("stack="):])
+        stack = json.loads(found["stack"])
     except ValueError as exc:
-        return dict(verdict, problems=["the container check's stack= line is not JSON (%s)." % exc])
+        return dict(verdict, problems=["the container check's stack is not JSON (%s)." % exc])
     problems, notes = check_stack(stack, algorithm, rendered, bool(allow_newer), image, chip)
     verl = ((stack.get("modules") or {}).get("verl") or {}).get("version")
     return dict(verdict, problems=problems, notes=notes, verl=verl, ray=stack.get("ray"))

@@ -8,7 +8,7 @@ name: prompt_lengths
 short_description: Judge the count of the prompts longer than max_prompt_length that the container stage made on the head
 version_added: 0.2.0
 description:
-  - Takes the output of the container stage's check on the Ray head (its C(prompts=) line, JSON - for each data file its rows,
+  - Takes the output of the container stage's check on the Ray head (its answer's C(prompts), JSON - for each data file its rows,
     the prompts longer than C(verl_max_prompt_length) in tokens with the model's chat template, the longest, or why it was not
     counted) and returns the verdict.
   - With verl's default C(data.filter_overlong_prompts=False), any prompt longer than C(verl_max_prompt_length) is a problem,

@@ -8,7 +8,7 @@ name: reach_listened
 short_description: Read the port the head's listener of the reach check took
 version_added: 0.2.0
 description:
-  - Takes the standard output of the Ray stage's reach check in listen mode on the head (its C(port=) and C(range=) lines)
+  - Takes the standard output of the Ray stage's reach check in listen mode on the head (its answer's C(port) and C(range))
     and returns the port it listens on and the head's ephemeral port range.
 author:
   - verl-deploy maintainers (!UNKNOWN)

@@ -8,7 +8,7 @@ name: swanlab_proof
 short_description: Judge the SwanLab stage's proof that the server accepts a run
 version_added: 0.4.0
 description:
-  - Takes the output of C(roles/swanlab/files/swanlab_check_run.py) on the Ray head (its C(proof=) line, JSON) and returns the
+  - Takes the output of C(roles/swanlab/files/swanlab_check_run.py) on the Ray head (its answer's C(proof), JSON) and returns the
     verdict. A run the server refused is a problem naming the SDK's own error and the fix (a workspace the key may not write
     to, a server release that does not speak the SDK's protocol, a session refused after the login, no answer); a run created
     but whose end the server did not take is a warning; a run created and finished, or one proven before with the same

@@ -16,15 +16,21 @@ import os
 import re
 import subprocess
 
-# The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
-# bookkeeping. DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
-# others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
-# itself: tests/test_control_script.py holds the lists equal to the script's).
-CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
-                 "status", "stop-training", "stop-ray", "unlock", "lock")
-LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
-DECIDED_STEPS = ("ray", "ray-check", "ray-progress", "verify-look")
-PRIMITIVES = ("ray-look", "ray-start", "supervise", "verify-facts")
+# The one table of steps, name -> kind. look: the script's step that changes nothing whatever it answers (unlock is the
+# run's own bookkeeping); change: the script's step that may change the node; decided look / decided change: decided
+# here, in Python, between the script's primitives (decided_step); primitive: the script's, run only by a decided step
+# (and supervise, which start-training runs itself). In the order of verl_control.sh's `case` and usage, which
+# tests/test_control_script.py holds equal to it; node_step's and wait_progress' choices are CONTROL_STEPS.
+STEPS = {
+    "members": "look", "ray-progress": "decided look", "ray": "decided change", "ray-check": "decided look",
+    "ray-look": "primitive", "ray-start": "primitive", "training-state": "look", "start-training": "change",
+    "supervise": "primitive", "verify-look": "decided look", "verify-facts": "primitive", "npus-look": "look", "status": "look",
+    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "change",
+}
+CONTROL_STEPS = tuple(name for name, kind in STEPS.items() if kind != "primitive")
+LOOK_STEPS = frozenset(name for name, kind in STEPS.items() if kind.endswith("look"))
+DECIDED_STEPS = tuple(name for name, kind in STEPS.items() if kind.startswith("decided"))
+PRIMITIVES = tuple(name for name, kind in STEPS.items() if kind == "primitive")
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
 # restarting or paused, or the engine does not answer): the step did not run, so it neither failed nor changed anything.
@@ -104,9 +110,10 @@ def not_run(rc, stdout, stderr):
 
 
 def read_answer(text):
-    """A control script's step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
-    {"said": [str], "answer": {str: str}} (verl_control.sh's emit; a decided step's document()); read: it was one. Anything
-    else (a control script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
+    """A step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
+    {"said": [str], "answer": {str: str}} (verl_control.sh's emit, a decided step's document(), and each role's script:
+    the container check, install_files.sh, reach.sh, the SwanLab proof); read: it was one. Anything
+    else (a script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
     lines are kept as said, for people, and never read as facts. Split on "\n" only: a U+2028 or a record separator in a
     value stays inside it."""
     text = text or ""
@@ -130,27 +137,6 @@ def document(said, answer):
 
 def _text(value):
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-_KEY = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def _key_value(line):
-    """(key, value) of a KEY=VALUE line, or None for a sentence (or a line whose part before "=" is not a name)."""
-    key, sep, value = line.partition("=")
-    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
-
-
-def parse_lines(text):
-    """A role's script's KEY=VALUE lines as a dict (the container check, install_files.sh, the reach check, the SwanLab
-    proof, the prompts' count: scripts that run before the control script is installed, or on the host). The control
-    script's steps answer with one JSON document instead (read_answer)."""
-    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
-
-
-def sentences(text):
-    """The lines of a role's script's output that parse_lines does not read: what it says to people, in order."""
-    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
 def _members(text):

@@ -6,7 +6,7 @@
 """The prompts longer than max_prompt_length: what the container stage asks its count for, and the verdict on its answer.
 
 The count runs in the Ray head's training container (roles/container/files/prompt_lengths.py, from npu_stack_check.sh),
-where the image's transformers and pyarrow measure each prompt as verl does; it answers one prompts= line (JSON).
+where the image's transformers and pyarrow measure each prompt as verl does; the check answers it as its prompts (JSON).
 
 What verl v0.7.0 does with a prompt longer than data.max_prompt_length (read in its source):
 - data.filter_overlong_prompts=False (its default, and what this collection renders): nothing cuts it. data.truncation
@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 FILTER_KEY = "data.filter_overlong_prompts"
 # The time the count may take on a first run (an unchanged re-run reads the lengths it kept): bounded so that a huge data
@@ -50,9 +50,9 @@ def count_inputs(launch):
 
 
 def answer(output):
-    """The count's prompts= line (the last one, read as every step's answer is) as a dict, or None when there is none."""
+    """The check's answer's prompts (the count's JSON) as a dict, or None when there is none."""
     try:
-        found = json.loads(parse_lines(str(output or "")).get("prompts") or "null")
+        found = json.loads(read_answer(output)["answer"].get("prompts") or "null")
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
@@ -149,7 +149,7 @@ def verdict(output, launch):
     if found is None:
         if count_inputs(launch)["files"]:
             result["warnings"].append("The prompts of verl_train_file and verl_test_file were not counted: the container stage's "
-                                      "check printed no prompts= line.")
+                                      "check answered no prompts.")
         result["summary"] = "; ".join(result["warnings"])
         return result
     limit = int(found.get("max_prompt_length") or launch.get("max_prompt_length") or 0)

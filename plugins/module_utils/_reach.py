@@ -14,7 +14,7 @@ only Ray's port; a firewall that drops the rest lets the training hang at its re
 """
 from __future__ import annotations
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 
 def rank0_node(nodes):
@@ -38,10 +38,9 @@ def rank0_node(nodes):
 
 
 def parse(stdout):
-    """{name: (address, port, result)} of reach.sh connect's NAME=ADDRESS:PORT RESULT lines (the scripts' one KEY=VALUE
-    reading)."""
+    """{name: (address, port, result)} of reach.sh connect's answer, {NAME: "ADDRESS:PORT RESULT"}."""
     found = {}
-    for name, value in parse_lines(str(stdout or "")).items():
+    for name, value in read_answer(stdout)["answer"].items():
         target, _space, result = value.partition(" ")
         address, _colon, port = target.rpartition(":")
         if address and port.isdigit() and result:
@@ -51,7 +50,7 @@ def parse(stdout):
 
 def listened(stdout):
     """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.sh listen's output."""
-    values = parse_lines(str(stdout or ""))
+    values = read_answer(stdout)["answer"]
     port = values.get("port", "")
     return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "")}
 
@@ -74,9 +73,10 @@ def unreached(results, rank0="", listener=None):
         host = result.get("host")
         found = parse(result.get("stdout"))
         if result.get("rc") not in (0, None) or not found:
+            said = " ".join(read_answer(result.get("stdout"))["said"]) or str(result.get("stderr") or "")
             problems.append("%s: the check of the head's and rank 0's ports did not run in its container (rc %s: %s). Fix: "
                             "check the container (docker exec <container> python3 -V) and run deploy.yml again."
-                            % (host, result.get("rc"), " ".join(str(result.get("stdout") or result.get("stderr") or "").split())[:200]))
+                            % (host, result.get("rc"), " ".join(said.split())[:200]))
             continue
         for name, (address, port, answer) in sorted(found.items()):
             if answer == "ok":

@@ -16,7 +16,7 @@ import json
 import os
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, parse_lines, read_answer, sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
     _number, _step, is_stalled, parse_training_state)
@@ -56,18 +56,16 @@ def step_changed(result):
 def step_result(step, result):
     """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
 
-    step: the control script's step (its answer: one JSON document, read_answer), or None for a role's script
-    (install_files.sh, the container check, a one-line script of a role: KEY=VALUE lines). changed: step_changed, and never
-    for a step that only looks; a role's script changed something only when it says so (changed=true), so that one that only
-    reads needs no answer; answer: its answer as a dict; said: its sentences for people; training (training-state): the
+    step: the control script's step, or None for a role's script (install_files.sh, the container check, the SwanLab proof):
+    each answers with one JSON document (read_answer). changed: step_changed, and never for a step that only looks; a
+    role's script changed something only when it says so (changed "true"), so that one that only reads need not say;
+    answer: its answer as a dict; said: its sentences for people; training (training-state): the
     training as parse_training_state reads it; members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
     text = result.get("stdout", "")
     read = read_answer(text)
     if step is None:
-        # A role's script, or a background job collected without its step's name (a worker's join): a document is read as
-        # a document.
-        answer, said = (read["answer"], read["said"]) if read["read"] else (parse_lines(text), sentences(text))
-        return {"changed": answer.get("changed") == "true", "answer": answer, "said": said}
+        # A role's script, or a background job collected without its step's name (a worker's join).
+        return {"changed": read["answer"].get("changed") == "true", "answer": read["answer"], "said": read["said"]}
     found = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": read["answer"], "said": read["said"]}
     if step == "training-state":
         found["training"] = parse_training_state(text)
@@ -250,11 +248,10 @@ def container_check(argv, env, read, as_read, workdir):
 
 
 def _first_op(result):
-    """The check's first_op (its stack= line), {} without one."""
-    lines = [line for line in str(result.get("stdout") or "").splitlines() if line.startswith("stack=")]
+    """The check's first_op (in its answer's stack), {} without one."""
     try:
-        return json.loads(lines[-1][len("stack="):]).get("first_op") or {}
-    except (IndexError, ValueError, AttributeError):
+        return json.loads(read_answer(result.get("stdout"))["answer"].get("stack") or "{}").get("first_op") or {}
+    except (ValueError, AttributeError):
         return {}
 
 

@@ -9,7 +9,7 @@ A login proves the key and the route to the server, not that the server lets thi
 workspace and project, nor that it speaks the SDK's protocol for runs. verl's training calls swanlab.init only after the
 model loaded, hours later on a large model; so after the login, the head's container makes that call itself
 (roles/swanlab/files/swanlab_check_run.py: swanlab.login, swanlab.init with the training's project, workspace and mode,
-swanlab.finish) for a run named EXPERIMENT, and answers one proof= line (JSON).
+swanlab.finish) for a run named EXPERIMENT, and answers one document whose proof is JSON.
 
 Where the SDK's words come from (swanlab 0.10.3, read in its source and seen against the stand-in server,
 tests/sim/stand_in_swanlab_server.py): a refused request raises swanlab.exceptions.ApiError, "API Request Failed:
@@ -24,7 +24,7 @@ import json
 import posixpath
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 # The run the proof creates, named so that people who see it in their project know where it came from.
 EXPERIMENT = "verl-deploy-check"
@@ -78,9 +78,9 @@ def request(launch, key_changed):
 
 
 def answer(output):
-    """The proof= line (the last one) as a dict, or None when there is none or it is not one."""
+    """The answer's proof as a dict, or None when there is none or it is not one."""
     try:
-        found = json.loads(parse_lines(str(output or "")).get("proof") or "null")
+        found = json.loads(read_answer(output)["answer"].get("proof") or "null")
     except ValueError:
         return None
     return found if isinstance(found, dict) and found.get("result") in RESULTS else None

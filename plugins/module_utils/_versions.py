@@ -17,11 +17,12 @@ No Ansible imports.
 """
 from __future__ import annotations
 
+import base64
 import re
 
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, image_family
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import sentences
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._hydra_overrides import value_of
 
@@ -403,7 +404,7 @@ PROBE_FIXES = {
 def probe_failure(rc, stdout, stderr, launch):
     """The sentence for a container check that exited rc (not 0): what it said last (or its stderr), the code, the fix.
     rc None: the check did not run (docker exec failed: the container stopped meanwhile, say)."""
-    said = sentences(stdout)
+    said = read_answer(stdout)["said"]
     what = said[-1] if said else _short(str(stderr or "").strip(), 400)
     if rc is None:
         return "the check did not run: %s. Fix: look at the container (docker ps -a, docker logs %s), then deploy again." % (
@@ -415,7 +416,7 @@ def probe_failure(rc, stdout, stderr, launch):
 
 
 def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", chip=None):
-    """(problems, notes) of an image, from what its probe printed (the stack= line of npu_stack_check.sh).
+    """(problems, notes) of an image, from what its probe answered (the stack of npu_stack_check.sh's answer).
 
     image: the container's image reference, chip: the host's {'family', 'name'} (the pre-check's npu-smi): a first
     operation that fails in an image built for another chip is told so, not blamed on the driver.
@@ -804,8 +805,8 @@ def ray_skew(mine, head, head_host=""):
 # The training role's install step runs the rendered command once on the head with Hydra's `--cfg job` (run_training.sh
 # --cfg-job), inside the container, bounded (the training role's _training_check_seconds): python3 -m <entry module> imports the module (the
 # image's verl and, where 0.7.0 runs the recipe's entry point, its recipe/), and Hydra composes every override against the image's own schema,
-# prints the job's config and exits without starting anything. install_files.sh answers with `command_check_rc=N`, then
-# the last lines of the output, each as `command_check: <line>`.
+# prints the job's config and exits without starting anything. install_files.sh answers command_check_rc (N) and
+# command_check_tail (the output's last lines, base64) in its one document.
 # Hydra's own lines (hydra/_internal/config_loader_impl.py _apply_overrides_to_config; omegaconf's ConfigKeyError) and the
 # last line of a Python traceback: what the refusal quotes.
 _HYDRA_LINE = re.compile(r"^(Could not (override|append to config|delete from config)|Key '[^']*' is not in struct"
@@ -818,15 +819,18 @@ def command_check(output, profile, module, workdir="", extra_overrides=(), versi
     """The verdict on the image's `--cfg job` run of the rendered command, from install_files.sh's answer.
 
     Returns {'checked': bool, 'problem': str or None, 'note': str or None}: not checked when the answer has no
-    command_check_rc= line (the install changed no script on this host, or it is not the head); a timeout is a note, not
+    command_check_rc (the install changed no script on this host, or it is not the head); a timeout is a note, not
     a refusal (importing torch and vLLM the first time can take that long, and the training's own start shows the same
     error); any other failure is a problem quoting Hydra's own lines, naming the profile and the fix."""
-    lines = str(output or "").splitlines()
-    codes = [line.split("=", 1)[1].strip() for line in lines if line.startswith("command_check_rc=")]
-    if not codes:
+    found = read_answer(output)["answer"]
+    if "command_check_rc" not in found:
         return {"checked": False, "problem": None, "note": None}
-    said = [line[len("command_check:"):].strip() for line in lines if line.startswith("command_check:")]
-    code = int(codes[-1]) if codes[-1].lstrip("-").isdigit() else -1
+    try:
+        tail = base64.b64decode(found.get("command_check_tail", ""), validate=True).decode("utf-8", "replace")
+    except ValueError:
+        tail = ""
+    said = [line.strip() for line in tail.split("\n")]
+    code = int(found["command_check_rc"]) if found["command_check_rc"].lstrip("-").isdigit() else -1
     what = "verl %s" % version if version else "verl"
     command = "python3 -m %s ... --cfg job" % module
     if code == 0:

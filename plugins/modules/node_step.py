@@ -19,11 +19,11 @@ description:
     lock. V(ray-check) is that look and decision alone. V(ray-progress) (O(args) the node count and the NPUs per node)
     counts the nodes and NPUs the head lists. V(verify-look) reads the training's facts (V(verify-facts)) and says whether
     it runs and its log grew, or it finished, or it ended before it ran.
-  - A control script's step answers with one JSON document, its sentences for people and its answer for the playbooks
-    (every value a string, whatever bytes it holds); a role's script (O(argv)) ends with C(KEY=VALUE) lines. The task's
+  - A control script's step, and a role's script (O(argv)), answers with one JSON document, its sentences for people and
+    its answer for the playbooks (every value a string, whatever bytes it holds). The task's
     C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
-    changed. Without that line, a step that ended with an exit code other than 0 may have changed something half-way and
+    changed. Without that answer, a step that ended with an exit code other than 0 may have changed something half-way and
     reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
     something only when it says so.
   - A step that ran does not fail the task whatever its exit code (unless O(fail_on_rc)); the task that reads it decides,
@@ -100,8 +100,7 @@ rc:
   returned: when the step ran
   type: int
 stdout:
-  description: The step's standard output (a control script's step - its one JSON document; a role's script - its sentences,
-    then its C(KEY=VALUE) lines).
+  description: The step's standard output, one JSON document (a control script's step and a role's script alike).
   returned: when the step ran
   type: str
 stderr:
@@ -109,7 +108,7 @@ stderr:
   returned: when the step ran
   type: str
 answer:
-  description: The step's answer (a control script's step - its document's answer; a role's script - its C(KEY=VALUE) lines).
+  description: The step's answer (its document's answer; empty when it printed no document).
   returned: always
   type: dict
   sample: {changed: "true", state: stopped}

@@ -1,10 +1,29 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The control script's answers as the tests write them: its sentences and KEY=VALUE lines, compact in a table, made
-into the one JSON document verl_control.sh's emit prints (plugins/module_utils/_control_step.py: read_answer)."""
+"""The steps' answers as the tests write them: sentences and KEY=VALUE lines, compact in a table, made into the one JSON
+document every step prints (plugins/module_utils/_control_step.py: read_answer). The deploy itself reads no KEY=VALUE."""
 from __future__ import annotations
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, parse_lines, sentences
+import re
+
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+
+_KEY = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _key_value(line):
+    key, sep, value = line.partition("=")
+    return (key.strip(), value.strip()) if sep and _KEY.fullmatch(key.strip()) else None
+
+
+def parse_lines(text):
+    """The KEY=VALUE lines of a table's text as a dict."""
+    return dict(pair for pair in map(_key_value, (text or "").splitlines()) if pair)
+
+
+def sentences(text):
+    """The other lines: the sentences, in order."""
+    return [line for line in (text or "").splitlines() if line.strip() and not _key_value(line)]
 
 
 def answered(text):

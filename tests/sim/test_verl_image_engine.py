@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.integration]
 REPO = simcluster.REPO
 CHECK = (REPO / "roles/container/files/npu_stack_check.sh").read_text()
 CANN_ENV = (REPO / "roles/training/files/cann_env.sh").read_text()
+STACK = (REPO / "roles/container/files/npu_stack.py").read_text()
 CAPTURE = REPO / "tests/fixtures/npu-smi/007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"
 SCRIPTS = ["/usr/local/Ascend/ascend-toolkit/set_env.sh", "/usr/local/Ascend/nnal/atb/set_env.sh"]
 
@@ -53,7 +54,7 @@ def _check(image, folder, config, engine=None):
     (folder / "model").mkdir(exist_ok=True)
     (folder / "model" / "config.json").write_text(json.dumps(config))
     env = {"PATH": "/sim/bin:/opt/verl-venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SIM_DEV_DIR": "/sim/dev",
-           "VERL_CANN_PROGRAM": CANN_ENV, "VERL_LOOK_DIR": "/verl", "VERL_MODEL_PATH": "/sim/model",
+           "VERL_CANN_PROGRAM": CANN_ENV, "VERL_STACK_PROGRAM": STACK, "VERL_LOOK_DIR": "/verl", "VERL_MODEL_PATH": "/sim/model",
            "VERL_PROBE_MODULES": " ".join(_versions.MODULES), "VERL_PROBE_FORBIDDEN": " ".join(_versions.FORBIDDEN),
            "VERL_PROBE_MARKERS": json.dumps({name: list(probe) for name, probe in _versions.MARKER_PROBES.items()}),
            "VERL_ENTRY_FILE": _versions.entry_point("dapo")["file"],

@@ -1,20 +1,40 @@
 # shellcheck shell=bash
 # Run by the container stage inside the training container (docker exec):
-#   VERL_CANN_PROGRAM="$(cat cann_env.sh)" [VERL_LOOK_DIR=DIR VERL_LOOK_PROGRAM="$(cat look.sh)"] \
-#       bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
-# First npu-smi must answer and python3 exist (the driver and the devices reach the container); then it
-# sources CANN's environment as start_verl.sh does (VERL_CANN_PROGRAM, the training role's cann_env.sh) and asks
-# the training's python3 to load torch_npu and count the NPUs, with the ASCEND_RT_VISIBLE_DEVICES that start_verl.sh exports
-# (the caller sets it in the environment): the runtime's first device call refuses a list that does not fit
-# the container's devices (EE1001), here as it would under Ray. Exit codes: 6 npu-smi info fails, 7 no
-# python3, 3 no CANN environment, 4 torch_npu does not load, 5 fewer NPUs than the node trains on, 8 the
-# container's NPU devices are not this deploy's, or the runtime refuses ASCEND_RT_VISIBLE_DEVICES (each code's fix:
-# PROBE_FIXES in plugins/module_utils/_versions.py, which the image_stack filter reads). Then it reports
-# the image's stack in one stack= line (see the Python below), which the deploy judges; the line after it says what was
-# found. On the head, a prompts= line follows (the count of the prompts longer than max_prompt_length, at the end).
+#   VERL_CANN_PROGRAM="$(cat cann_env.sh)" VERL_STACK_PROGRAM="$(cat npu_stack.py)" [VERL_LOOK_DIR=DIR \
+#       VERL_LOOK_PROGRAM="$(cat look.sh)"] bash -c "$(cat npu_stack_check.sh)" npu-stack-check NPUS_PER_NODE [CANN set_env.sh ...]
+# python3 must exist and npu-smi answer (the driver and the devices reach the container), the container hold this deploy's
+# NPU devices; then it sources CANN's environment as start_verl.sh does (VERL_CANN_PROGRAM, the training role's
+# cann_env.sh) and runs the training's Python on the stack (npu_stack.py, VERL_STACK_PROGRAM: torch_npu, the NPUs under the
+# ASCEND_RT_VISIBLE_DEVICES start_verl.sh exports, the image's stack); on the head, the count of the prompts longer than
+# max_prompt_length (at the end). Exit codes: 7 no python3, 6 npu-smi info fails, 8 the container's NPU devices are not
+# this deploy's, 3 no CANN environment, then npu_stack.py's (each code's fix: PROBE_FIXES in _versions.py).
+# It answers with one JSON document on stdout when it exits, {"said": [...], "answer": {"look", "raylet", "stack",
+# "prompts"}} (read_answer): emit, the one printer, keeps each value whole whatever bytes it holds (a file name with a line
+# break). The Pythons it runs give theirs on fd 3; what their libraries print goes to stderr.
 set -o pipefail
 want="$1"
 shift
+if ! command -v python3 >/dev/null 2>&1; then
+    echo '{"said": ["the image has no python3"], "answer": {}}'
+    exit 7
+fi
+parts=()
+emit() {
+    python3 -I -S -c 'import json, os, sys
+said, answer = [], {}
+for kind, _, value in (os.fsencode(arg).decode("utf-8", "backslashreplace").partition("=") for arg in sys.argv[1:]):
+    if kind == "say":
+        said.append(value)
+    elif kind == "part":
+        try:
+            said, answer = said + [str(line) for line in json.loads(value)["said"]], dict(answer, **json.loads(value)["answer"])
+        except (ValueError, KeyError, TypeError):
+            said += [value[-300:]] if value else []
+    else:
+        answer[kind] = value
+sys.stdout.write(json.dumps({"said": said, "answer": answer}, sort_keys=True) + "\n")' "${parts[@]}"
+}
+trap 'code=$?; emit; exit "${code}"' EXIT
 # With VERL_CHECK_RECORD (a file in verl_workdir), the container stage gives this check's own call on stdin (its arguments and
 # environment, JSON) and it is kept there first: the next deploy's pre-check runs the same call in its one read of the node
 # (verl.deploy.node_facts, with VERL_CHECK_NO_NPU_OP), and the container stage of that deploy needs no call of its own when
@@ -22,17 +42,17 @@ shift
 if [ -n "${VERL_CHECK_RECORD:-}" ]; then
     mkdir -p "$(dirname "${VERL_CHECK_RECORD}")" && cat >"${VERL_CHECK_RECORD}.new" && mv -f "${VERL_CHECK_RECORD}.new" "${VERL_CHECK_RECORD}"
 fi
-# With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first one answer line
-# look=MODE SHA256 NAME,... for the launch files there (*.sh, *.env, launch.json and _*.py at its top; empty when there are none), so
-# that the launch-scripts stage needs no call of its own to compare them; and raylet=running|none, whether Ray's raylet
+# With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first the answer's look,
+# "MODE SHA256 NAME,..." for the launch files there (*.sh, *.env, launch.json and _*.py at its top; empty when there are none), so
+# that the launch-scripts stage needs no call of its own to compare them; and raylet, running|none, whether Ray's raylet
 # runs here, so that the Ray stage leaves a worker the head lists alive without a call of its own.
 if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
     # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
-    echo "look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh *.env launch.json _*.py | paste -sd, -)"
-    if pgrep -x raylet >/dev/null 2>&1; then echo "raylet=running"; else echo "raylet=none"; fi
+    parts+=("look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh *.env launch.json _*.py | paste -sd, -)")
+    parts+=("raylet=$(pgrep -x raylet >/dev/null 2>&1 && echo running || echo none)")
 fi
 if ! smi="$(npu-smi info 2>&1)"; then
-    echo "npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')"
+    parts+=("say=npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')")
     exit 6
 fi
 # With VERL_CONTAINER_NPUS (the /dev/davinciN numbers this deploy gives the container), the container must have
@@ -41,276 +61,36 @@ fi
 if [ -n "${VERL_CONTAINER_NPUS:-}" ]; then
     have="$(find /dev -maxdepth 1 -name 'davinci[0-9]*' -printf '%f\n' 2>/dev/null | sed 's/^davinci//' | sort -n | paste -sd, -)"
     if [ "${have}" != "${VERL_CONTAINER_NPUS}" ]; then
-        echo "the container has the NPU devices ${have:-none} (/dev/davinciN), but this deploy gives it ${VERL_CONTAINER_NPUS}"
+        parts+=("say=the container has the NPU devices ${have:-none} (/dev/davinciN), but this deploy gives it ${VERL_CONTAINER_NPUS}")
         exit 8
     fi
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "the image has no python3"
-    exit 7
 fi
 # CANN's environment as start_verl.sh sets it: the one sourcing (the training role's cann_env.sh, given as
 # VERL_CANN_PROGRAM), quiet here, for the last line says what was found.
 : "${VERL_CANN_PROGRAM:?the caller gives the sourcing of CANN, cann_env.sh of the training role, as VERL_CANN_PROGRAM}"
+: "${VERL_STACK_PROGRAM:?the caller gives npu_stack.py, beside this script, as VERL_STACK_PROGRAM}"
 # shellcheck disable=SC2034  # read by VERL_CANN_PROGRAM
 CANN_SCRIPTS=("$@")
 eval "${VERL_CANN_PROGRAM}" >/dev/null 2>&1
 if [ -z "${CANN_SOURCED[*]}${CANN_PRESET}" ]; then
-    echo "no CANN environment: none of $* exists in the container and neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set"
+    parts+=("say=no CANN environment: none of $* exists in the container and neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set")
     exit 3
 fi
 # Bounded: a package whose import hangs (a lock on a shared file system) must not hold the deploy.
-timeout -k 10 600 python3 - "${want}" <<'PYTHON' || exit
-import sys
-
-import os
-
-try:
-    import torch_npu
-except Exception as exc:  # an ImportError, or the OSError of a library that does not load
-    print("python3 cannot load the NPU stack: `import torch_npu` failed: %s: %s" % (type(exc).__name__, str(exc)[:300]))
-    sys.exit(4)
-version = getattr(torch_npu, "__version__", "?")
-visible = os.environ.get("ASCEND_RT_VISIBLE_DEVICES", "(not set)")
-try:
-    count = torch_npu.npu.device_count()
-except Exception as exc:  # the runtime's EE1001 for a device list it does not accept
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    reason = next((line for line in lines if "EE1001" in line or "Reason" in line), lines[-1] if lines else type(exc).__name__)
-    print("torch_npu %s refuses ASCEND_RT_VISIBLE_DEVICES=%s (what start_verl.sh exports) at its first device call: %s"
-          % (version, visible, reason[:300]))
-    sys.exit(8)
-if count < int(sys.argv[1]):
-    print("torch_npu %s sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s, fewer than the %s this node trains on"
-          % (version, count, visible, sys.argv[1]))
-    sys.exit(5)
-
-# The image's stack, as the training will import it (python3 -m from verl_workdir): each module of
-# VERL_PROBE_MODULES imported in order with its version or its error, the CUDA-only packages of
-# VERL_PROBE_FORBIDDEN that are installed, the entry point's file, whether the image's vLLM knows the
-# model's architecture, CANN's ATB library loaded as vLLM-Ascend loads it, and one operation on the first NPU.
-# One stack= line (JSON) for the deploy to judge (plugins/module_utils/_versions.py).
-import importlib
-import importlib.metadata
-import importlib.util
-import json
-import re
-
-
-def _version(name, module):
-    found = getattr(module, "__version__", None)
-    top = name.split(".")[0]
-    for dist in (top, top.replace("_", "-"), "megatron-core" if top == "megatron" else ""):
-        if found or not dist:
-            break
-        try:
-            found = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    if not found and top != name:
-        found = getattr(sys.modules.get(top), "__version__", None)
-    return str(found) if found else None
-
-
-def _first_line(exc):
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return "%s: %s" % (type(exc).__name__, lines[0][:300] if lines else "")
-
-
-workdir = os.environ.get("VERL_LOOK_DIR") or os.getcwd()
-sys.path.insert(0, workdir)
-stack = {"modules": {}, "forbidden": {}, "workdir": workdir, "entry_file": None, "model": None}
-for name in os.environ.get("VERL_PROBE_MODULES", "").split():
-    try:
-        stack["modules"][name] = {"version": _version(name, importlib.import_module(name))}
-    except BaseException as exc:  # ImportError, an undefined symbol (OSError), a package that exits on import
-        stack["modules"][name] = {"error": _first_line(exc)}
-for name in os.environ.get("VERL_PROBE_FORBIDDEN", "").split():
-    try:
-        present = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        present = False
-    if present:
-        try:
-            stack["forbidden"][name] = importlib.metadata.version(name.replace("_", "-"))
-        except importlib.metadata.PackageNotFoundError:
-            stack["forbidden"][name] = None
-# The files that tell verl's releases apart (VERL_PROBE_MARKERS: {name: [path below verl's package, pattern or ""]}, the
-# release table's MARKER_PROBES): True/False, None when verl did not import or a file to search is missing.
-verl_dir = os.path.dirname(getattr(sys.modules.get("verl"), "__file__", None) or "") if "verl" in sys.modules else ""
-stack["markers"] = {}
-for name, (path, pattern) in sorted(json.loads(os.environ.get("VERL_PROBE_MARKERS") or "{}").items()):
-    target = os.path.join(verl_dir, path)
-    if not verl_dir:
-        stack["markers"][name] = None
-    elif not pattern:
-        stack["markers"][name] = os.path.isfile(target)
-    else:
-        try:
-            with open(target, errors="replace") as handle:
-                stack["markers"][name] = re.search(pattern, handle.read(), re.MULTILINE) is not None
-        except OSError:
-            stack["markers"][name] = None
-entry = os.environ.get("VERL_ENTRY_FILE")
-if entry:
-    stack["entry_file"] = os.path.isfile(os.path.join(workdir, entry))
-def _vllm_plugins():
-    """vLLM's general plugins loaded as each vLLM process loads them (vllm-ascend's register_model adds the models it implements
-    for Ascend to the registry); their error, or None. A plugin can only add architectures, so an error here refuses nothing."""
-    try:
-        from vllm.plugins import load_general_plugins
-
-        load_general_plugins()
-    except Exception as exc:  # an older vLLM without it, or a plugin that fails: the registry is read as it is
-        return _first_line(exc)
-    return None
-
-
-model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
-if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
-    try:
-        with open(model_config) as handle:
-            architecture = (json.load(handle).get("architectures") or [""])[0]
-        plugins_error = _vllm_plugins()
-        from vllm import ModelRegistry
-        stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs(),
-                          "plugins_error": plugins_error}
-    except Exception as exc:  # an unreadable config.json, a registry that does not answer
-        stack["model"] = {"error": _first_line(exc)}
-
-
-def _registering_module(package, model_type):
-    """The module of an mbridge-like package whose @register_model names model_type (None when none does)."""
-    root = os.path.dirname(package.__file__)
-    said = re.compile(r"register_model\([^)]*[\"']%s[\"']" % re.escape(model_type))
-    for folder, _dirs, files in sorted(os.walk(os.path.join(root, "models"))):
-        for path in (os.path.join(folder, name) for name in sorted(files) if name.endswith(".py")):
-            with open(path, errors="replace") as handle:
-                if said.search(handle.read()):
-                    parts = os.path.relpath(path[:-3], os.path.dirname(root)).split(os.sep)
-                    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-    return None
-
-
-def _engine_path(model_dir, asked):
-    """The model's own path as verl imports it only when the actor starts (VERL_PROBE_ENGINE: engine_probe in
-    plugins/module_utils/_versions.py): transformers' AutoConfig of the model folder, then the weight bridge of this verl
-    and these settings, whether mbridge registers the model's type, and the error of its module that should."""
-    with open(os.path.join(model_dir, "config.json")) as handle:
-        model_type = json.load(handle).get("model_type")
-    found = {"asked": asked, "model_type": model_type, "config": {}, "bridge": {}}
-    try:
-        from transformers import AutoConfig
-
-        AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
-        found["config"]["ok"] = True
-    except BaseException as exc:  # transformers' ValueError around the KeyError of an unknown model_type, a remote-code refusal
-        found["config"]["error"] = _first_line(exc)
-        if exc.__context__ is not None:
-            found["config"]["cause"] = _first_line(exc.__context__)
-    package = asked.get("package")
-    if not package:
-        return found
-    try:
-        module = importlib.import_module(package)
-        auto = module.AutoBridge  # verl's `from <package> import AutoBridge`
-        # megatron.bridge's own version only (_version would fall back to megatron-core's)
-        found["bridge"]["version"] = _version(package, module) if package == "mbridge" else getattr(module, "__version__", None)
-        supported = auto.list_supported_models() if package == "mbridge" else None
-    except BaseException as exc:  # the bridge missing, or one of its model modules that needs another Megatron core
-        found["bridge"]["error"] = _first_line(exc)
-        return found
-    if supported is not None and model_type not in supported:
-        found["bridge"].update(registered=False, supported=sorted(supported)[:40])
-        name = _registering_module(module, model_type or "")
-        if name:
-            found["bridge"]["module"] = {"name": name}
-            try:
-                importlib.import_module(name)
-            except BaseException as exc:
-                found["bridge"]["module"]["error"] = _first_line(exc)
-    elif supported is not None:
-        found["bridge"]["registered"] = True
-    return found
-
-
-engine = json.loads(os.environ.get("VERL_PROBE_ENGINE") or "null")
-if engine is not None and os.path.isfile(model_config):
-    try:
-        stack["engine"] = _engine_path(os.path.dirname(model_config), engine)
-    except Exception as exc:  # an unreadable config.json: the pre-check names it
-        stack["engine"] = {"asked": engine, "unread": _first_line(exc)}
-def _ray_identity():
-    """Ray's version and this Python's (X.Y.Z): a worker joins the head's Ray only when both are the head's (Ray's
-    check_version_info at `ray start --address`); compared across the nodes by the container stage (ray_skew)."""
-    try:
-        version = importlib.metadata.version("ray")
-    except importlib.metadata.PackageNotFoundError:
-        version = None
-    return {"version": version, "python": ".".join(map(str, sys.version_info[:3]))}
-
-
-stack["ray"] = _ray_identity()
-# CANN's ATB library, as vLLM-Ascend loads it when it starts: torch_npu's ATB op plugin links NNAL's libatb.so (found
-# through LD_LIBRARY_PATH, which nnal/atb/set_env.sh sets); an NNAL of another CANN release fails here with an undefined
-# symbol although `import torch_npu` worked.
-stack["atb"] = {"home": os.environ.get("ATB_HOME_PATH")}
-try:
-    plugin = importlib.import_module("torch_npu.op_plugin.atb._atb_ops")
-    if hasattr(plugin, "_register_atb_extensions"):  # later torch_npu releases load it on first use
-        plugin._register_atb_extensions()  # pylint: disable=protected-access
-except BaseException as exc:  # the OSError of dlopen
-    stack["atb"]["error"] = _first_line(exc)
-
-
-def _holders(folder):
-    """pids of this container's other processes that hold one of its NPUs open (the deploy's own training)."""
-    found = set()
-    for pid in (name for name in os.listdir("/proc") if name.isdigit() and int(name) != os.getpid()):
-        try:
-            targets = [os.readlink("/proc/%s/fd/%s" % (pid, fd)) for fd in os.listdir("/proc/%s/fd" % pid)]
-        except OSError:  # ended meanwhile, or not ours to read
-            continue
-        if any(os.path.dirname(target) == folder and re.fullmatch(r"davinci\d+", os.path.basename(target)) for target in targets):
-            found.add(int(pid))
-    return sorted(found)
-
-
-# One set_device and one small operation on the first NPU of this deploy (logical id 0 under ASCEND_RT_VISIBLE_DEVICES):
-# a driver that does not fit the image's CANN lets everything above pass and fails only at the first operator. Not while
-# the deploy's own training runs on these NPUs (it proves the stack, and must not be disturbed). SIM_DEV_DIR: where the
-# simulated runtime's device files are (tests); /dev on a node. Nor in the pre-check's run (VERL_CHECK_NO_NPU_OP): it changes
-# nothing before the confirmation.
-stack["first_op"] = {"device": 0}
-held = _holders(os.environ.get("SIM_DEV_DIR", "/dev"))
-if held:
-    stack["first_op"].update(held=held, skipped="pid(s) %s of this container hold its NPUs" % ", ".join(map(str, held)))
-elif os.environ.get("VERL_CHECK_NO_NPU_OP"):
-    stack["first_op"]["skipped"] = "the pre-check runs no NPU operation"
-else:
-    try:
-        import torch
-
-        torch_npu.npu.set_device(0)
-        value = torch.zeros(4, device="npu:0").add_(1).sum().item()
-        if value != 4:
-            raise ArithmeticError("zeros(4) + 1 summed to %r on the NPU, not 4" % (value,))
-        stack["first_op"]["ok"] = True
-    except BaseException as exc:  # torch_npu's RuntimeError around the failed ACL call
-        stack["first_op"]["error"] = _first_line(exc)
-print("stack=" + json.dumps(stack, sort_keys=True))
-print("torch_npu %s loads and sees %d NPU(s) with ASCEND_RT_VISIBLE_DEVICES=%s" % (version, count, visible))
-PYTHON
+part="$(timeout -k 10 600 python3 -c "${VERL_STACK_PROGRAM}" "${want}" 3>&1 >&2)"
+code=$?
+parts+=("part=${part}")
+[ "${code}" = 0 ] || exit "${code}"
 # On the head, with VERL_PROMPT_FILES and VERL_PROMPT_PROGRAM (prompt_lengths.py): the prompts longer than
-# VERL_MAX_PROMPT_LENGTH, measured with the image's transformers and pyarrow as verl measures them, in one prompts= line.
+# VERL_MAX_PROMPT_LENGTH, measured with the image's transformers and pyarrow as verl measures them, the answer's prompts.
 # It never fails the check; bounded by VERL_PROMPT_SECONDS (its own deadline) and, should an import hang, by timeout.
 if [ -n "${VERL_PROMPT_FILES:-}" ] && [ -n "${VERL_PROMPT_PROGRAM:-}" ]; then
     limit="$(( ${VERL_PROMPT_SECONDS:-120} + 60 ))"
-    timeout -k 5 "${limit}" python3 -c "${VERL_PROMPT_PROGRAM}" 2>/dev/null
+    found="$(timeout -k 5 "${limit}" python3 -c "${VERL_PROMPT_PROGRAM}" 3>&1 >/dev/null 2>&1)"
     status=$?
-    if [ "${status}" -eq 124 ] || [ "${status}" -eq 137 ]; then
-        echo 'prompts={"files": [], "error": "the count did not answer within '"${limit}"' s"}'
-    elif [ "${status}" -ne 0 ]; then
-        echo 'prompts={"files": [], "error": "the count stopped with exit code '"${status}"'"}'
-    fi
+    case "${status}" in
+    0) parts+=("prompts=${found}") ;;
+    124 | 137) parts+=('prompts={"files": [], "error": "the count did not answer within '"${limit}"' s"}') ;;
+    *) parts+=('prompts={"files": [], "error": "the count stopped with exit code '"${status}"'"}') ;;
+    esac
 fi

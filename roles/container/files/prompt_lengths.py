@@ -10,8 +10,8 @@ Run by npu_stack_check.sh (python3 -c, in the container stage's one call on the 
   VERL_PROMPT_KEY         data.prompt_key (verl's default "prompt")
   VERL_PROMPT_SECONDS     the time the count may take (then it says how far it got)
   VERL_PROMPT_CACHE       the folder of the counts kept for a re-run (default ~/.cache/verl-deploy/prompt-lengths)
-It prints one line, prompts=<JSON> (plugins/module_utils/_prompt_lengths.py judges it), and always exits 0: a file it
-cannot count is reported in that line, never a failure of the stage.
+It writes its answer, JSON, to file descriptor 3 (npu_stack_check.sh's prompts; plugins/module_utils/_prompt_lengths.py
+judges it), and always exits 0: a file it cannot count is reported in the answer, never a failure of the stage.
 
 How verl v0.7.0 measures a prompt (verl/utils/dataset/rl_dataset.py, RLHFDataset.maybe_filter_out_long_prompts, and the
 agent loop that tokenizes it for the rollout, verl/experimental/agent_loop/agent_loop.py, apply_chat_template): the row's
@@ -168,7 +168,8 @@ def main(env):
         if read.get("partial"):
             found.update(partial=True, rows=read["total"], counted=read["done"])
         answer["files"].append(found)
-    print("prompts=" + json.dumps(answer, sort_keys=True))
+    with os.fdopen(3, "w") as out:  # the check's answer channel (npu_stack_check.sh): stdout is the libraries'
+        out.write(json.dumps(answer, sort_keys=True))
     return 0
 
 

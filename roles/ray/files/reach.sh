@@ -8,12 +8,14 @@
 # form and the training hang for 30 minutes
 # ("TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out").
 # listen: a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range), kept in the
-#   background for SECONDS or COUNT connections; prints port=N and range=LOW-HIGH
-#   (/proc/sys/net/ipv4/ip_local_port_range), then returns.
-# connect: one bounded TCP connect per NAME=ADDRESS:PORT; prints NAME=ADDRESS:PORT ok, or NAME=ADDRESS:PORT and why not.
-# Exit code 0 for both modes whatever the result (the deploy judges the lines); 2 for a wrong call.
+#   background for SECONDS or COUNT connections; answers port (N) and range (LOW-HIGH,
+#   /proc/sys/net/ipv4/ip_local_port_range), then returns.
+# connect: one bounded TCP connect per NAME=ADDRESS:PORT; answers NAME: "ADDRESS:PORT ok", or "ADDRESS:PORT" and why not.
+# The answer is one JSON document on stdout, {"said": [...], "answer": {...}}. Exit code 0 for both modes whatever the result
+# (the deploy judges the answer); 2 for a wrong call.
 set -o pipefail
 exec timeout -k 5 120 python3 - "$@" <<'PYTHON'
+import json
 import os
 import socket
 import sys
@@ -31,9 +33,7 @@ def listen(seconds, count):
     except (OSError, ValueError):
         low, high = "?", "?"
     if os.fork():
-        print("port=%d" % server.getsockname()[1])
-        print("range=%s-%s" % (low, high))
-        sys.stdout.flush()
+        answer({"port": str(server.getsockname()[1]), "range": "%s-%s" % (low, high)})
         os._exit(0)
     # The listener: its own session, no terminal or pipe of docker exec's, gone after SECONDS or COUNT connections.
     os.setsid()
@@ -56,7 +56,13 @@ def listen(seconds, count):
     os._exit(0)
 
 
+def answer(found, said=()):
+    sys.stdout.write(json.dumps({"said": list(said), "answer": found}, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
 def connect(seconds, targets):
+    found = {}
     for target in targets:
         name, _, address = target.partition("=")
         host, _, port = address.rpartition(":")
@@ -67,7 +73,8 @@ def connect(seconds, targets):
             result = "timed out after %g s (no answer: packets dropped on the way)" % seconds
         except OSError as exc:  # refused, no route, unknown host
             result = "failed: %s" % (exc.strerror or exc)
-        print("%s=%s %s" % (name, address, result))
+        found[name] = "%s %s" % (address, result)
+    answer(found)
 
 
 if len(sys.argv) == 4 and sys.argv[1] == "listen":
@@ -75,6 +82,6 @@ if len(sys.argv) == 4 and sys.argv[1] == "listen":
 elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target for target in sys.argv[3:]):
     connect(float(sys.argv[2]), sys.argv[3:])
 else:
-    print("usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ...")
+    answer({}, ["usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ..."])
     sys.exit(2)
 PYTHON

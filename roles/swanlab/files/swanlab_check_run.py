@@ -14,8 +14,9 @@ older or newer than the SDK) fails here, not at the training's first log call ho
 
 An unchanged re-run does not create a run each time: RECORD (0600, next to the key file) keeps what was proven (host,
 workspace, project, mode, the SDK's version, never the key); the same again without "force" (the key file was not
-rewritten) answers "skipped". Answers two lines: proof={"result": "accepted" | "refused" | "unfinished" | "skipped", ...},
-then changed=true when a run was created on the server now (accepted, unfinished), else changed=false.
+rewritten) answers "skipped". Its stdout is one JSON document, {"said": [], "answer": {"proof": PROOF, "changed": ...}}: PROOF
+{"result": "accepted" | "refused" | "unfinished" | "skipped", ...} as JSON text, changed "true" when a run was created on
+the server now (accepted, unfinished), else "false". What the SDK prints goes to stderr.
 """
 import contextlib
 import json
@@ -27,10 +28,14 @@ import tempfile
 import time
 
 
+# Where the answer goes: the process' stdout, whose file descriptor the SDK's words no longer reach (__main__).
+ANSWER = sys.stdout
+
+
 def say(answer):
-    created = answer["result"] in ("accepted", "unfinished")
-    sys.stdout.write("proof=%s\nchanged=%s\n" % (json.dumps(answer, sort_keys=True), "true" if created else "false"))
-    sys.stdout.flush()
+    created = "true" if answer["result"] in ("accepted", "unfinished") else "false"
+    ANSWER.write(json.dumps({"said": [], "answer": {"proof": json.dumps(answer, sort_keys=True), "changed": created}}, sort_keys=True) + "\n")
+    ANSWER.flush()
 
 
 def read_record(path):
@@ -69,7 +74,7 @@ def failed_finish(text):
 
 @contextlib.contextmanager
 def output_of_finish(said):
-    """What the SDK writes while finishing, appended to `said` and passed on to our output. Read at the file descriptors:
+    """What the SDK writes while finishing, appended to `said` and passed on to stderr. Read at the file descriptors:
     the SDK's logger holds the streams it found at import, so replacing sys.stdout would not see it."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -176,4 +181,6 @@ def main(key_file, request_json):
 
 
 if __name__ == "__main__":
+    ANSWER = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     sys.exit(main(sys.argv[1], sys.argv[2]))

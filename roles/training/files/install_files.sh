@@ -4,11 +4,15 @@
 # With SECONDS (the head, when run_training.sh is among the files): first the image's verl checks the command. The new
 # run_training.sh, copied in as .run_training.sh.check, runs with --cfg-job (python3 -m <entry> ... --cfg job: the
 # module imports, Hydra composes every override against the image's schema, nothing starts) under CANN's environment as
-# start_verl.sh sources it (VERL_CANN_PROGRAM, the role's cann_env.sh, with the CANN_SCRIPTS), within SECONDS. The answer:
-# command_check_rc=N and the output's last lines, each "command_check: LINE" (the deploy decides, _versions.command_check).
+# start_verl.sh sources it (VERL_CANN_PROGRAM, the role's cann_env.sh, with the CANN_SCRIPTS), within SECONDS.
 # A command the image refuses installs nothing in the container, so that a re-run looks, differs and checks again.
-# After an "installed PATH" line per file: changed=true (read by the install step's verl.deploy.node_step).
+# The answer is one JSON document, {"said": ["installed PATH", ...], "answer": {...}} (read_answer): command_check_rc and
+# command_check_tail (the output's last lines, base64: any bytes stay one JSON string; _versions.command_check decides),
+# changed "true" when a file was installed. Printed by printf (the host's Python need not be python3 on PATH): every other
+# value is this script's own text or a path the settings check allows ([A-Za-z0-9._/@%+:~-], verl_workdir).
 set -eu
+said="" answer=""
+emit() { printf '{"said": [%s], "answer": {%s}}\n' "${said#, }" "${answer#, }"; }
 stage="$1" container="$2" workdir="$3" seconds="${4:-}"
 if [ $# -ge 4 ]; then shift 4; else shift $#; fi
 umask 077
@@ -36,12 +40,12 @@ if [ -n "${seconds}" ]; then
         rc=$?
         rm -f "${check}"
         exit "${rc}"' command-check "${workdir}/.run_training.sh.check" "${seconds}" "$@" 2>&1)" || rc=$?
-    echo "command_check_rc=${rc}"
-    printf '%s\n' "${output}" | tail -n 25 | sed 's/^/command_check: /'
-    [ "${rc}" = 0 ] || [ "${rc}" = 124 ] || exit 0
+    answer="${answer}, \"command_check_rc\": \"${rc}\", \"command_check_tail\": \"$(printf '%s\n' "${output}" | tail -n 25 | base64 | tr -d '\n')\""
+    [ "${rc}" = 0 ] || [ "${rc}" = 124 ] || { emit; exit 0; }
 fi
 for name in ${names}; do
     docker cp "${stage}/${name}" "${container}:${workdir}/${name}"
-    echo "installed ${workdir}/${name}"
+    said="${said}, \"installed ${workdir}/${name}\""
 done
-[ -z "${names}" ] || echo changed=true
+[ -z "${names}" ] || answer="${answer}, \"changed\": \"true\""
+emit

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.node_status import FilterModule
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, parse_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+from helpers.answers import parse_lines
 
 node_status = FilterModule().filters()["node_status"]
 HEAD = ["container verl: running", "NPUs in use: 0-7 by the training"]

@@ -9,8 +9,14 @@ import json
 LAUNCH = {"swanlab_enabled": True, "is_head": True, "project_name": "p", "container_name": "verl",
           "swanlab": {"host": "http://10.0.0.5:8000", "mode": "cloud", "workspace": "w", "log_dir": "/l",
                       "api_key_file": "/root/.swanlab/verl_deploy_api_key", "needs_key": True}}
-REFUSED = "proof=" + json.dumps({"result": "refused", "sdk": "0.10.3", "error": "RuntimeError: Failed to start run: API Request "
-                                 "Failed: [Forbidden] x | Trace ID: t | POST http://10.0.0.5:8000/api/projects/w"})
+
+
+def output(**proof):
+    return json.dumps({"said": [], "answer": {"proof": json.dumps(proof)}})
+
+
+REFUSED = output(result="refused", sdk="0.10.3", error="RuntimeError: Failed to start run: API Request Failed: [Forbidden] x | "
+                 "Trace ID: t | POST http://10.0.0.5:8000/api/projects/w")
 
 
 def test_the_filters_as_the_role_calls_them(render):
@@ -20,7 +26,7 @@ def test_the_filters_as_the_role_calls_them(render):
         "worker | verl.deploy.swanlab_proof_request(false)",
         "out | verl.deploy.swanlab_proof(launch, 1, '')",
         "(accepted | verl.deploy.swanlab_proof(launch)).created",
-    ], launch=LAUNCH, worker=worker, out=REFUSED, accepted='proof={"result": "accepted", "sdk": "0.10.3"}')
+    ], launch=LAUNCH, worker=worker, out=REFUSED, accepted=output(result="accepted", sdk="0.10.3"))
     assert json.loads(asked)["force"] is True and json.loads(asked)["record"] == "/root/.swanlab/verl_deploy_run_check.json"
     assert on_worker == ""
     assert len(refused["problems"]) == 1 and "[Forbidden] x" in refused["problems"][0] and refused["created"] is False

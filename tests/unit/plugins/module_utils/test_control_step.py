@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, document, in_cluster, joined, not_run, parse_lines,
-    ray_plan, ray_step, read_answer, released_if_whole, sentences, verify_look)
+    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, document, in_cluster, joined, not_run,
+    ray_plan, ray_step, read_answer, released_if_whole, verify_look)
+from helpers.answers import parse_lines, sentences
 
 
 def test_the_steps_that_only_look_are_steps_of_the_script():

@@ -17,7 +17,9 @@ LAUNCH = {"is_head": True, "train_file": TRAIN, "test_file": TEST, "max_prompt_l
 
 
 def output(*files, limit=2048, **top):
-    return "look: x\nstack={}\ntorch_npu loads\nprompts=" + json.dumps(dict({"max_prompt_length": limit, "files": list(files)}, **top))
+    """The container check's document, its prompts the count's JSON."""
+    prompts = json.dumps(dict({"max_prompt_length": limit, "files": list(files)}, **top))
+    return json.dumps({"said": ["torch_npu loads"], "answer": {"look": "x", "stack": "{}", "prompts": prompts}})
 
 
 def entry(path=TRAIN, rows=17398, over=0, longest=1400, **more):
@@ -84,8 +86,9 @@ def test_a_file_the_count_cannot_read_is_reported_not_refused():
 
 
 @pytest.mark.parametrize("out, words", [
-    ("stack={}\n", "the container stage's check printed no prompts= line"),
-    ("prompts=not json\n", "the container stage's check printed no prompts= line"),
+    ('{"said": [], "answer": {"stack": "{}"}}', "the container stage's check answered no prompts"),
+    ('{"said": [], "answer": {"prompts": "not json"}}', "the container stage's check answered no prompts"),
+    ('prompts={"max_prompt_length": 2048, "files": []}\n', "the container stage's check answered no prompts"),  # an older check's line
     (output(error="the count did not answer within 180 s"), "were not counted: the count did not answer within 180 s."),
 ])
 def test_no_answer_is_a_warning(out, words):

@@ -1,11 +1,12 @@
-"""verl's rank-0 node and the judgement of every node's connects (plugins/module_utils/_reach.py), on lines as reach.sh
-prints them."""
+"""verl's rank-0 node and the judgement of every node's connects (plugins/module_utils/_reach.py), on reach.sh's answers
+(one JSON document, written here as KEY=VALUE lines: helpers.answers.answered)."""
 from __future__ import annotations
 
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.rank0_node import rank0_node as rank0_filter
 from ansible_collections.verl.deploy.plugins.module_utils import _reach as reach
+from helpers.answers import answered
 
 LISTENER = {"port": 41234, "range": "32768-60999"}
 
@@ -41,8 +42,15 @@ def test_the_filter_reads_each_nodes_address_as_the_precheck_handed_it_on():
     ("noise\nray=10.0.0.5:x ok\nrendezvous=41234 ok\n", {}),
     ("", {}),
 ])
-def test_the_lines_are_read(stdout, found):
-    assert reach.parse(stdout) == found
+def test_the_answer_is_read(stdout, found):
+    assert reach.parse(answered(stdout)) == found
+
+
+def test_only_the_document_is_read_and_a_value_stays_whole():
+    # An older script's lines are no answer; a name given with a line break, U+2028 or a record separator stays in its value.
+    assert reach.parse("ray=10.0.0.5:9182 ok\n") == {}
+    forged = '{"said": [], "answer": {"ray": "10.0.0.5:9182 refused\\nrendezvous=10.0.0.10:1 ok\\u2028x=1:2 ok\\u001ey=1:3 ok"}}'
+    assert reach.parse(forged) == {"ray": ("10.0.0.5", 9182, "refused\nrendezvous=10.0.0.10:1 ok\u2028x=1:2 ok\x1ey=1:3 ok")}
 
 
 @pytest.mark.parametrize("stdout, listener", [
@@ -50,19 +58,19 @@ def test_the_lines_are_read(stdout, found):
     ("", {"port": None, "range": ""}),
 ])
 def test_the_listener_is_read(stdout, listener):
-    assert reach.listened(stdout) == listener
+    assert reach.listened(answered(stdout)) == listener
 
 
 def test_every_port_answered_is_no_problem():
-    results = [{"host": "head", "stdout": "rendezvous=10.0.0.10:41234 ok\n", "rc": 0},
-               {"host": "worker", "stdout": "ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n", "rc": 0}]
+    results = [{"host": "head", "stdout": answered("rendezvous=10.0.0.10:41234 ok\n"), "rc": 0},
+               {"host": "worker", "stdout": answered("ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n"), "rc": 0}]
     assert reach.unreached(results, "worker", LISTENER) == []
 
 
 def test_one_node_connects_to_itself():
-    assert reach.unreached([{"host": "only", "stdout": "rendezvous=10.0.0.5:41234 ok\n", "rc": 0}], "only", LISTENER) == []
-    problems = reach.unreached([{"host": "only", "stdout": "rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: "
-                                                           "packets dropped on the way)\n", "rc": 0}], "only", LISTENER)
+    assert reach.unreached([{"host": "only", "stdout": answered("rendezvous=10.0.0.5:41234 ok\n"), "rc": 0}], "only", LISTENER) == []
+    problems = reach.unreached([{"host": "only", "stdout": answered("rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: "
+                                                                    "packets dropped on the way)\n"), "rc": 0}], "only", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("only: from its container, 10.0.0.5:41234 did not answer "
                                                          "(rendezvous; "), problems
     assert "Fix: allow TCP from only to 10.0.0.5 on the ephemeral ports 32768-60999" in problems[0]
@@ -81,7 +89,7 @@ def test_one_node_connects_to_itself():
 ])
 def test_each_port_not_reached_names_the_node_the_address_the_port_and_the_fix(host, line, words, fix):
     others = {"head": "rendezvous=10.0.0.10:41234 ok\n", "worker": "ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n"}
-    results = [{"host": name, "stdout": line + "\n" if name == host else text, "rc": 0} for name, text in others.items()]
+    results = [{"host": name, "stdout": answered(line if name == host else text), "rc": 0} for name, text in others.items()]
     problems = reach.unreached(results, "worker", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("%s: from its container, " % host) and words in problems[0], problems
     assert fix in problems[0], problems
@@ -94,7 +102,7 @@ def test_a_check_that_did_not_run_is_a_problem_not_a_pass():
 
 
 def test_a_listener_that_did_not_start_is_a_problem_not_a_pass():
-    problems = reach.unreached([{"host": "w1", "stdout": "ray=10.0.0.5:9182 ok\n", "rc": 0}], "head", reach.listened(""))
+    problems = reach.unreached([{"host": "w1", "stdout": answered("ray=10.0.0.5:9182 ok\n"), "rc": 0}], "head", reach.listened(""))
     assert problems == ["head: the listener for the rendezvous check did not start in its container (verl's rank-0 node, "
                         "where every node's workers meet). Fix: check the container (docker exec <container> python3 -V) "
                         "and run deploy.yml again."]

@@ -55,14 +55,17 @@ def test_changed_is_what_the_step_answered(result, changed):
     ("members", {"rc": 1, "stdout": answered("members=10.0.0.1=8")}, {"members": []}),
     # A background job not finished yet (no exit code), and a role's script (no step).
     ("ray", {"ansible_job_id": "j1", "started": True, "finished": False, "stdout": answered("")}, {"changed": False}),
-    (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": True, "said": ["installed /verl/a.sh"]}),
-    (None, {"rc": 0, "stdout": "changed=false\n"}, {"changed": False}),
+    (None, {"rc": 0, "stdout": answered("installed /verl/a.sh\nchanged=true\n")}, {"changed": True, "said": ["installed /verl/a.sh"]}),
+    (None, {"rc": 0, "stdout": answered("changed=false\n")}, {"changed": False}),
+    # An older role's script's lines are no answer: they are said, never read.
+    (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": False, "answer": {},
+                                                                          "said": ["installed /verl/a.sh", "changed=true"]}),
     # A background job collected without its step's name (a worker's join, collect.yml): its document is read.
     (None, {"rc": 0, "stdout": answered("ray: the head lists no 10.0.0.2; stopping this node's stale Ray first.\nray: started\n"
                                         "changed=true\nstate=joined")},
      {"changed": True, "said": ["ray: the head lists no 10.0.0.2; stopping this node's stale Ray first.", "ray: started"]}),
     # A role's script that says nothing (a read, as the container check) or fails without saying changed nothing.
-    (None, {"rc": 0, "stdout": "stack={}\n"}, {"changed": False, "answer": {"stack": "{}"}}),
+    (None, {"rc": 0, "stdout": answered("stack={}\n")}, {"changed": False, "answer": {"stack": "{}"}}),
     (None, {"rc": 5, "stdout": "", "stderr": "npu-smi: not found"}, {"changed": False}),
 ])
 def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
@@ -206,8 +209,8 @@ def test_the_settings_checks_read_holds_only_when_nothing_touched_the_training(l
 
 CHECK_ARGV = ["bash", "-c", "the check", "npu-stack-check", 8, "/usr/local/Ascend/ascend-toolkit/set_env.sh"]
 CHECK_ENV = {"VERL_LOOK_DIR": "/verl", "VERL_MAX_PROMPT_LENGTH": 1024}  # a template may hand over a number
-HELD = 'look=\nraylet=running\nstack={"first_op": {"device": 0, "held": [42], "skipped": "pid(s) 42 of this container hold its NPUs"}}\n'
-FREE = 'look=\nraylet=none\nstack={"first_op": {"device": 0, "skipped": "the pre-check runs no NPU operation"}}\n'
+HELD = answered('look=\nraylet=running\nstack={"first_op": {"device": 0, "held": [42], "skipped": "pid(s) 42 of this container hold its NPUs"}}')
+FREE = answered('look=\nraylet=none\nstack={"first_op": {"device": 0, "skipped": "the pre-check runs no NPU operation"}}')
 AS_KEPT = call_digest({"argv": CHECK_ARGV, "env": CHECK_ENV})
 
 
@@ -218,7 +221,8 @@ AS_KEPT = call_digest({"argv": CHECK_ARGV, "env": CHECK_ENV})
     ({"rc": 0, "record": "another", "stdout": HELD}, True, False),    # the last deploy's call differs from this run's
     ({"rc": 4, "record": AS_KEPT, "stdout": "torch_npu does not load"}, True, False),  # it failed: the stage's own check says why
     ({"rc": None, "record": "", "msg": "not run: no record"}, True, False),  # an older deploy kept no call, or no container runs
-    ({"rc": 0, "record": AS_KEPT, "stdout": "stack=not json\n"}, True, False),
+    ({"rc": 0, "record": AS_KEPT, "stdout": answered("stack=not json")}, True, False),
+    ({"rc": 0, "record": AS_KEPT, "stdout": 'stack={"first_op": {"held": [42]}}\n'}, True, False),  # an older check's line: no answer
     ({}, True, False),                                                # no pre-check read (the role on its own)
 ])
 def test_the_pre_checks_run_of_the_container_check_stands_for_it_only_for_the_same_call_beside_the_training(read, as_read, reuse):

@@ -34,7 +34,8 @@ def launch(**changes):
 
 
 def output(**answer):
-    return "swanlab: Tracking run with swanlab version 0.10.3\nproof=%s\n" % json.dumps(answer, sort_keys=True)
+    """swanlab_check_run.py's stdout: one document whose proof is JSON text (the SDK's own words went to stderr)."""
+    return json.dumps({"said": [], "answer": {"proof": json.dumps(answer, sort_keys=True), "changed": "false"}}) + "\n"
 
 
 @pytest.mark.parametrize("changes, says", [
@@ -62,11 +63,15 @@ def test_the_request_is_the_trainings_run_without_the_key():
 
 @pytest.mark.parametrize("text, expected", [
     (output(result="accepted", sdk="0.10.3", url="u"), {"result": "accepted", "sdk": "0.10.3", "url": "u"}),
-    (output(result="accepted") + "proof=" + json.dumps({"result": "skipped"}) + "\n", {"result": "skipped"}),
+    # An error's text stays in its value: a line break, U+2028 or a record separator forges no other answer.
+    (output(result="refused", error="x\nproof={\"result\": \"accepted\"}\u2028\x1eproof=accepted"),
+     {"result": "refused", "error": "x\nproof={\"result\": \"accepted\"}\u2028\x1eproof=accepted"}),
+    # Anything but the one document is no answer: an older script's proof= line, two documents, text.
+    ('proof={"result": "accepted"}\n', None), (output(result="accepted") + output(result="skipped"), None),
     ("swanlab: something\n", None), ("", None), (None, None),
-    ("proof={not json\n", None), ("proof=" + json.dumps({"result": "maybe"}) + "\n", None),
+    (output(result="maybe"), None), (json.dumps({"said": [], "answer": {"proof": "{not json"}}), None),
 ])
-def test_the_answer_is_the_last_proof_line(text, expected):
+def test_the_answer_is_the_documents_proof(text, expected):
     assert sp.answer(text) == expected
 
 

@@ -65,7 +65,8 @@ def refusals(variant):
     entry = {"path": config["train_file"], "rows": schema["num_rows"], "over": 0, "longest": 900, "failed": 0, "first_error": None}
     if not variant.get("template", True):
         entry.update(over=schema["num_rows"], longest=0, failed=schema["num_rows"], first_error=NO_TEMPLATE)
-    found += pl.verdict("prompts=" + json.dumps({"max_prompt_length": config["max_prompt_length"], "files": [entry]}), config)["problems"]
+    prompts = json.dumps({"max_prompt_length": config["max_prompt_length"], "files": [entry]})
+    found += pl.verdict(json.dumps({"said": [], "answer": {"prompts": prompts}}), config)["problems"]
     return found
 
 

@@ -1,6 +1,9 @@
 """The table of verl releases (plugins/module_utils/_versions.py) and its rules, on stack reports as the image check prints them."""
 from __future__ import annotations
 
+import base64
+import json
+
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
@@ -275,8 +278,9 @@ def test_a_first_operation_failure_blames_the_image_built_for_another_chip(image
 # --------------------------------------------------------------------------- the image's verl checks the command
 
 def _answer(rc, *lines):
-    """install_files.sh's answer: command_check_rc=N, then the output's last lines."""
-    return "\n".join(["command_check_rc=%s" % rc] + ["command_check: %s" % line for line in lines] + ["installed /verl/x.sh"])
+    """install_files.sh's answer: its one document, the output's last lines in base64."""
+    tail = base64.b64encode("".join(line + "\n" for line in lines).encode()).decode()
+    return json.dumps({"said": ["installed /verl/x.sh"], "answer": {"command_check_rc": str(rc), "command_check_tail": tail}})
 
 
 # Hydra's own output (hydra/_internal/utils.py run_and_report, without HYDRA_FULL_ERROR) as verl 0.9.1's schema answers a
@@ -325,9 +329,14 @@ def test_a_command_the_images_verl_refuses_is_refused_with_hydras_own_line(answe
 def test_a_command_that_composes_or_an_answer_without_a_check_is_no_problem():
     composed = versions.command_check(_answer(0, "trainer:", "  device: npu"), "0.7.0", "recipe.dapo.main_dapo", version="0.7.0")
     assert composed["checked"] and composed["problem"] is None and "composed the training command" in composed["note"]
-    assert versions.command_check("installed /verl/run_training.sh", "0.7.0", "recipe.dapo.main_dapo") == {
-        "checked": False, "problem": None, "note": None}
+    assert versions.command_check('{"said": ["installed /verl/run_training.sh"], "answer": {"changed": "true"}}', "0.7.0",
+                                  "recipe.dapo.main_dapo") == {"checked": False, "problem": None, "note": None}
+    # An older script's lines are no answer: a Hydra line of the output cannot forge command_check_rc=0.
+    assert versions.command_check("command_check_rc=0\ncommand_check: trainer:", "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
     assert versions.command_check("", "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
+    # The output's bytes stay in the tail: a line break, U+2028 or a record separator before a fake answer forges nothing.
+    forged = versions.command_check(_answer(1, "Key 'x' is not in struct\u2028\x1ecommand_check_rc=0", '"}, "changed": "false'), "0.7.0", "m")
+    assert forged["checked"] and "exit code 1" in forged["problem"] and "command_check_rc=0" in forged["problem"]
 
 
 def test_a_check_that_did_not_finish_in_time_is_a_note_not_a_refusal():

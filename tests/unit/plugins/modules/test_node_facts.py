@@ -37,7 +37,7 @@ ENGINE = {
 # The container check's call as the last deploy's check kept it (roles/container/files/npu_stack_check.sh), and its answer.
 RECORD = '/verl/.npu_stack_check.json'
 KEPT_CALL = {'argv': ['bash', '-c', 'the check', 'npu-stack-check', '8'], 'env': {'VERL_LOOK_DIR': '/verl', 'VERL_MAX_PROMPT_LENGTH': '1024'}}
-CHECK_OUT = 'look=\nraylet=running\nstack={"first_op": {"held": [42]}}\n'
+CHECK_OUT = json.dumps({"said": [], "answer": {"look": "", "raylet": "running", "stack": '{"first_op": {"held": [42]}}'}})
 EXECS = {('cat', RECORD): ('e2', json.dumps(KEPT_CALL).encode() + b'\n'), tuple(KEPT_CALL['argv']): ('e3', CHECK_OUT.encode())}
 SEEN_ENV = []
 # An exec's output as the engine streams it without a terminal: 8-byte frame headers (1 stdout, 2 stderr; the size).
