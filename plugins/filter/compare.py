@@ -19,7 +19,8 @@ description:
     user's training ran, the comparison's lock identity, and the head's read of the user's training) - resume.
   - C(restore_plan) (O(_input) the head's read of the user's training before the comparison; then the settings table's spec
     and rules) - the settings the deploy that starts it again gets last, from its launch record, or why it cannot be started
-    as it ran; C(shown_command) (O(_input) a deploy's argv; then the secret settings' names) that command to show;
+    as it ran; C(shown_command) (O(_input) a deploy's argv; then the C(hostvars), the head and the settings' spec) that command
+    to show, without the extra vars that name or hold a secret;
     C(restore_failed) (O(_input) that plan) the line that says it was not started again, why, and the command that starts it.
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
     options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
@@ -135,6 +136,15 @@ def _restore_plan(read, spec, rules):
     return compare.restore_plan(plain(read), table(plain(spec), plain(rules)), "\n".join(given))
 
 
+def _shown_command(argv, hostvars, head, spec):
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
+
+    forms = set()  # the secrets' values as the head sees them, in each of their forms (given() collects them)
+    given(hostvars, head, plain(spec), forms)
+    return compare.shown_command(plain(argv), tuple(SECRETS), tuple(sorted(forms, key=len, reverse=True)))
+
+
 def _report(results, rows, title, baseline=None, extra=None):
     from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     result = compare.report(plain(rows), plain(results), baseline)
@@ -170,7 +180,7 @@ def _steps():
         "save_state": lambda results, fingerprint, user_training=None, lock=None, user_read=None: compare.save_state(
             plain(results), fingerprint, user_training, plain(lock), plain(user_read)),
         "restore_plan": _restore_plan,
-        "shown_command": lambda argv, secrets=(): compare.shown_command(plain(argv), plain(secrets)),
+        "shown_command": _shown_command,
         "restore_failed": lambda plan, said_as, deploy, command, cwd, folder: compare.restore_failed(
             plain(plan), said_as, plain(deploy), command, cwd, folder),
         "deploy_argv": _deploy_argv,

@@ -566,12 +566,14 @@ def restore_failed(plan, said_as, deploy, command, cwd, folder):
     return "The training that ran before %s was NOT started again: %s. Start it: %s" % (said_as, why.rstrip("."), start)
 
 
-def shown_command(argv, secrets=()):
-    """A deploy's command line to show: each -e value that names a secret setting is left out (said where it was)."""
+def shown_command(argv, secrets=(), forms=()):
+    """A deploy's command line to show: each -e value that names a secret setting (secrets) or holds a secret's value in
+    any of its forms (_secrets.key_forms: a key given through another variable) is left out, said where it was."""
     shown, previous = [], ""
-    for arg in argv:
-        hidden = previous == "-e" and not arg.startswith("@") and any(name in arg for name in secrets)
-        shown.append("'<your -e with %s>'" % ", ".join(n for n in secrets if n in arg) if hidden else shlex.quote(str(arg)))
+    for arg in (str(item) for item in argv):
+        named = [name for name in secrets if name in arg] if previous == "-e" and not arg.startswith("@") else []
+        held = previous == "-e" and any(form in arg for form in forms)
+        shown.append("'<your -e with %s>'" % (", ".join(named) or "a secret") if named or held else shlex.quote(arg))
         previous = arg
     return " ".join(shown)
 

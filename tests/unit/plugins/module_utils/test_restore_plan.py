@@ -8,12 +8,14 @@ Each case is checked with the real settings check: the user's settings, the comp
 file on top of those, built again: the record of what starts is the record of what ran (launch_drift finds nothing)."""
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import table
+from ansible_collections.verl.deploy.plugins.module_utils._secrets import key_forms
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift, launch_record
 from helpers.launch_helpers import RULES, SECRET_KEY, SPEC, SWANLAB_ON, launch_ok
 
@@ -97,6 +99,10 @@ def test_the_command_shown_is_the_one_run_without_its_secrets():
     assert SECRET_KEY not in shown
     assert shown == ("/venv/bin/python3 -m ansible.cli.playbook -i inv/hosts.yml -e '<your -e with verl_swanlab_api_key>' "
                      "-e masks=each -e @/home/u/.verl/deploy-user.json /c/playbooks/deploy.yml")
+    # A key given through another variable (the inventory's verl_swanlab_api_key: "{{ my_key }}"), in any of its forms.
+    through = ARGV[:5] + ["-e", "my_key=" + base64.b64encode(SECRET_KEY.encode()).decode()] + ARGV[7:]
+    shown = compare.shown_command(through, ["verl_swanlab_api_key"], key_forms(SECRET_KEY))
+    assert "-e '<your -e with a secret>' -e masks=each" in shown and "my_key" not in shown
 
 
 FAILED = [
