@@ -1,7 +1,9 @@
 """playbooks/compare.yml (and smoke.yml, which runs through its steps) without a cluster: its refusals before any node is contacted, and one comparison on this
 machine as its one node (local connection, no npu-smi), where the mask's deploy is refused by deploy.yml's own
 pre-check: the mask is recorded as failed in the deploy with the deploy's words, a mask the settings refuse is listed
-with the reason, the report files are written, and a run again resumes (nothing is deployed twice).
+with the reason, the report files are written, and a run again resumes (nothing is deployed twice); the user's training an
+interrupted run stopped is started again with its launch record's layout, not this run's extra vars, and when that deploy
+is refused the last message says so first, with the command that starts it.
 
 The comparison on the simulated cluster, with real trainings, an interruption and the user's training started again, is
 the Molecule scenario one_node's (extensions/molecule/one_node/tests/test_5_compare.py)."""
@@ -99,12 +101,23 @@ def test_a_comparison_records_a_refused_deploy_and_resumes(tmp_path):
     assert (out / "deploy-m0000000.log").stat().st_mtime == stamp
 
     # The fix the plan gives: the failed mask is deployed again (and fails again here, in the deploy), and its new record
-    # replaces the old one whole (here an earlier timeout with metrics of its own).
+    # replaces the old one whole (here an earlier timeout with metrics of its own). An interrupted run had stopped the
+    # user's training of TP 4 x PP 2 (its launch record kept in the state): it is started again with that layout, never
+    # with this run's -e verl_train_tp=8 -e verl_train_pp=1 (issue 56); refused here, the last message says so first.
     state = json.loads((out / "state.json").read_text())
     state["results"]["0000000"].update(failure={"phase": "timeout (after step 2)", "line": "", "oom": False}, metrics={"stale": {}})
+    ran = {"train_tp": 4, "train_pp": 2, "gen_tp": 4, "nnodes": 1, "mask": "1100000", "resume_mode": "auto", "ckpts_dir": str(tmp_path / "ckpts")}
+    state.update(user_training="running", user_read={"launch": {"settings": ran}, "first_step": "1 1", "last_step": "9 3"})
     (out / "state.json").write_text(json.dumps(state))
     retried = run(tmp_path, *args, "-e", "verl_compare_retry_failed=true")
-    assert retried.returncode == 0, retried.stdout[-6000:]
+    assert retried.returncode != 0, retried.stdout[-6000:]
+    given = json.loads((out / "deploy-user.json").read_text())
+    assert given == {"verl_train_tp": 4, "verl_train_pp": 2, "verl_gen_tp": 4, "verl_feature_mask": "1100000", "verl_resume_mode": "auto",
+                     "verl_ckpts_dir": str(tmp_path / "ckpts"), "verl_confirm": True, "verl_restart": True}, given
+    last = retried.said.rsplit("msg: ", 1)[-1].lstrip("'\"")
+    assert last.startswith("The training that ran before the comparison was NOT started again: the deploy that starts it failed: "), last
+    assert "npu-smi" in last and "Start it: in %s, once that is fixed: " % REPO in last and "no mask was measured" in last, last
+    assert "-e verl_train_tp=8 -e verl_compare_retry_failed=true -e @%s/deploy-user.json %s/playbooks/deploy.yml" % (out, REPO) in last, last
     assert ("0000000 (none): failed in the earlier run (in timeout (after step 2)): trained again (verl_compare_retry_failed=true)"
             in retried.said)
     assert "1 mask(s) to train" in retried.said

@@ -16,7 +16,12 @@ description:
   - C(measure) (O(_input) a training log's text) - one mask's record from verl's per-step metrics; C(record_line) it in words.
   - C(report) (O(_input) the results by mask) - the table, the winner and the files' texts (Markdown, JSON, HTML).
   - C(state) (O(_input) the state file's text) and C(save_state) (O(_input) the results; then the fingerprint, whether the
-    user's training ran, and the comparison's lock identity) - resume.
+    user's training ran, the comparison's lock identity, and the head's read of the user's training) - resume.
+  - C(restore_plan) (O(_input) the head's read of the user's training before the comparison; then the settings table's spec
+    and rules) - the settings the deploy that starts it again gets last, from its launch record, or why it cannot be started
+    as it ran; C(shown_command) (O(_input) a deploy's argv; then the C(hostvars), the head and the settings' spec) that command
+    to show, without the extra vars that name or hold a secret;
+    C(restore_failed) (O(_input) that plan) the line that says it was not started again, why, and the command that starts it.
   - C(deploy_argv) (O(_input) the deploy playbook's path) - the command line of one deploy, with this run's inventory,
     options and extra vars; C(cli_problems) what of this run's command line a deploy cannot be given; C(cwd) the folder
     this run was started in (a deploy runs there, with this run's configuration file).
@@ -39,7 +44,7 @@ options:
     type: str
     required: true
     choices: [plan, plan_lines, to_run, measure, record_line, report, state, save_state, deploy_argv, cli_problems, cwd, last_words, rescued,
-              ckpts_not_shared, smoke_record, smoke_verdict, smoke_lines]
+              ckpts_not_shared, smoke_record, smoke_verdict, smoke_lines, restore_plan, shown_command, restore_failed]
 """
 
 EXAMPLES = r"""
@@ -114,6 +119,32 @@ def _cli_problems(_ignored):
     return compare.cli_problems(dict(context.CLIARGS))
 
 
+def _restore_plan(read, spec, rules):
+    from ansible import context  # this run's extra vars, whose settings the restore's file replaces
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+    from ansible_collections.verl.deploy.plugins.module_utils._launch_config import table
+
+    given = []
+    for extra in context.CLIARGS.get("extra_vars") or ():
+        given.append(str(extra))
+        if str(extra).startswith("@"):
+            try:
+                with open(str(extra)[1:], encoding="utf-8", errors="replace") as handle:
+                    given.append(handle.read())
+            except OSError:
+                pass
+    return compare.restore_plan(plain(read), table(plain(spec), plain(rules)), "\n".join(given))
+
+
+def _shown_command(argv, hostvars, head, spec):
+    from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
+    from ansible_collections.verl.deploy.plugins.module_utils._secrets import SECRETS
+
+    forms = set()  # the secrets' values as the head sees them, in each of their forms (given() collects them)
+    given(hostvars, head, plain(spec), forms)
+    return compare.shown_command(plain(argv), tuple(SECRETS), tuple(sorted(forms, key=len, reverse=True)))
+
+
 def _report(results, rows, title, baseline=None, extra=None):
     from ansible_collections.verl.deploy.plugins.module_utils import _compare as compare
     result = compare.report(plain(rows), plain(results), baseline)
@@ -146,8 +177,12 @@ def _steps():
         "record_line": compare.record_line,
         "report": _report,
         "state": compare.load_state,
-        "save_state": lambda results, fingerprint, user_training=None, lock=None: compare.save_state(
-            plain(results), fingerprint, user_training, plain(lock)),
+        "save_state": lambda results, fingerprint, user_training=None, lock=None, user_read=None: compare.save_state(
+            plain(results), fingerprint, user_training, plain(lock), plain(user_read)),
+        "restore_plan": _restore_plan,
+        "shown_command": _shown_command,
+        "restore_failed": lambda plan, said_as, deploy, command, cwd, folder: compare.restore_failed(
+            plain(plan), said_as, plain(deploy), command, cwd, folder),
         "deploy_argv": _deploy_argv,
         "cli_problems": _cli_problems,
         "cwd": _cwd,

@@ -13,6 +13,7 @@ import html
 import json
 import math
 import re
+import shlex
 import statistics
 
 from ansible_collections.verl.deploy.plugins.module_utils import _ckpts as ckpts
@@ -297,11 +298,13 @@ def record_line(record):
 
 def load_state(text, fingerprint):
     """What an earlier run of the same comparison left: {"results": {mask: record}, "user_training": whether the
-    user's own training ran before it ("running", "not running"; None when not known), "lock": the cluster's lock identity
+    user's own training ran before it ("running", "not running"; None when not known), "user_read": the head's read of it
+    then (its launch record and steps: what restore_plan() starts it again from), "lock": the cluster's lock identity
     that run held (token, holder, host, pid; None when not kept), "note"}. A state of other settings (another fingerprint)
     or one that cannot be read starts over, saying why; the lock is read from it all the same (it is the cluster's, not the
-    settings'), so that a run of other settings after an interrupted one also takes that lock back."""
-    empty = {"results": {}, "user_training": None, "lock": None, "note": ""}
+    settings'), so that a run of other settings after an interrupted one also takes that lock back and gives back the training
+    it stopped."""
+    empty = {"results": {}, "user_training": None, "user_read": None, "lock": None, "note": ""}
     if not (text or "").strip():
         return empty
     try:
@@ -311,19 +314,22 @@ def load_state(text, fingerprint):
             raise ValueError("not this version's state")
     except (ValueError, KeyError, TypeError):
         return dict(empty, note="The state file cannot be read; the comparison starts over.")
-    lock = state.get("lock") if isinstance(state.get("lock"), dict) else None
+    # The lock and the user's training are the cluster's, not the settings': a run of other settings keeps them.
+    cluster = {"lock": state.get("lock") if isinstance(state.get("lock"), dict) else None,
+               "user_training": state.get("user_training"), "user_read": state.get("user_read")}
     if state.get("fingerprint") != fingerprint:
-        return dict(empty, lock=lock, note="The state file holds a comparison of other settings; this one starts over.")
-    return {"results": {mask: record for mask, record in results.items() if isinstance(record, dict)},
-            "user_training": state.get("user_training"), "lock": lock, "note": ""}
+        return dict(empty, note="The state file holds a comparison of other settings; this one starts over.", **cluster)
+    return dict(cluster, results={mask: record for mask, record in results.items() if isinstance(record, dict)}, note="")
 
 
-def save_state(results, fingerprint, user_training=None, lock=None):
-    """The state file's text: every mask measured (or failed) so far, whether the user's training ran before, and the
-    cluster's lock identity this run holds (`lock`, deploy_lock()'s: its token, holder, host and pid are kept)."""
+def save_state(results, fingerprint, user_training=None, lock=None, user_read=None):
+    """The state file's text: every mask measured (or failed) so far, whether the user's training ran before and the head's
+    read of it (user_read: launch, first_step, last_step), and the cluster's lock identity this run holds (`lock`,
+    deploy_lock()'s: its token, holder, host and pid are kept)."""
     kept = {key: (lock or {}).get(key) for key in ("token", "holder", "host", "pid")} if lock else None
+    read = {key: user_read.get(key) for key in ("launch", "first_step", "last_step")} if isinstance(user_read, dict) else None
     return json.dumps({"version": STATE_VERSION, "fingerprint": fingerprint, "results": results, "user_training": user_training,
-                       "lock": kept}, indent=1, sort_keys=True) + "\n"
+                       "user_read": read, "lock": kept}, indent=1, sort_keys=True) + "\n"
 
 
 def fingerprint(settings):
@@ -490,6 +496,88 @@ def deploy_argv(cliargs, python, playbook, inventories, extra_files):
     return argv + [str(playbook)]
 
 
+# Settings a node has of its own: the head's launch record holds the head's values only.
+_PER_NODE = ("verl_node_ip", "verl_socket_ifname", "verl_npu_devices")
+
+
+def _step_number(line):
+    parts = str(line or "").split()
+    return int(parts[-1]) if len(parts) == 2 and parts[-1].isdigit() else None
+
+
+def saved_since_start(read, save_freq):
+    """Whether the training read (training-state: first_step, last_step "TIME N") passed a save step since its start."""
+    first, last = _step_number((read or {}).get("first_step")), _step_number((read or {}).get("last_step"))
+    try:
+        every = int(save_freq)
+    except (TypeError, ValueError):
+        return False
+    return every > 0 and first is not None and last is not None and last // every * every >= first
+
+
+def restore_plan(read, table, given=""):
+    """What the deploy that starts the user's training again gets as its -e file, given last so that it wins over this
+    run's extra vars: the settings that training ran with, from its launch record (read: the head's training-state answer
+    before the comparison: launch, first_step, last_step; table: the settings table, _launch_config.table()).
+    {"settings": {verl_name: value}, "problem": why it cannot be started as it ran, or ""}.
+
+    Every setting of the record by its name in the table (the mask as verl_feature_mask, SwanLab's part as its settings), but:
+    - a node's own settings (its IP, interface, NPUs) only when the training ran on one node: the record is the head's;
+      on several nodes a restore whose extra vars (given: this run's -e texts) set one for every node is refused;
+    - a training that saved a checkpoint since its start resumes from its latest (resume_mode auto): started as it began
+      (disable, or resume_path from where it began) it would train its steps again over its own checkpoints."""
+    record = (read or {}).get("launch")
+    ran = record.get("settings") if isinstance(record, dict) else None
+    if not isinstance(ran, dict):
+        return {"settings": {}, "problem": "it has no launch record (it was started by hand or by an earlier release of verl-deploy), "
+                                           "so the settings it ran with are unknown"}
+    swanlab = ran.get("swanlab") if isinstance(ran.get("swanlab"), dict) else {}
+    one_node = str(ran.get("nnodes", 1)) == "1"
+    settings = {}
+    for name, entry in table.items():
+        key = entry.get("output") or name[len("verl_"):]
+        if entry.get("secret") or (name in _PER_NODE and not one_node):
+            continue
+        if key in ran:
+            settings[name] = ran[key]
+        elif name.startswith("verl_swanlab_") and name[len("verl_swanlab_"):] in swanlab:
+            settings[name] = swanlab[name[len("verl_swanlab_"):]]
+    if ran.get("mask") is not None:
+        settings["verl_feature_mask"] = ran["mask"]
+    if settings.get("verl_resume_mode") != "auto" and saved_since_start(read, ran.get("save_freq")):
+        settings.update(verl_resume_mode="auto", verl_resume_from_path="")
+    forced = [name for name in _PER_NODE if not one_node and name in str(given or "")]
+    problem = ("this run's extra vars set %s for every node, and its launch record holds only the head's value, not each node's" %
+               ", ".join(forced)) if forced else ""
+    return {"settings": settings, "problem": problem}
+
+
+def restore_failed(plan, said_as, deploy, command, cwd, folder):
+    """The line that says first that the user's training was not started again: why (restore_plan's problem, or its
+    deploy's last words), and the command that starts it (shown_command's, run in cwd)."""
+    plan, deploy = plan or {}, deploy or {}
+    if plan.get("problem") and not plan.get("settings"):
+        why, start = plan["problem"], "run your own deploy.yml with the settings it ran with and -e verl_restart=true"
+    elif plan.get("problem"):
+        why, start = plan["problem"], "in %s, %s, without those extra vars" % (cwd, command)
+    else:
+        why = "the deploy that starts it failed: %s (its output: %s/deploy-user.log)" % (last_words(deploy.get("stdout") or ""), folder)
+        start = "in %s, once that is fixed: %s" % (cwd, command)
+    return "The training that ran before %s was NOT started again: %s. Start it: %s" % (said_as, why.rstrip("."), start)
+
+
+def shown_command(argv, secrets=(), forms=()):
+    """A deploy's command line to show: each -e value that names a secret setting (secrets) or holds a secret's value in
+    any of its forms (_secrets.key_forms: a key given through another variable) is left out, said where it was."""
+    shown, previous = [], ""
+    for arg in (str(item) for item in argv):
+        named = [name for name in secrets if name in arg] if previous == "-e" and not arg.startswith("@") else []
+        held = previous == "-e" and any(form in arg for form in forms)
+        shown.append("'<your -e with %s>'" % (", ".join(named) or "a secret") if named or held else shlex.quote(arg))
+        previous = arg
+    return " ".join(shown)
+
+
 def rescued(result, task, timeout, limit=600):
     """Why a short training's run failed, for its record (compare_mask.yml's and smoke_run.yml's rescue): the deploy past
     verl_compare_timeout (the task's timeout; Ansible's result carries timedout.period), or the step that failed, with its
@@ -503,14 +591,16 @@ def rescued(result, task, timeout, limit=600):
 
 
 def last_words(output, limit=600):
-    """The words that say why a deploy stopped: Ansible's last error ("[ERROR]: Task failed: ..." from 2.19, else the
-    msg of the last failed task); when it says its problems were "named above", the first of them, from the message
+    """The words that say why a deploy stopped: Ansible's last error ("[ERROR]: Task failed: ..." from 2.19, the report's
+    "FAILED on HOST: ...", else the msg of the last failed task); when it says its problems were "named above", the first of them, from the message
     printed before it."""
     lines = (output or "").splitlines()
     words, at = "", len(lines)
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index].strip()
-        found = re.match(r"\[ERROR\]: (?:Task failed: )?(?:Action failed: )?(.*)", line) or re.search(r'"msg":\s*"(.*?)"', line)
+        # Ansible's default output, or the short report (verl.deploy.report, ansible.cfg's): "FAILED on HOST: ...".
+        found = (re.match(r"(?:\[ERROR\]|FAILED on [^:\s]+): (?:Task failed: )?(?:Action failed: )?(.*)", line)
+                 or re.search(r'"msg":\s*"(.*?)"', line))
         if found:
             words, at = found.group(1), index
             break

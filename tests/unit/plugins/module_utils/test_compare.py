@@ -227,13 +227,14 @@ def test_resume_keeps_what_was_measured_of_the_same_settings_and_the_lock_of_any
             "env": ["env", "VERL_DEPLOY_LOCK_TOKEN=c1:11:5"], "lease": 1920}
     kept = {"token": "c1:11:5", "holder": lock["holder"], "host": "c1", "pid": 11}  # what resuming needs, no more
     text = compare.save_state(results, "fp", "running", lock)
-    assert compare.load_state(text, "fp") == {"results": json.loads(text)["results"], "user_training": "running", "lock": kept, "note": ""}
-    assert compare.load_state(text, "other") == {  # other settings start over, the cluster's lock is still that run's
-        "results": {}, "user_training": None, "lock": kept,
+    assert compare.load_state(text, "fp") == {"results": json.loads(text)["results"], "user_training": "running", "user_read": None,
+                                              "lock": kept, "note": ""}
+    assert compare.load_state(text, "other") == {  # other settings start over, the cluster's lock and training are still that run's
+        "results": {}, "user_training": "running", "user_read": None, "lock": kept,
         "note": "The state file holds a comparison of other settings; this one starts over."}
     assert compare.load_state(compare.save_state(results, "fp"), "fp")["lock"] is None
     assert compare.load_state("{not json", "fp")["note"].startswith("The state file cannot be read")
-    assert compare.load_state("", "fp") == {"results": {}, "user_training": None, "lock": None, "note": ""}
+    assert compare.load_state("", "fp") == {"results": {}, "user_training": None, "user_read": None, "lock": None, "note": ""}
 
 
 def test_the_fingerprint_leaves_out_the_mask_and_the_comparisons_own_settings():
@@ -285,6 +286,10 @@ fatal: [node1]: FAILED! =>
     ("fatal: [node1]: FAILED! =>\n    changed: false\n    msg: 'the image pull timed out'\n", "the image pull timed out"),
     ("a\nERROR! the playbook: x could not be found\n", "ERROR! the playbook: x could not be found"),
     ("", "no output"),
+    # The short report (verl.deploy.report): its FAILED line, not the result line after it.
+    ("[1/8] Every node answers and is read: ok on 1 (1 s)\nFAILED on node1: Task failed: TP (tensor_model_parallel_size): 8 in the "
+     "checkpoint, 4 now (verl_train_tp)\n[2/8] Check the settings: FAILED on node1 (1 s)\nResult: 1 host(s), FAILED on node1 (2 s).",
+     "TP (tensor_model_parallel_size): 8 in the checkpoint, 4 now (verl_train_tp)"),
 ])
 def test_the_last_words_of_a_deploy(output, words):
     assert compare.last_words(output) == words
