@@ -327,6 +327,29 @@ def test_a_worker_refuses_head_steps(tmp_path):
     assert "unknown step 'bogus'" in proc.stderr
 
 
+def test_a_worker_whose_container_restarted_comes_back_to_ray_unless_stop_took_it_out(control, tmp_path):
+    """The container's start command runs come-back: a worker the deploy joined to Ray (ray-start wrote ray_wanted) joins
+    again by itself; after stop.yml's stop-ray it stays out; on the head it leaves everything to deploy.yml."""
+    head = control("come-back", **no_ray_here(control))
+    assert lines(head) == ["ray: nothing to rejoin (the head, stopped by stop.yml, or running)", "changed=false"]
+    worker = write_scripts(launch_ok(is_head=False, nnodes=2, verl_train_batch_size=16, verl_log_dir=str(control.logs)), tmp_path / "w")
+    (worker / "start_verl.sh").write_text(STAND_IN_START)
+    env = dict(os.environ, **no_ray_here(control))
+
+    def step(*argv):
+        return subprocess.run(["bash", str(worker / "verl_control.sh"), *argv], env=env, capture_output=True, text=True, timeout=60,
+                              check=False)
+    assert lines(step("come-back"))[-1] == "changed=false"  # never joined by a deploy: nothing to come back to
+    assert step("ray-start").returncode == 0 and (control.state / "ray_wanted").exists()
+    back = step("come-back")
+    assert back.returncode == 0 and lines(back) == ["ray: the container restarted; stopping this node's stale Ray first.",
+                                                   "ray: joined the head again after the container restarted", "changed=true"]
+    assert "Ray runtime started." in back.stderr
+    stopped = step("stop-ray")
+    assert stopped.returncode == 0 and not (control.state / "ray_wanted").exists()
+    assert lines(step("come-back"))[-1] == "changed=false"
+
+
 def lock_env(token, holder="controller c1 pid 11", wait="2"):
     return {"VERL_DEPLOY_LOCK_TOKEN": token, "VERL_DEPLOY_LOCK_HOLDER": holder, "VERL_DEPLOY_LOCK_WAIT": wait}
 

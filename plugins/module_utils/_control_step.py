@@ -25,7 +25,7 @@ STEPS = {
     "members": "look", "ray-progress": "decided look", "ray": "decided change", "ray-check": "decided look",
     "ray-look": "primitive", "ray-start": "primitive", "training-state": "look", "start-training": "change",
     "supervise": "primitive", "verify-look": "decided look", "verify-facts": "primitive", "npus-look": "look", "status": "look",
-    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "change",
+    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "change", "come-back": "primitive",
 }
 CONTROL_STEPS = tuple(name for name, kind in STEPS.items() if kind != "primitive")
 LOOK_STEPS = frozenset(name for name, kind in STEPS.items() if kind.endswith("look"))

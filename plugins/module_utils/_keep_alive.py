@@ -33,35 +33,55 @@ MAX_WAIT = 1800
 READ_KB = 256
 
 
-def decide(first, history, now, step, policy):
-    """(restart, why, wait): whether the training that failed with `first` (first_failure's 'first', or None) at `step`
-    is started again. history: this training's earlier decisions (records); policy: {'max', 'window', 'wait'} (restarts
-    allowed within window seconds, the first wait in seconds). Never: keep-alive off, no line of the table, a
-    deterministic failure (a follower alone too: the cause is another node's, unread here), the same failure at the same
-    step as a restart before (the retry repeated it), a node's own fault a second time in the window, the bound reached."""
+# A node that left the Ray cluster (its container or host restarted, its Ray was stopped): not a line of any log, but the
+# NPUs the head's Ray lists alive when the training ended, fewer than it trains on. Transient: a worker whose container
+# restarts joins again by itself (verl_control.sh come-back), and the restart waits for every NPU (start_verl.sh train).
+NODE_LEFT = {"key": "node_left", "class": "a node left the Ray cluster", "transient": True, "node_fault": False,
+             "only_followers": False, "node": "", "line": ""}
+
+
+def npus_in_ray(text):
+    """(have, need, left) from "HAVE LEFT NEED" (the supervisor's look at Ray when the training ended: the NPUs of the nodes
+    alive, the nodes dead since the attempt began, the NPUs the training needs), or None when Ray did not answer."""
+    words = str(text or "").split()
+    return tuple(int(word) for word in words) if len(words) == 3 and all(word.isdigit() for word in words) else None
+
+
+def decide(first, history, now, step, policy, npus=None):
+    """(restart, why, wait, first): whether the training that failed with `first` (first_failure's 'first', or None) at
+    `step` is started again, and the cause decided on. history: this training's earlier decisions (records); policy:
+    {'max', 'window', 'wait'} (restarts allowed within window seconds, the first wait in seconds); npus: (have, left, need),
+    the NPUs Ray lists alive, the nodes it lists dead since the attempt began and the NPUs the training needs (fewer alive,
+    or one dead: a node left, NODE_LEFT, whatever the logs say). Never: keep-alive
+    off, no line of the table, a deterministic failure (a follower alone too: the cause is another node's, unread here),
+    the same failure at the same step as a restart before (the retry repeated it), a node's own fault a second time in the
+    window, the bound reached."""
     allowed, window = int(policy.get("max") or 0), int(policy.get("window") or 0)
+    if npus and (npus[0] < npus[2] or npus[1] > 0):
+        first = dict(NODE_LEFT, line="%d node(s) left Ray during the attempt; %d of %d NPUs in it when the training ended" % (
+            npus[1], npus[0], npus[2]))
     if allowed <= 0:
-        return False, "keep-alive is off (verl_keep_alive=0)", 0
+        return False, "keep-alive is off (verl_keep_alive=0)", 0, first
     if not first:
-        return False, "no line of the failure table in this node's logs: the cause is unknown here, so it is not restarted", 0
+        return False, "no line of the failure table in this node's logs: the cause is unknown here, so it is not restarted", 0, first
     if first.get("only_followers"):
         return False, ("only a follower here (%s): the first failure is on another node (status.yml names it), so it is not "
-                       "restarted" % first["class"]), 0
+                       "restarted" % first["class"]), 0, first
     if not first["transient"]:
-        return False, "%s is deterministic: a restart repeats it" % first["class"], 0
+        return False, "%s is deterministic: a restart repeats it" % first["class"], 0, first
     restarts = [record for record in history if record.get("decision") == "restart"]
     if any(record.get("key") == first["key"] and str(record.get("step")) == str(step) for record in restarts):
         return False, ("%s again at step %s, as before the last restart: it repeats, so it is taken as deterministic"
-                       % (first["class"], step or "unknown")), 0
+                       % (first["class"], step or "unknown")), 0, first
     recent = [record for record in restarts if now - float(record.get("time") or 0) < window]
     if first.get("node_fault") and any(record.get("node") == first["node"] and record.get("node_fault") for record in recent):
         return False, ("%s on %s a second time within %d s: take that node out (remove it from the inventory, or fix "
-                       "it), then run deploy.yml" % (first["class"], first["node"], window)), 0
+                       "it), then run deploy.yml" % (first["class"], first["node"], window)), 0, first
     if len(recent) >= allowed:
         return False, ("%d restart(s) within the last %d s already (verl_keep_alive=%d, verl_keep_alive_window=%d)"
-                       % (len(recent), window, allowed, window)), 0
+                       % (len(recent), window, allowed, window)), 0, first
     wait = min(MAX_WAIT, int(policy.get("wait") or 0) * 2 ** len(recent))
-    return True, "%s is transient: restart %d of %d within %d s" % (first["class"], len(recent) + 1, allowed, window), wait
+    return True, "%s is transient: restart %d of %d within %d s" % (first["class"], len(recent) + 1, allowed, window), wait, first
 
 
 def _tail(path, since):
@@ -115,7 +135,7 @@ def main(argv, env):
     step = (_read(os.path.join(state_dir, "last_step")).split(" ") + [""])[1]
     policy = {"max": env.get("KEEP_ALIVE", "0"), "window": env.get("KEEP_ALIVE_WINDOW", "0"),
               "wait": env.get("KEEP_ALIVE_WAIT", "0")}
-    restart, why, wait = decide(first, _records(state_dir), now, step, policy)
+    restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, npus_in_ray(env.get("KEEP_ALIVE_RAY")))
     # Where it resumes from: the checkpoint verl's tracker names when this training saved one, else where it began.
     tracker = os.path.join(ckpts_dir, "latest_checkpointed_iteration.txt")
     saved = os.path.exists(tracker) and os.path.getmtime(tracker) >= float(_read(os.path.join(state_dir, "started_at")) or 0)

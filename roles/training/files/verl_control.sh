@@ -23,6 +23,9 @@
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
 #   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
 #                                                   deploys (playbooks/compare.yml), waited for as ray-look does
+#   bash verl_control.sh come-back                  worker: run by the container's own start command (roles/container): it
+#                                                   joins the head's Ray again after the container or its host restarted,
+#                                                   unless stop.yml stopped this node's Ray (ray_wanted is gone)
 # Each step answers with ONE JSON document on stdout, {"said": [sentences for people], "answer": {KEY: VALUE}}, written
 # by emit (the one printer, python3's json, as every verl image has it) when the step exits, whatever it exits with: a
 # value is a JSON string whatever bytes it holds (a file name with a line break, an escape sequence), so nothing a node's
@@ -280,6 +283,35 @@ PY
     } | tail -n 1
 }
 
+ray_since() {
+    # "NPUS LEFT" for keep-alive: the NPUs of the nodes the head's GCS lists alive, and how many nodes it lists dead since
+    # SINCE (a node that left and joined again is a new node; its old one is dead); nothing when the GCS does not answer.
+    local addr master_ip _current_ip
+    gcs_runs || return 0
+    addr="$(addresses)" || return 0
+    read -r master_ip _current_ip <<<"${addr}"
+    timeout -k 5 15 python3 - "${master_ip}:${RAY_PORT}" "$1" 2>/dev/null <<'PY' || true
+import sys
+
+from ray._raylet import GcsClient
+from ray.core.generated import gcs_pb2
+
+nodes = GcsClient(address=sys.argv[1]).get_all_node_info(timeout=10).values()
+alive = sum(dict(node.resources_total).get("NPU", 0) for node in nodes if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
+left = sum(1 for node in nodes if node.state == gcs_pb2.GcsNodeInfo.DEAD and node.end_time_ms / 1000.0 >= float(sys.argv[2] or 0))
+print("%d %d" % (alive, left))
+PY
+}
+
+ray_node_lock() {
+    # One of ray-look, ray-start, come-back at a time on this node: a deploy that starts a stopped container looks at its
+    # Ray only once the container's own come-back has joined (or given up). flock, where the image has it; bounded.
+    mkdir -p "${STATE_DIR}"
+    command -v flock >/dev/null 2>&1 || return 0
+    exec 8>>"${STATE_DIR}/ray.lock"
+    flock -w 300 8 || true
+}
+
 cluster_recorded() { [ -e "${RAY_DIR}/ray_current_cluster" ] || [ -e "${RAY_DEFAULT_DIR}/ray_current_cluster" ]; }
 
 stop_stale_ray() {
@@ -295,6 +327,7 @@ ray_look() {
     # alive (when both run) and how it took the deploy's lock (lock_take), as its answer.
     local addr master_ip current_ip raylet=false gcs=false recorded=false listed=""
     [ "${ROLE}" != head ] || lock_take
+    ray_node_lock
     addr="$(addresses)" || exit 1
     read -r master_ip current_ip <<<"${addr}"
     ! raylet_runs || raylet=true
@@ -313,15 +346,36 @@ ray_start() {
     # comes up; a second failure ends the step with Ray's own last lines.
     local stale="${1:-}" addr master_ip _current_ip
     [ "${ROLE}" != head ] || lock_take
+    ray_node_lock
     [ -z "${stale}" ] || stop_stale_ray "${stale}"
-    if ! bash ./start_verl.sh ray >&2; then
+    # (Ray's daemons must not hold this node's lock: 8>&-.)
+    if ! bash ./start_verl.sh ray >&2 8>&-; then
         [ "${ROLE}" = head ] || exit 1
         addr="$(addresses)" || exit 1
         read -r master_ip _current_ip <<<"${addr}"
         stop_stale_ray "the head's Ray did not start at ${master_ip}:${RAY_PORT} (attempt 1 of 2)"
-        bash ./start_verl.sh ray >&2
+        bash ./start_verl.sh ray >&2 8>&-
     fi
+    # This node belongs in the cluster until stop.yml says otherwise: come-back reads it after a restart.
+    mkdir -p "${STATE_DIR}" && now >"${STATE_DIR}/ray_wanted"
     say "ray: started"
+}
+
+come_back() {
+    # A worker whose container (or host) restarted joins the head's Ray again by itself, once, at the container's start: the
+    # training's supervisor on the head waits for every NPU before it starts the training again (keep-alive). Not after
+    # stop.yml (it removed ray_wanted), nor on the head (its Ray and training come back with deploy.yml).
+    ray_node_lock
+    if [ "${ROLE}" = head ] || [ ! -f "${STATE_DIR}/ray_wanted" ] || raylet_runs; then
+        say "ray: nothing to rejoin (the head, stopped by stop.yml, or running)"
+        answer changed=false
+        return
+    fi
+    stop_stale_ray "the container restarted"
+    bash ./start_verl.sh ray >&2 8>&-
+    now >"${STATE_DIR}/came_back"
+    say "ray: joined the head again after the container restarted"
+    answer changed=true
 }
 
 ray_session() {
@@ -332,6 +386,8 @@ ray_session() {
 }
 
 stop_ray() {
+    # A person's stop: this node stays out of Ray after a restart too (come-back).
+    rm -f "${STATE_DIR}/ray_wanted"
     if ! raylet_runs && ! gcs_runs; then
         say "ray: not running"
         answer changed=false state=not-running
@@ -378,7 +434,7 @@ supervise() {
     # still this run's: an old training that ends after a new one started leaves no exit code. A training that fails is
     # started again from its last checkpoint when keep-alive says so (_keep_alive.py: a transient first failure, within
     # verl_keep_alive's bound), unless a person stopped it (stopped_at) or another run started meanwhile.
-    local run="${1:?supervise needs RUN}" code decision wait resume
+    local run="${1:?supervise needs RUN}" code decision wait resume since
     QUIET=1
     set +e
     while :; do
@@ -389,9 +445,11 @@ supervise() {
             # A later deploy's keep-alive settings apply without a restart.
             # shellcheck source=/dev/null
             . ./verl_control.env
+            since="$(state_of attempt_at)"
             read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
-                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" python3 -I -S -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" \
-                "${RAY_DIR}" "${CKPTS_DIR}" "${HOST}" "${code}" 2>>"${STATE_DIR}/keep_alive.err")
+                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_RAY="$(ray_since "${since:-$(state_of started_at)}") $((NNODES * NPU_PER_NODE))" \
+                python3 -I -S -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" "${HOST}" \
+                "${code}" 2>>"${STATE_DIR}/keep_alive.err")
             if [ "${decision:-}" = restart ] && restart_after "${run}" "${wait:-0}"; then
                 echo "verl_control.sh: keep-alive: the training ended with exit code ${code}; started again (${STATE_DIR}/keep_alive.jsonl says why)."
                 export VERL_DEPLOY_RESUME="${resume:-}"
@@ -623,5 +681,6 @@ stop-training) stop_training ;;
 stop-ray) stop_ray ;;
 unlock) unlock ;;
 lock) lock_step ;;
-*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-facts, npus-look, status, stop-training, stop-ray, unlock, lock." ;;
+come-back) come_back ;;
+*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-facts, npus-look, status, stop-training, stop-ray, unlock, lock, come-back." ;;
 esac

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
-from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide
+from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide, npus_in_ray
 
 NOW = 1_800_000_000.0
 POLICY = {"max": 3, "window": 3600, "wait": 60}
@@ -51,12 +51,32 @@ CASES = [
     # The wait doubles, up to its bound.
     (HCCL, [restart(NOTIFY, str(step)) for step in range(8)], "99", dict(POLICY, max=20, wait=600), True, "restart 9 of 20", 1800),
 ]
+# A node that left Ray (fewer NPUs alive than the training's): restarted whatever the logs hold, within the bound; the same
+# node count at the same step again gives up; an unknown count (the GCS did not answer) decides on the logs alone.
+LEFT = [
+    (FOLLOWER, [], "12", (16, 1, 24), True, "a node left the Ray cluster is transient: restart 1 of 3"),
+    (None, [], "12", (16, 0, 24), True, "a node left the Ray cluster is transient"),
+    # It came back already (a new node alive, its old one dead since the attempt began).
+    (FOLLOWER, [], "12", (24, 1, 24), True, "a node left the Ray cluster is transient"),
+    (FOLLOWER, [{"decision": "restart", "key": "node_left", "step": "12", "time": NOW - 60}], "12", (16, 1, 24), False,
+     "a node left the Ray cluster again at step 12"),
+    # Every node alive all along: a worker's own error (the head holds only its follower) is not restarted.
+    (FOLLOWER, [], "12", (24, 0, 24), False, "only a follower here"),
+    (FOLLOWER, [], "12", None, False, "only a follower here"),
+]
 
 
 @pytest.mark.parametrize("found, history, step, policy, restarted, why, wait", CASES)
 def test_keep_alive_decides(found, history, step, policy, restarted, why, wait):
     got = decide(found, history, NOW, step, policy)
     assert got[0] is restarted and why in got[1] and got[2] == wait, got
+
+
+@pytest.mark.parametrize("found, history, step, npus, restarted, why", LEFT)
+def test_a_node_that_left_ray_is_a_transient_cause(found, history, step, npus, restarted, why):
+    got = decide(found, history, NOW, step, POLICY, npus)
+    assert got[0] is restarted and why in got[1], got
+    assert npus_in_ray("16 1 24") == (16, 1, 24) and npus_in_ray(" 24") is None
 
 
 def test_the_table_marks_which_failures_are_a_nodes_own():
