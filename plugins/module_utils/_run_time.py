@@ -194,13 +194,11 @@ def training_plan(state_text, launch, lost_workers, host):
     state = now["state"]
     restart = _true(launch.get("restart"))
     stall_seconds = _number(launch.get("status_stall_seconds"), 1800)
-    start = state not in ("running", "finished", "restarting") or restart or (state == "running" and bool(lost_workers))
+    start = state not in ("running", "finished") or restart or (state == "running" and bool(lost_workers))
     left_alone = stalled = why_again = ""
     if not start:
         left_alone = ("Training runs on %s (pid %s), started from these settings; left alone. To start it again, run again with "
                       "-e verl_restart=true." % (host, now["pid"]) if state == "running" else
-                      "Training on %s is being started again by keep-alive after a failure (status.yml says why); left alone. "
-                      "To start it now instead, run again with -e verl_restart=true." % host if state == "restarting" else
                       "Training finished on %s (exit code 0); left alone. To train further, raise verl_train_steps and run again "
                       "with -e verl_restart=true (it resumes from its last checkpoint)." % host)
         if is_stalled(now, stall_seconds):
@@ -212,6 +210,9 @@ def training_plan(state_text, launch, lost_workers, host):
                      "go on without them, so the training is started again (it resumes from its checkpoints)." % (host, ", ".join(lost_workers)))
     elif state == "finished":
         why_again = _one_step_more(now, launch, host)
+    elif state == "restarting":
+        why_again = ("%s: keep-alive was about to start the training again after a failure (status.yml says why); this deploy "
+                     "starts it itself, resuming from its checkpoints, and waits for it." % host)
     return {"state": state, "pid": now["pid"], "start": start, "stop_first": start and state in ("running", "orphaned", "restarting"),
             "left_alone": left_alone, "stalled": stalled, "why_again": why_again}
 

@@ -38,5 +38,7 @@ def training(state, pid="42", quiet="3", **more):
              "now": str(1700000000 + int(quiet)), "exit_code": {"finished": "0", "crashed": "1"}.get(state, ""),
              "stopped_at": "1700000001" if state == "stopped" else "", "ray_session": "session_b",
              "ray_session_started": "session_a" if state == "orphaned" else "session_b"}
+    if state == "restarting":  # keep-alive's supervisor waits to start it again
+        facts.update(supervisor="running", restart_at="1700000060")
     facts.update(more)
     return "".join("%s=%s\n" % item for item in facts.items())

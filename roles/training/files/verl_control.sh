@@ -442,14 +442,16 @@ supervise() {
         code="${PIPESTATUS[0]}"
         [ "$(state_of run)" = "${run}" ] || exit "${code}"
         if [ "${code}" != 0 ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ -f _keep_alive.py ]; then
-            # A later deploy's keep-alive settings apply without a restart.
+            # A later deploy's keep-alive settings apply without a restart. A look meanwhile waits for the decision.
             # shellcheck source=/dev/null
             . ./verl_control.env
+            touch "${STATE_DIR}/deciding"
             since="$(state_of attempt_at)"
             read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
                 KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_RAY="$(ray_since "${since:-$(state_of started_at)}") $((NNODES * NPU_PER_NODE))" \
                 python3 -I -S -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" "${HOST}" \
                 "${code}" 2>>"${STATE_DIR}/keep_alive.err")
+            rm -f "${STATE_DIR}/deciding"
             if [ "${decision:-}" = restart ] && restart_after "${run}" "${wait:-0}"; then
                 echo "verl_control.sh: keep-alive: the training ended with exit code ${code}; started again (${STATE_DIR}/keep_alive.jsonl says why)."
                 export VERL_DEPLOY_RESUME="${resume:-}"
@@ -522,7 +524,7 @@ start_training() {
     ! supervised || end_supervisor
     mkdir -p "${STATE_DIR}"
     rm -f "${STATE_DIR}/exit_code" "${STATE_DIR}/stopped_at" "${STATE_DIR}/first_step" "${STATE_DIR}/last_step" "${STATE_DIR}/verify_seen" \
-        "${STATE_DIR}/restart_at" "${STATE_DIR}/attempt_at" "${STATE_DIR}/keep_alive.jsonl"
+        "${STATE_DIR}/restart_at" "${STATE_DIR}/attempt_at" "${STATE_DIR}/keep_alive.jsonl" "${STATE_DIR}/deciding"
     # What this training is started from (the deploy writes launch.json beside the scripts).
     if [ -f launch.json ]; then cp launch.json "${STATE_DIR}/launch.json"; else rm -f "${STATE_DIR}/launch.json"; fi
     ray_session >"${STATE_DIR}/ray_session"
@@ -589,11 +591,13 @@ training_state() {
     lock_renew
     local pid waits=0
     pid="$(training_pid)"
-    # The trainer ended by itself, its supervisor not yet: it writes the exit code once it has read the log's last lines. A
-    # look in between read a training that finished as crashed; it waits for the code (at most 5 s: a process the trainer
-    # left holding its output keeps the supervisor on; a stopped training is stopped whatever its code).
+    # The trainer ended by itself, its supervisor not yet: it writes the exit code once it has read the log's last lines and
+    # keep-alive decided. A look in between read a training that finished as crashed; it waits for the code (at most 5 s, 30 s
+    # while keep-alive decides: a process the trainer left holding its output keeps the supervisor on; a stopped training is
+    # stopped whatever its code).
     while [ -z "${pid}" ] && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ ! -f "${STATE_DIR}/attempt_at" ] \
-        && [ ! -f "${STATE_DIR}/restart_at" ] && [ "${waits}" -lt 25 ] && supervised; do
+        && [ ! -f "${STATE_DIR}/restart_at" ] && { [ "${waits}" -lt 25 ] || { [ -f "${STATE_DIR}/deciding" ] && [ "${waits}" -lt 150 ]; }; } \
+        && supervised; do
         sleep 0.2
         waits=$((waits + 1))
         pid="$(training_pid)"

@@ -253,6 +253,10 @@ def state(name, pid="42", quiet="3"):
     (state("orphaned"), False, [], {"start": True, "stop_first": True}),
     (state("crashed"), False, [], {"start": True, "stop_first": False}),
     (state("stopped"), False, [], {"start": True, "stop_first": False}),
+    # keep-alive waits to start it again: the deploy cancels that and starts it itself (and waits for it).
+    (state("restarting", pid=""), False, [], {"state": "restarting", "start": True, "stop_first": True, "why_again": (
+        "h: keep-alive was about to start the training again after a failure (status.yml says why); this deploy starts it itself, "
+        "resuming from its checkpoints, and waits for it.")}),
     ("", False, [], {"state": "unknown", "start": True, "stop_first": False}),  # no container, or nothing deployed yet
     (state("running", quiet="1900"), False, [], {"start": False, "stalled": (
         "h: the training left alone is STALLED: it runs (pid 42) but logged no step for 1900 s (more than 1800 s, "
