@@ -21,6 +21,9 @@ ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 
 PLAY = """- hosts: ray_head
   gather_facts: false
+  vars:
+    # What the role's own tasks have (the vars find the collection's npu-smi parser from it).
+    role_path: "%s/roles/training"
   tasks:
     - name: Check the settings
       ansible.builtin.include_role:
@@ -43,7 +46,7 @@ PLAY = """- hosts: ray_head
                        'files': __training_files} | to_json }}"
         dest: "{{ verl_output_dir }}/wanted.json"
         mode: "0644"
-"""
+""" % REPO
 
 COPY = """- name: The control script
   ansible.builtin.copy:
@@ -81,10 +84,14 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     sent = json.loads((out / "wanted.json").read_text())
     wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
-    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json"]
+    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "_npu_smi.py",
+                     "npu_sampler.py"]
+    # The NPU sampler and the collection's npu-smi parser beside it are installed as they are in the repository.
+    sources = {"_npu_smi.py": REPO / "plugins" / "module_utils" / "_npu_smi.py",
+               "npu_sampler.py": REPO / "roles" / "training" / "files" / "npu_sampler.py"}
     for entry in wanted:
         mode, digest, name = entry.split()
         assert mode == ("755" if name.endswith(".sh") else "644")
-        written = (out / "localhost" / name).read_bytes()
+        written = (sources.get(name) or out / "localhost" / name).read_bytes()
         assert digest == hashlib.sha256(written).hexdigest(), name
         assert base64.b64decode(sent["files"][name]) == written, name
