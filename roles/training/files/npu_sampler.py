@@ -24,6 +24,7 @@ import fcntl
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import struct
@@ -69,19 +70,11 @@ def seconds_of(values):
     return int(text) if text.isdigit() else 0
 
 
-def npu_smi(values, which=None):
+def npu_smi(values):
     """The npu-smi to run: NPU_SMI (the host's, mounted at its path), else PATH, else where the driver puts it; None if none."""
-    which = which or _which
-    for path in [values.get("NPU_SMI", "")] + [which("npu-smi")] + list(NPU_SMI_FALLBACKS) + [DRIVER_NPU_SMI]:
+    for path in [values.get("NPU_SMI", ""), shutil.which("npu-smi")] + list(NPU_SMI_FALLBACKS) + [DRIVER_NPU_SMI]:
         if path and os.path.isfile(path) and os.access(path, os.X_OK):
             return path
-    return None
-
-
-def _which(name):
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        if folder and os.path.isfile(os.path.join(folder, name)) and os.access(os.path.join(folder, name), os.X_OK):
-            return os.path.join(folder, name)
     return None
 
 
@@ -173,10 +166,6 @@ def tfrecord(event):
     return length + struct.pack("<I", masked_crc(length)) + event + struct.pack("<I", masked_crc(event))
 
 
-def file_version_event(wall):
-    return _field(1, 1, struct.pack("<d", wall)) + _field(3, 2, b"brain.Event:2")
-
-
 def scalars_event(wall, step, values):
     """One Event whose Summary holds a Value per tag (as a merged summary does: one record per sample, not per tag)."""
     summary = b"".join(_field(1, 2, _field(1, 2, tag.encode("utf-8")) + _field(2, 5, struct.pack("<f", value)))
@@ -192,7 +181,7 @@ class EventFile:
         self.folder = folder
         self.path = os.path.join(folder, "events.out.tfevents.%010d.%s.%d.npu" % (now, socket.gethostname(), os.getpid()))
         self.handle = open(self.path, "ab")  # pylint: disable=consider-using-with
-        self.handle.write(tfrecord(file_version_event(now)))
+        self.handle.write(tfrecord(_field(1, 1, struct.pack("<d", now)) + _field(3, 2, b"brain.Event:2")))
         self.handle.flush()
 
     def add(self, wall, step, values):
@@ -260,8 +249,7 @@ def read_npus(program, run=subprocess.run):
 class Sampler:
     """The loop's state: the event file open, when an error was last written."""
 
-    def __init__(self, workdir, proc="/proc"):
-        self.workdir = workdir
+    def __init__(self, proc="/proc"):
         self.proc = proc
         self.events = None
         self.last_error = 0
@@ -333,7 +321,7 @@ def main(workdir, proc="/proc", clock=time.time, sleep=time.sleep, limit=None):
     if held is None:
         return 0
     signal.signal(signal.SIGTERM, _on_signal)
-    sampler, taken = Sampler(workdir, proc), 0
+    sampler, taken = Sampler(proc), 0
     while not _STOP and (limit is None or taken < limit):
         values = read_values(os.path.join(workdir, VALUES))
         seconds = seconds_of(values)
