@@ -271,3 +271,10 @@ def test_a_second_sampler_beside_a_running_one_exits_at_once(tmp_path):
     proc = subprocess.run([sys.executable, "npu_sampler.py"], cwd=workdir, capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 0 and proc.stderr == ""
     assert (workdir / ".npu_sampler.pid").read_text().strip() not in ("", str(os.getpid()))
+
+
+def test_an_unwritable_log_folder_loses_the_samples_not_the_sampler(tmp_path):
+    sampler, workdir = workdir_with(tmp_path, tensorboard=False)
+    (tmp_path / "logs").write_text("a file where the log folder should be")
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=2, sleep=lambda _seconds: None) == 0
+    assert (tmp_path / "calls").read_text().splitlines() == ["info", "info"]

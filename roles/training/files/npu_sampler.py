@@ -235,11 +235,11 @@ def npus_held(proc="/proc"):
     return False
 
 
-def read_npus(program, run=subprocess.run):
+def read_npus(program):
     """parse_info of one `npu-smi info` (bounded); raises NpuSmiError naming what went wrong."""
     argv = [program, "info"]
     try:
-        done = run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=NPU_SMI_SECONDS, check=False)
+        done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=NPU_SMI_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NpuSmiError("`%s info` failed: %s" % (program, exc))
     out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
@@ -328,7 +328,10 @@ def main(workdir, proc="/proc", clock=time.time, sleep=time.sleep, limit=None):
         if not seconds or not raylet_runs(proc):
             break
         started = clock()
-        sampler.sample(values, started)
+        try:
+            sampler.sample(values, started)
+        except OSError:
+            pass  # a full or unwritable log folder loses this sample, not the sampler
         taken += 1
         left = seconds - (clock() - started)
         while left > 0 and not _STOP and (limit is None or taken < limit):
