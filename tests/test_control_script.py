@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -708,3 +709,32 @@ def test_escape_sequences_a_node_holds_reach_no_console_line_raw(control):
     report = status_report([{"name": "h", "answered": True, "container": "running", "container_runs": True, "npu": None,
                              "npus_in_use": "-", "answer": control("status", "", "5").stdout}], "h", 1800)
     assert all(line.isprintable() for line in report["lines"] + report["alarms"] + report["failing"]), report["lines"]
+
+
+def test_stop_ray_ends_the_npu_sampler_its_pid_file_names_and_no_other_process(control):
+    """The sampler (npu_sampler.py, started with Ray by start_verl.sh) ends with Ray; a pid file a restarted container left,
+    naming a process that is not the sampler by now, ends nothing."""
+    (control.folder / "npu_sampler.py").write_text("import time\ntime.sleep(60)\n")
+    sampler = subprocess.Popen([sys.executable, str(control.folder / "npu_sampler.py")])  # pylint: disable=consider-using-with
+    other = subprocess.Popen(["sleep", "60"])  # pylint: disable=consider-using-with
+    try:
+        (control.folder / ".npu_sampler.pid").write_text("%d\n" % other.pid)
+        assert control("stop-ray", **no_ray_here(control)).returncode == 0
+        (control.folder / ".npu_sampler.pid").write_text("%d\n" % sampler.pid)
+        proc = control("stop-ray", **no_ray_here(control))
+        assert proc.returncode == 0 and lines(proc) == ["ray: not running", "changed=false", "state=not-running"]
+        assert sampler.wait(timeout=10) == -signal.SIGTERM
+        assert other.poll() is None
+    finally:
+        for process in (sampler, other):
+            process.kill()
+            process.wait()
+
+
+def test_status_answers_the_npu_samplers_last_lines_and_the_nodes_clock(control):
+    host = re.search(r"^HOST=(.*)$", (control.folder / "verl_control.env").read_text(), re.M).group(1).strip("'")
+    (control.logs / ("npu_samples.%s.jsonl" % host)).write_text("".join('{"time": %d, "node": "n", "npus": []}\n' % t for t in range(6)))
+    proc = control("status", "", "5")
+    facts, tails = status_answer(proc.stdout)
+    assert [record["time"] for record in tails["npu_samples"]] == [2, 3, 4, 5]
+    assert facts["clock"].isdigit() and "npu_samples" not in facts

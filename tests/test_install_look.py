@@ -21,6 +21,9 @@ ANSIBLE_PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 
 PLAY = """- hosts: ray_head
   gather_facts: false
+  vars:
+    # What the role's own tasks have (the vars find the collection's npu-smi parser from it).
+    role_path: "%s/roles/training"
   tasks:
     - name: Check the settings
       ansible.builtin.include_role:
@@ -43,7 +46,7 @@ PLAY = """- hosts: ray_head
                        'files': __training_files} | to_json }}"
         dest: "{{ verl_output_dir }}/wanted.json"
         mode: "0644"
-"""
+""" % REPO
 
 COPY = """- name: The control script
   ansible.builtin.copy:
@@ -60,12 +63,12 @@ COPY = """- name: The control script
     content: "{{ _training_launch_record | to_json }}\\n"
     dest: "{{ verl_output_dir }}/localhost/launch.json"
     mode: "0644"
-- name: keep-alive's Python, the collection's own module_utils
+- name: The collection's own Python the nodes run, as it is in module_utils
   ansible.builtin.copy:
     src: "%s/plugins/module_utils/{{ item }}"
     dest: "{{ verl_output_dir }}/localhost/{{ item }}"
     mode: "0644"
-  loop: [_failures.py, _keep_alive.py]
+  loop: [_failures.py, _keep_alive.py, _npu_smi.py]
 """ % REPO
 
 
@@ -87,12 +90,15 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     sent = json.loads((out / "wanted.json").read_text())
     wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
-    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "_failures.py", "_keep_alive.py"]
+    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "npu_sampler.py",
+                     "_failures.py", "_keep_alive.py", "_npu_smi.py"]
+    # The NPU sampler is installed as the role holds it.
+    sources = {"npu_sampler.py": REPO / "roles" / "training" / "files" / "npu_sampler.py"}
     for entry in wanted:
         mode, digest, name = entry.split()
         assert mode == ("755" if name.endswith(".sh") else "644")
-        written = (out / "localhost" / name).read_bytes()
+        written = (sources.get(name) or out / "localhost" / name).read_bytes()
         assert digest == hashlib.sha256(written).hexdigest(), name
-        # The rendered files as install.yml carries them; keep-alive's Python is the collection's own (install_plan adds it).
+        # The rendered files as install.yml carries them; the collection's own Python is added by install_plan.
         assert written == (base64.b64decode(sent["files"][name]) if name in sent["files"]
                            else (REPO / "plugins" / "module_utils" / name).read_bytes()), name

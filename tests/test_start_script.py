@@ -415,3 +415,39 @@ def test_a_transformers_5_release_turns_off_its_asynchronous_loading(tmp_path, f
     proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
     assert training_env(folder).get("HF_DEACTIVATE_ASYNC_LOAD") == exported
+
+
+# --- The NPU sampler starts with Ray (npu_sampler.py beside the script), detached: the step's output is not held open by it.
+STAND_IN_SAMPLER = """import os, sys, time
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sampler_started"), "a") as out:
+    out.write("%d %d %s\\n" % (os.getpid(), os.getsid(0), os.getcwd()))
+time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("is_head, step", [(True, "ray"), (False, "ray"), (False, None), (True, "train")])
+def test_the_npu_sampler_starts_with_ray_detached(tmp_path, fake, is_head, step):
+    folder = scripts_for(tmp_path, is_head=is_head, nnodes=1 if is_head else 2, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0",
+                         **({} if is_head else {"verl_train_batch_size": 16}))
+    (folder / "npu_sampler.py").write_text(STAND_IN_SAMPLER)
+    if step == "train":
+        run(folder, fake, step="ray")
+    proc, elapsed = run(folder, fake, step=step, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < 15  # the sampler's sleep holds none of the step's pipes
+    marker = folder / "sampler_started"
+    deadline = time.monotonic() + 10
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    started = [line.split() for line in marker.read_text().splitlines()]
+    try:
+        assert started and all(pid == sid and cwd == str(folder) for pid, sid, cwd in started)  # its own session, in verl_workdir
+    finally:
+        for pid, _sid, _cwd in started:
+            subprocess.run(["kill", pid], check=False)
+
+
+def test_without_the_sampler_file_ray_starts_as_before(tmp_path, fake):
+    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    proc, _elapsed = run(folder, fake, step="ray")
+    assert proc.returncode == 0 and not (folder / "sampler_started").exists(), proc.stderr

@@ -55,7 +55,8 @@ _value:
   description: C(state), C(progress) (C(step), C(total_steps), C(steps_per_min), C(seconds_left), C(text)), C(phase) (read from the
     log's tail, C(phase) the last of verl's phases that logged, C(line), C(step), C(flags) NaN losses or zero rewards in the
     last steps, C(cause) its likely cause, C(text)), C(alarms), C(failed), C(failing), C(fail_on), C(nodes) (per node its
-    row), C(other_control) (the nodes whose control script another release installed) and C(lines) (the table and the
+    row), C(other_control) (the nodes whose control script another release installed), C(npu) (C(nodes) each node's NPU use over its
+    sampler's last samples, C(idle) the nodes whose NPUs idle while the others work, while the training runs) and C(lines) (the table and the
     training's line, for people).
   type: dict
 """

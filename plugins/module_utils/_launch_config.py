@@ -818,6 +818,8 @@ def assemble(merged, values, context, network, swanlab, features):
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],
             "volumes": container_volumes(values, npu_smi_path),
         },
+        # The npu-smi the container has, mounted at the host's path (the NPU sampler's; empty: it searches).
+        "npu_smi": npu_smi_path,
         # What the container stage's image check imports and looks for (plugins/module_utils/_versions.py).
         "image_probe": {"modules": list(versions.MODULES), "forbidden": list(versions.FORBIDDEN),
                         "markers": {name: list(probe) for name, probe in versions.MARKER_PROBES.items()}},

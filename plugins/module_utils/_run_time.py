@@ -256,9 +256,9 @@ def _first_op(result):
         return {}
 
 
-# The collection's own Python that runs on the head beside the control script: keep-alive's decision and the failure table it
-# reads (the training's supervisor runs _keep_alive.py).
-NODE_PYTHON = ("_failures.py", "_keep_alive.py")
+# The collection's own Python that runs on the nodes beside the control script: keep-alive's decision and the failure table it
+# reads (the training's supervisor runs _keep_alive.py), and the npu-smi parser the NPU sampler reads.
+NODE_PYTHON = ("_failures.py", "_keep_alive.py", "_npu_smi.py")
 
 
 def node_python_b64():

@@ -20,6 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._failures import diagn
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
+from ansible_collections.verl.deploy.plugins.module_utils._npu_telemetry import idle_nodes, node_use, read_lines, use_lines
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_text
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
@@ -27,7 +28,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._report import termina
 NOT_IN_RECORD = frozenset((
     "host", "role", "training", "is_head", "master_addr_source", "npu_devices_csv", "visible_devices_csv", "container_npus_csv",
     "npu_devices_note", "image_probe", "world_size", "data_parallel_size", "experiment_name_source",
-    "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "ray_join_timeout", "ray_join_bound", "output_dir", "docker_timeout", "npu_smi_path",
+    "ray_wait_timeout", "ray_join_retries", "ray_join_delay", "ray_join_timeout", "ray_join_bound", "output_dir", "docker_timeout", "npu_smi_path", "npu_smi",
     "restart", "train_start_timeout", "npu_release_timeout", "deploy_lock_timeout", "host_stage_dir", "stop_containers", "status_log_lines",
     # An existing container is reused as it is (a new image or mount needs a new container), so these
     # say nothing about the training that runs in it.
@@ -35,7 +36,7 @@ NOT_IN_RECORD = frozenset((
     # The launch configuration holds every setting under its name; these change nothing in a running
     # training (the confirmation, status output, container creation, the SwanLab install), or repeat
     # what is recorded already (the mask, the swanlab part).
-    "confirm", "confirm_timeout", "status_stall_seconds", "status_fail_on", "logs_dir", "logs_max_mb",
+    "confirm", "confirm_timeout", "status_stall_seconds", "npu_sample_seconds", "status_fail_on", "logs_dir", "logs_max_mb",
     "keep_alive", "keep_alive_window", "keep_alive_wait",
     "compare_steps", "compare_warmup", "compare_timeout", "compare_retry_failed", "compare_dir", "container_privileged", "container_extra_volumes",
     "swanlab_package", "swanlab_pip_args",
@@ -87,6 +88,10 @@ def control_values(config, lock_folder=""):
         # Keep-alive's bound (_keep_alive.decide), read again by the supervisor at each failure.
         ("KEEP_ALIVE", config.get("keep_alive", 0)), ("KEEP_ALIVE_WINDOW", config.get("keep_alive_window", 0)),
         ("KEEP_ALIVE_WAIT", config.get("keep_alive_wait", 0)),
+        # The NPU sampler's (npu_sampler.py reads them before each sample): its interval (0: off), the npu-smi the container
+        # has (empty: searched), and TensorBoard's folder when it is one of the run's loggers.
+        ("NPU_SAMPLE_SECONDS", config.get("npu_sample_seconds", 0)), ("NPU_SMI", config.get("npu_smi") or ""),
+        ("TENSORBOARD_DIR", (config.get("tensorboard") or {}).get("dir", "")),
     )
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])
@@ -329,7 +334,8 @@ def status_answer(text):
     last lines: {"start_output": [...], "log": [...]}. in_ray (yes, no, or unknown when the node's addresses could not be
     resolved) is decided here, as `ray` decides it (_control_step.in_cluster, with the raylet running)."""
     facts = dict(read_answer(text)["answer"])
-    tails = {"start_output": _lines(facts.pop("start_output", "")), "log": _lines(facts.pop("log_tail", ""))}
+    tails = {"start_output": _lines(facts.pop("start_output", "")), "log": _lines(facts.pop("log_tail", "")),
+             "npu_samples": read_lines(facts.pop("npu_samples", ""))}
     if "role" in facts:
         inside = facts.get("raylet") == "running" and in_cluster(facts.get("listed"), facts.get("current_ip"), facts.get("npus"))
         facts["in_ray"] = "unknown" if facts.get("address_problem") else "yes" if inside else "no"
@@ -492,6 +498,10 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     lines = failure_lines + table + [said] + keep_alive_lines
     if phase["phase"] and state != "stalled":
         lines.append("training log: %s" % phase["text"] + (". Likely: %s" % phase["cause"] if state == "crashed" else ""))
+    # The NPUs over time, from each node's sampler (its last lines, in the status step's answer), and a node idle among working ones.
+    uses = {node["name"]: node_use(answers[node["name"]][1]["npu_samples"], _number(answers[node["name"]][0].get("clock"), None))
+            for node in ordered if node.get("answered")}
+    lines += use_lines(uses, state in ("running", "stalled"))
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
     other = [node["name"] for node in ordered if control_sha256 and node.get("answered") and node.get("container_runs")
@@ -503,6 +513,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     return {"state": state, "progress": progress, "phase": phase, "alarms": [terminal_text(alarm[1]) for alarm in alarms],
             "failed": bool(failing), "failing": [terminal_text(text) for text in failing], "fail_on": list(fail_on or ()),
             "nodes": facts, "other_control": other, "failure": failure, "keep_alive": keep_alive,
+            "npu": {"nodes": uses, "idle": [node for node, _aicore, _mean in idle_nodes(uses)] if state in ("running", "stalled") else []},
             "lines": [terminal_text(line) for line in lines]}
 
 

@@ -103,3 +103,33 @@ def test_a_test_sets_a_chips_health(tmp_path):
                                   "018_info_Ascend950DT_8cards_A5_layout_noheader_fixture.txt"])
 def test_other_layouts_are_replayed_as_captured(tmp_path, name):
     assert shown(name, fake_proc(tmp_path, {})) is None
+
+
+def test_aicore_follows_the_stand_in_trainers_workers(tmp_path):
+    """A chip whose holder accounts the trainer's modelled memory is busy in proportion to it; contexts alone and free chips
+    show 0 %, whatever the capture showed; the table keeps its width."""
+    worker_mb = 24000  # the stand-in trainer's SIM_TRAINER_WORKER_HBM_MB default
+    proc = fake_proc(tmp_path, {4101: ("ray::Worker", [4], {4: worker_mb}, 61), 777: ("python3", [0], None, 777)})
+    out = shown(A2_BUSY, proc).decode()
+    facts = parse_info(out)
+    aicore = {npu["npu_id"]: npu["chips"][0]["aicore_pct"] for npu in facts["npus"]}
+    assert aicore == {0: 0, 1: 0, 2: 0, 3: 0, 4: round(100.0 * worker_mb / 65536), 5: 0, 6: 0, 7: 0}
+    assert all(len(line) == 98 for line in out.splitlines() if line.startswith(("|", "+"))), out
+    # Each of an A3 card's chips on its own.
+    proc = fake_proc(tmp_path / "a3", {600: ("ray::Worker", [3], {3: 65536}, 9)})
+    chips = {(npu["npu_id"], chip["chip_id"]): chip["aicore_pct"] for npu in parse_info(shown(A3, proc).decode())["npus"]
+             for chip in npu["chips"]}
+    assert chips[(1, 1)] == 100 and sum(chips.values()) == 100
+
+
+@pytest.mark.parametrize("holders, total, pct", [
+    ([], 65536, 0),
+    ([{"memory_mb": npu_smi.CONTEXT_MB}], 65536, 0),
+    ([{"memory_mb": 100}, {"memory_mb": npu_smi.CONTEXT_MB}], 65536, 0),
+    ([{"memory_mb": 300}], 65536, 1),
+    ([{"memory_mb": 32768}], 65536, 50),
+    ([{"memory_mb": 32768}, {"memory_mb": 40000}], 65536, 100),
+    ([{"memory_mb": 20000}], 0, 0),
+])
+def test_the_aicore_model(holders, total, pct):
+    assert npu_smi.aicore_pct(holders, total) == pct

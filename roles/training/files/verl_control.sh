@@ -16,10 +16,10 @@
 #                                                   verify-look step decides on them on the host)
 #   bash verl_control.sh npus-look                  one look: exit 0 when no process of this container holds an NPU,
 #                                                   3 (naming them) while some do
-#   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (its Ray, the image's verl) and, on the
-#                                                   head, the training's state with its start output's and log's tails
+#   bash verl_control.sh status MEMBERS LINES       read-only facts of this node (its Ray, the image's verl, its NPU
+#                                                   sampler's last lines) and, on the head, the training's state with its start output's and log's tails
 #   bash verl_control.sh stop-training              head: SIGTERM, up to 60 s, then SIGKILL of the training process only
-#   bash verl_control.sh stop-ray                   Ray on this node (ray stop), nothing else
+#   bash verl_control.sh stop-ray                   Ray on this node (ray stop) and its NPU sampler, nothing else
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
 #   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
 #                                                   deploys (playbooks/compare.yml), waited for as ray-look does
@@ -385,9 +385,19 @@ ray_session() {
     echo "${session##*/}"
 }
 
+stop_sampler() {
+    # This node's NPU sampler (npu_sampler.py, started with Ray by start_verl.sh): the pid its flock'd pid file names, when
+    # that process is the sampler (a pid file left by a container that restarted may name another process by now).
+    local pid
+    pid="$(cat .npu_sampler.pid 2>/dev/null)" || return 0
+    [[ "${pid}" =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/${pid}/cmdline" 2>/dev/null | grep -q npu_sampler.py || return 0
+    kill -TERM "${pid}" 2>/dev/null || true
+}
+
 stop_ray() {
     # A person's stop: this node stays out of Ray after a restart too (come-back).
     rm -f "${STATE_DIR}/ray_wanted"
+    stop_sampler
     if ! raylet_runs && ! gcs_runs; then
         say "ray: not running"
         answer changed=false state=not-running
@@ -660,7 +670,8 @@ status() {
     answer "address_problem=${problem}" "raylet=$(raylet_runs && echo running || echo none)" "role=${ROLE}" \
         "master_ip=${master_ip}" "current_ip=${current_ip}" "npus=${NPU_PER_NODE}" "ray_port=${RAY_PORT}" \
         "dashboard_port=${DASHBOARD_PORT}" "listed=${listed}" "workdir=$(pwd)" \
-        "verl=$(cat verl/version/version 2>/dev/null || true)" "control=$(sha256sum <verl_control.sh | cut -c1-64)"
+        "verl=$(cat verl/version/version 2>/dev/null || true)" "control=$(sha256sum <verl_control.sh | cut -c1-64)" \
+        "npu_samples=$(tail -n 4 "${LOG_DIR}/npu_samples.${HOST}.jsonl" 2>/dev/null | cut -b 1-8000 || true)" "clock=$(now)"
     [ "${ROLE}" = head ] || return 0
     training_state
     log="$(latest_log)"

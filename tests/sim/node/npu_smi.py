@@ -16,6 +16,12 @@ What the real one does, and what this one copies of it:
   (tests/sim/stand_in_torch_npu.py writes it under the process's own root, /tmp/.sim-npu/<its pid>;
   a holder with no account shows a bare context, 141 MB, as the idle contexts of capture 005 do).
   Device N is /dev/davinciN: the NPU id, or on Atlas A3 the chip's Phy-ID.
+- AICore(%) follows the same processes (a MODEL, not a measurement: npu-smi reads the chip's cube units, which nothing
+  here has): a chip whose holders account more than a bare context is busy with the stand-in trainer's work, whose only
+  modelled quantity is the memory each of its workers holds (tests/sim/stand_in_main_dapo.py, SIM_TRAINER_WORKER_HBM_MB,
+  held for the whole training as verl's workers are busy for the whole of every step); its AICore is that memory's share
+  of the chip's HBM (24000 of 65536 MB: 37 %), at least 1 %. A chip with no holder, or only contexts, shows 0 %. So a
+  node's AICore rises when the training's workers load and falls to 0 when they go.
 - A chip's health can be set for a test: /etc/sim-npu-smi/health, lines "DEVICE HEALTH" (e.g.
   "3 Alarm", the words npu-smi prints: OK, Warning, Alarm, Critical).
 - A test can pin a whole capture instead (error captures, foreign processes, exotic layouts): a file
@@ -37,7 +43,7 @@ driver folder and npu-smi mounted in (as Ascend containers do) reads the same ca
 its own processes: its /proc is its own).
 
 Behaviour:
-  npu-smi info                   the chips of the capture with this node's processes and HBM; exit 0
+  npu-smi info                   the chips of the capture with this node's processes, HBM and AICore; exit 0
   npu-smi info -t board -i N     the board capture with its `NPU ID` value set to N; exit 0
                                  (exit 1 when N is not an NPU id of the main capture)
   an error capture (dcmi ... ret is -8005/-8020) is printed for every command, exit 1
@@ -273,6 +279,28 @@ def _with_hbm(line, used):
     return _set_width(changed, len(line))
 
 
+def aicore_pct(holders, total_mb):
+    """The modelled AICore % of a chip (see the module's docstring): the share of its HBM that its holders' work holds."""
+    work = sum(holder["memory_mb"] for holder in holders if holder["memory_mb"] > CONTEXT_MB)
+    if not work or not total_mb:
+        return 0
+    return max(1, min(100, int(round(100.0 * work / total_mb))))
+
+
+def _with_aicore(line, pct):
+    """The chip row with its AICore(%) value (the first of its third cell) set, keeping the line's width."""
+    bars = [index for index, char in enumerate(line) if char == "|"]
+    if len(bars) < 4:
+        return line
+    cell = line[bars[2] + 1:bars[3]]
+    match = re.match(r"^(\s*)(\S+)(\s*)", cell)
+    if not match:
+        return line
+    room = len(match.group(2)) + len(match.group(3))
+    value = ("%d" % pct).ljust(room - 1) + " " if len("%d" % pct) < room else "%d " % pct
+    return _set_width(line[:bars[2] + 1] + match.group(1) + value + cell[match.end():] + line[bars[3]:], len(line))
+
+
 def _process_section(chips, holders):
     wide, mid, right = WIDTHS
     rule = "+%s+%s+%s+" % ("-" * wide, "-" * mid, "-" * right)
@@ -324,6 +352,9 @@ def live(data, holders, health):
         idle = idle if idle <= IDLE_MB else lowest
         load = sum(holder["memory_mb"] for holder in holders.get(device, []))
         lines[chip_index] = _with_hbm(lines[chip_index], idle + load)
+        pairs = list(USED_TOTAL.finditer(lines[chip_index]))
+        total = int(pairs[-1].group(3)) if pairs else 0
+        lines[chip_index] = _with_aicore(lines[chip_index], aicore_pct(holders.get(device, []), total))
     lines += _process_section(chips, holders)
     return ("\n".join(lines) + "\n").encode("utf-8")
 

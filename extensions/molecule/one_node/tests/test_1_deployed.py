@@ -1,6 +1,7 @@
 """One node: GRPO training with the mask's features, SwanLab offline, and the SwanLab key nowhere."""
 import json
 import subprocess
+import time
 
 from sim_scenario import SCENARIO, hosts, in_verl, on_node, ray_view, training_pids
 
@@ -79,6 +80,25 @@ def test_tensorboard_writes_where_the_deploy_says(host):
     assert started(node)["tensorboard"].startswith(folder + "/events.out.tfevents.")
     assert on_node(node, "sh", "-c", "ls %s/events.out.tfevents.*" % folder).stdout.strip()
     assert in_verl(node, "ls /sim/logs/verl_qwen3_8b_%s_*.log" % EXPERIMENT).stdout.strip()
+
+
+def test_every_npu_is_sampled_into_its_file_and_tensorboard(host):
+    """The node's NPU sampler (started with its Ray) keeps, while the training's workers hold the 16 chips, each chip's HBM and
+    the AICore the simulated npu-smi shows for them (tests/sim/node/npu_smi.py: a model of the workers' memory), in
+    <verl_log_dir>/npu_samples.<node>.jsonl and as TensorBoard scalars below the experiment's folder, npu/<node>."""
+    node = host.backend.get_hostname()
+    for _attempt in range(12):  # a sample every verl_npu_sample_seconds (30 s): at most a minute after the training started
+        found = in_verl(node, "tail -q -n 1 /sim/logs/npu_samples.*.jsonl", check=False).stdout.strip()
+        if found and '"npus"' in found.splitlines()[-1]:
+            break
+        time.sleep(5)
+    last = json.loads(found.splitlines()[-1])
+    assert [entry["id"] for entry in last["npus"]] == ["%d-%d" % (npu, chip) for npu in range(8) for chip in range(2)], last
+    assert all(entry["aicore_pct"] > 0 and entry["hbm_used_mb"] > 24000 and entry["health"] == "OK" for entry in last["npus"]), last
+    events = in_verl(node, "ls /sim/logs/tensorboard/verl_hlm/%s/npu/*/events.out.tfevents.*.npu" % EXPERIMENT).stdout.split()
+    assert events and in_verl(node, "grep -ac 'npu/[^/]*/7-1/aicore_pct' %s" % events[-1]).stdout.strip() != "0"
+    # One sampler, however often Ray's start ran.
+    assert len(in_verl(node, "pgrep -f '[n]pu_sampler.py' || true").stdout.split()) == 1
 
 
 def test_the_key_is_in_no_file_on_the_node(host):

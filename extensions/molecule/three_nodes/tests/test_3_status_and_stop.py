@@ -1,6 +1,8 @@
 """status.yml reports every node; stop.yml then stops training and Ray but keeps everything else.
 
 Runs last (pytest takes the files in name order): stop changes the cluster."""
+import re
+
 from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, sh, tail, training_pids
 
 
@@ -31,6 +33,11 @@ def test_status_reports_every_node():
     assert [row[1] for row in table[:3]] == ["head", "worker", "worker"], tail(proc)
     assert all(row[2] == "running" and row[3] == "yes" for row in table[:3]), tail(proc)
     assert "training: running; step " in proc.output and " of " in proc.output, tail(proc)
+    # Each node's NPU sampler (started with its Ray): its last samples, the training's workers busy on every node, none idle.
+    assert "NPU use (each node's last samples, verl_npu_sample_seconds):" in proc.output, tail(proc)
+    for node in nodes():
+        assert re.search(r"  %s: AICore [1-9]\d* %% mean" % re.escape(node), proc.output), tail(proc)
+    assert "NPUs IDLE on" not in proc.output, tail(proc)
 
 
 def test_status_and_stop_name_a_node_that_does_not_answer_and_what_was_not_done_there():
@@ -59,6 +66,7 @@ def test_stop_stops_training_and_ray_but_keeps_containers_logs_and_checkpoints()
         # Ray's own processes, not `ray status`: with Ray's folder moved (settings.yml, --temp-dir) a worker's `ray status`
         # finds no cluster even while its raylet runs.
         assert in_verl(node, "pgrep -x raylet || pgrep -x gcs_server", check=False).returncode != 0, "Ray still runs on %s" % node
+        assert in_verl(node, "pgrep -f '[n]pu_sampler.py'", check=False).returncode != 0, "the NPU sampler still runs on %s" % node
         assert on_node(node, "docker", "inspect", "-f", "{{.State.Running}}", "verl").stdout.strip() == "true"
     assert in_verl(head, "ls /sim/logs/verl_qwen3_8b_*.log").stdout.strip()
     # The stand-in trainer writes this only on a clean exit: it got SIGTERM, not SIGKILL.

@@ -93,9 +93,11 @@ def test_the_tail_is_read_from_the_status_answer():
     answer = document([], {"pid": "7", "log": "/logs/verl.log", "start_output": "ray start",
                            "log_tail": "\n".join([STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"])})
     facts, tails = status_answer(answer)
-    assert tails == {"start_output": ["ray start"], "log": [STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"]}
+    assert tails == {"start_output": ["ray start"], "log": [STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"],
+                     "npu_samples": []}
     assert "state" not in facts and facts["pid"] == "7"
-    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == {"start_output": [], "log": []}
+    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == {"start_output": [], "log": [],
+                                                                                             "npu_samples": []}
 
 
 def _nodes(tail, quiet=5000):

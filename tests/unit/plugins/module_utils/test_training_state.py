@@ -348,3 +348,26 @@ def test_status_names_the_first_failure_on_the_worker_that_failed_not_the_heads_
 def test_the_one_definition_of_a_failed_training_status_diagnoses(training, failed):
     from ansible_collections.verl.deploy.plugins.module_utils import _training_state
     assert _training_state.failed(training, 1800) is failed
+
+
+def with_samples(document, aicore, clock=1700000100, at=20):
+    """A status step's answer with its NPU sampler's last line (npu_samples) and the node's clock, as verl_control.sh answers."""
+    found = json.loads(document)
+    line = {"time": clock - at, "node": "n", "every": 30, "processes": 1,
+            "npus": [{"id": "0", "hbm_used_mb": 30720, "hbm_total_mb": 65536, "aicore_pct": aicore, "temp_c": 50, "health": "OK"}]}
+    found["answer"].update({"npu_samples": json.dumps(line) + "\n", "clock": str(clock)})
+    return json.dumps(found)
+
+
+def test_status_shows_each_nodes_npu_use_and_names_the_idle_one():
+    nodes = [node("h", with_samples(head_answer(), 40)), node("w1", with_samples(answered(worker_answer()), 0)),
+             node("w2", with_samples(answered(worker_answer()), 44))]
+    report = status_report(nodes, "h", 1800)
+    assert "  w1: AICore 0 % mean, HBM 30/64 GB, max 50 C, -; 1 sample(s), newest 20 s ago" in report["lines"]
+    assert any(line.startswith("NPUs IDLE on w1: AICore 0 % while the other nodes average 42 %") for line in report["lines"])
+    assert report["npu"]["idle"] == ["w1"] and report["npu"]["nodes"]["h"]["aicore_pct"] == 40.0
+    assert not report["failed"]  # a note, not an alarm
+    # Once the training has stopped, the figures stay and nobody is named.
+    nodes[0] = node("h", with_samples(head_answer(state="stopped", quiet=""), 40))
+    report = status_report(nodes, "h", 1800)
+    assert report["npu"]["idle"] == [] and not any(line.startswith("NPUs IDLE") for line in report["lines"])

@@ -1,0 +1,283 @@
+"""The NPU sampler (roles/training/files/npu_sampler.py) as it is installed: beside the collection's npu-smi parser and
+verl_control.env, run against a stand-in `npu-smi` on PATH printing real captures, and a stand-in /proc (a raylet, the
+training's processes). Its TensorBoard file is read back here by the TFRecord framing and the Event proto's field numbers
+(tensorboard/compat/proto/event.proto, summary.proto) with a CRC-32C of the test's own."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
+SAMPLER = REPO / "roles" / "training" / "files" / "npu_sampler.py"
+PARSER = REPO / "plugins" / "module_utils" / "_npu_smi.py"
+A2_BUSY = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"
+A2_IDLE = "001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt"
+A3_BUSY = "005_info_A3_Ascend910_16chips_v25.2.0_busy_procs_emptyname.txt"
+ERROR = "019_error_dcmi_module_initialize_failed_-8005_container.txt"
+
+
+def installed(folder):
+    """The sampler as install.yml puts it in verl_workdir, imported from there."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SAMPLER, folder / "npu_sampler.py")
+    shutil.copy(PARSER, folder / "_npu_smi.py")
+    spec = importlib.util.spec_from_file_location("npu_sampler_%d" % id(folder), folder / "npu_sampler.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(name="sampler")
+def _sampler(tmp_path):
+    return installed(tmp_path / "workdir")
+
+
+def capture(name):
+    return (FIXTURES / name).read_text()
+
+
+# --- Reading TensorBoard's file back
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _bit in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked(data):
+    crc = _crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(data, at):
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        shift += 7
+        if not byte & 0x80:
+            return value, at
+
+
+def _fields(data):
+    fields, at = {}, 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _varint(data, at)
+        elif wire == 1:
+            value, at = data[at:at + 8], at + 8
+        elif wire == 5:
+            value, at = data[at:at + 4], at + 4
+        else:
+            size, at = _varint(data, at)
+            value, at = data[at:at + size], at + size
+        fields.setdefault(number, []).append(value)
+    return fields
+
+
+def read_events(path):
+    """[(wall_time, step, {tag: value})] of an event file, every record's CRCs checked; the first must be the version."""
+    data, at, events = path.read_bytes(), 0, []
+    while at < len(data):
+        length = data[at:at + 8]
+        (size,) = struct.unpack("<Q", length)
+        assert struct.unpack("<I", data[at + 8:at + 12])[0] == _masked(length)
+        body = data[at + 12:at + 12 + size]
+        assert struct.unpack("<I", data[at + 12 + size:at + 16 + size])[0] == _masked(body)
+        at += 16 + size
+        event = _fields(body)
+        wall = struct.unpack("<d", event[1][0])[0]
+        if 3 in event:
+            assert not events and event[3] == [b"brain.Event:2"]
+            events.append((wall, None, {}))
+            continue
+        values = {}
+        for value in _fields(event[5][0])[1]:
+            fields = _fields(value)
+            values[fields[1][0].decode()] = struct.unpack("<f", fields[2][0])[0]
+        events.append((wall, event[2][0], values))
+    return events
+
+
+def test_the_reference_crc_is_crc32c():
+    assert _crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C (Castagnoli)
+
+
+def test_crc32c_is_the_reference(sampler):
+    for data in (b"", b"123456789", bytes(range(256)) * 3):
+        assert sampler.crc32c(data) == _crc32c(data) and sampler.masked_crc(data) == _masked(data)
+
+
+# --- What a sample holds
+
+def test_a_sample_of_an_a2_node_has_every_npu(sampler):
+    line = sampler.record("node1", 1700000000.7, 30, parse_info(capture(A2_BUSY)))
+    assert line["time"] == 1700000000 and line["node"] == "node1" and line["every"] == 30 and line["processes"] == 6
+    assert [entry["id"] for entry in line["npus"]] == [str(n) for n in range(8)]
+    assert line["npus"][0] == {"id": "0", "hbm_used_mb": 56363, "hbm_total_mb": 65536, "aicore_pct": 0, "temp_c": 43,
+                               "health": "OK", "power_w": 100.2}
+    # One line of a 16-chip node stays far under what status reads of a line (8,000 bytes).
+    big = sampler.record("node-with-a-long-name", 1700000000, 30, parse_info(capture(A3_BUSY)))
+    assert len(json.dumps(big, sort_keys=True)) < 3000
+
+
+def test_an_a3_card_gives_one_entry_per_chip_and_its_power_once(sampler):
+    entries = sampler.chip_entries(parse_info(capture(A3_BUSY)))
+    assert [entry["id"] for entry in entries[:4]] == ["0-0", "0-1", "1-0", "1-1"]
+    assert entries[0]["power_w"] == 211.3 and "power_w" not in entries[1]
+    assert entries[1]["hbm_used_mb"] == 61625 and entries[1]["temp_c"] == 43 and entries[8]["aicore_pct"] == 8
+
+
+@pytest.mark.parametrize("entry, expected", [
+    ({"id": "3", "hbm_used_mb": 2048, "hbm_total_mb": 65536, "aicore_pct": 37, "temp_c": 45, "health": "OK", "power_w": 95.5},
+     {"hbm_used_gb": 2.0, "aicore_pct": 37.0, "temp_c": 45.0, "power_w": 95.5, "health_ok": 1.0}),
+    ({"id": "1-1", "hbm_used_mb": 512, "aicore_pct": 0, "health": "Alarm"}, {"hbm_used_gb": 0.5, "aicore_pct": 0.0, "health_ok": 0.0}),
+    ({"id": "4"}, {}),
+])
+def test_the_scalars_of_a_chip(sampler, entry, expected):
+    assert sampler.scalars("node2", entry) == {"npu/node2/%s/%s" % (entry["id"], name): value for name, value in expected.items()}
+
+
+def test_the_samples_file_is_cut_past_its_bound_and_one_old_file_kept(sampler, tmp_path):
+    path = str(tmp_path / "samples.jsonl")
+    for index in range(10):
+        sampler.append_line(path, "%03d %s\n" % (index, "x" * 95), max_bytes=350)
+    kept = Path(path).read_text().splitlines() + Path(path + ".1").read_text().splitlines()
+    assert len(Path(path).read_text()) <= 350 and len(Path(path + ".1").read_text()) <= 350
+    assert sorted(line[:3] for line in kept) == ["006", "007", "008", "009"]
+
+
+@pytest.mark.parametrize("text, values", [
+    ("# verl_control.env\nHOST=node1\nLOG_DIR='/var/log/verl runs'\nNPU_SAMPLE_SECONDS=30\nNPU_SMI=''\n",
+     {"HOST": "node1", "LOG_DIR": "/var/log/verl runs", "NPU_SAMPLE_SECONDS": "30", "NPU_SMI": ""}),
+    ("NPU_SAMPLE_SECONDS='unbalanced\nbroken-line\n", {}),
+])
+def test_its_values_are_verl_control_env(sampler, tmp_path, text, values):
+    (tmp_path / "v.env").write_text(text)
+    assert sampler.read_values(str(tmp_path / "v.env")) == values
+    assert sampler.seconds_of(values) == (30 if values else 0)
+
+
+# --- The sampler's loop, against a stand-in npu-smi and /proc
+
+def fake_proc(root, raylet=True, holder=False):
+    """A /proc of a container: a raylet (comm), and a process holding /dev/davinci3."""
+    proc = root / "proc"
+    (proc / "1").mkdir(parents=True)
+    (proc / "1" / "comm").write_text("bash\n")
+    if raylet:
+        (proc / "40").mkdir()
+        (proc / "40" / "comm").write_text("raylet\n")
+    if holder:
+        (proc / "77" / "fd").mkdir(parents=True)
+        (proc / "77" / "comm").write_text("ray::Worker\n")
+        os.symlink("/dev/davinci3", proc / "77" / "fd" / "9")
+    return str(proc)
+
+
+def workdir_with(tmp_path, seconds=1, tensorboard=True, fixture=A2_BUSY):
+    workdir = tmp_path / "workdir"
+    module = installed(workdir)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "npu-smi").write_text("#!/bin/sh\necho \"$*\" >> %s/calls\ncat %s/capture\n[ ! -f %s/fails ]\n" % (
+        tmp_path, tmp_path, tmp_path))
+    (bin_dir / "npu-smi").chmod(0o755)
+    shutil.copy(FIXTURES / fixture, tmp_path / "capture")
+    values = {"HOST": "node1", "ROLE": "worker", "LOG_DIR": str(tmp_path / "logs"), "NPU_SAMPLE_SECONDS": seconds,
+              "NPU_SMI": str(bin_dir / "npu-smi"), "TENSORBOARD_DIR": str(tmp_path / "tb" / "proj" / "exp") if tensorboard else ""}
+    (workdir / "verl_control.env").write_text("".join("%s='%s'\n" % item for item in values.items()))
+    return module, workdir
+
+
+def test_two_samples_go_to_the_jsonl_and_tensorboard(tmp_path):
+    sampler, workdir = workdir_with(tmp_path)
+    proc = fake_proc(tmp_path)
+    assert sampler.main(str(workdir), proc=proc, limit=2) == 0
+    lines = [json.loads(line) for line in (tmp_path / "logs" / "npu_samples.node1.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 and lines[1]["time"] - lines[0]["time"] in (0, 1, 2) and lines[0]["npus"][4]["hbm_used_mb"] == 64748
+    assert (tmp_path / "calls").read_text().splitlines() == ["info", "info"]  # one npu-smi call per sample
+    [events] = list((tmp_path / "tb" / "proj" / "exp" / "npu" / "node1").glob("events.out.tfevents.*.npu"))
+    read = read_events(events)
+    assert len(read) == 3 and read[0][2] == {}
+    wall, step, values = read[1]
+    assert step == lines[0]["time"] and int(wall) == step
+    assert len(values) == 8 * 5
+    assert values["npu/node1/4/hbm_used_gb"] == pytest.approx(64748 / 1024.0)
+    assert values["npu/node1/0/power_w"] == pytest.approx(100.2, abs=1e-4) and values["npu/node1/0/temp_c"] == 43.0
+    assert values["npu/node1/2/aicore_pct"] == 0.0 and values["npu/node1/2/health_ok"] == 1.0
+    assert (workdir / ".npu_sampler.pid").read_text().strip() == str(os.getpid())
+
+
+def test_nothing_is_kept_while_no_process_holds_an_npu(tmp_path):
+    sampler, workdir = workdir_with(tmp_path, fixture=A2_IDLE)
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=1) == 0
+    assert (tmp_path / "calls").read_text() == "info\n" and not (tmp_path / "logs").exists()
+    # npu-smi lists no process, this container's /proc shows the training's worker on an NPU: kept.
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path / "busy", holder=True), limit=1) == 0
+    assert len((tmp_path / "logs" / "npu_samples.node1.jsonl").read_text().splitlines()) == 1
+
+
+def test_without_tensorboard_no_event_file(tmp_path):
+    sampler, workdir = workdir_with(tmp_path, tensorboard=False)
+    sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=1)
+    assert (tmp_path / "logs" / "npu_samples.node1.jsonl").exists() and not (tmp_path / "tb").exists()
+
+
+def test_a_failing_npu_smi_is_one_error_line_not_an_exit(tmp_path):
+    sampler, workdir = workdir_with(tmp_path, fixture=ERROR)
+    (tmp_path / "fails").write_text("")
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=2) == 0
+    [line] = [json.loads(text) for text in (tmp_path / "logs" / "npu_samples.node1.jsonl").read_text().splitlines()]
+    assert "dcmi error -8005" in line["error"] and line["node"] == "node1" and "npus" not in line
+
+
+@pytest.mark.parametrize("raylet, seconds", [(False, 1), (True, 0)])
+def test_it_ends_without_a_raylet_or_when_turned_off(tmp_path, raylet, seconds):
+    sampler, workdir = workdir_with(tmp_path, seconds=seconds)
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path, raylet=raylet)) == 0
+    assert not (tmp_path / "calls").exists()
+
+
+def test_a_second_sampler_beside_a_running_one_exits_at_once(tmp_path):
+    sampler, workdir = workdir_with(tmp_path)
+    held = sampler.hold(str(workdir / ".npu_sampler.pid"))
+    assert held is not None
+    try:
+        # As start_verl.sh starts it: `python3 npu_sampler.py` in verl_workdir.
+        proc = subprocess.run([sys.executable, "npu_sampler.py"], cwd=workdir, capture_output=True, text=True, timeout=30, check=False)
+        assert proc.returncode == 0 and proc.stdout == proc.stderr == ""
+        assert not (tmp_path / "calls").exists()
+    finally:
+        held.close()
+    # The lock goes with its holder: the next one takes it (and, its interval 0, ends: a simulated cluster on this machine
+    # runs raylets its /proc shows).
+    values = workdir / "verl_control.env"
+    values.write_text(values.read_text().replace("NPU_SAMPLE_SECONDS='1'", "NPU_SAMPLE_SECONDS='0'"))
+    proc = subprocess.run([sys.executable, "npu_sampler.py"], cwd=workdir, capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert (workdir / ".npu_sampler.pid").read_text().strip() not in ("", str(os.getpid()))
+
+
+def test_an_unwritable_log_folder_loses_the_samples_not_the_sampler(tmp_path):
+    sampler, workdir = workdir_with(tmp_path, tensorboard=False)
+    (tmp_path / "logs").write_text("a file where the log folder should be")
+    assert sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=2, sleep=lambda _seconds: None) == 0
+    assert (tmp_path / "calls").read_text().splitlines() == ["info", "info"]
