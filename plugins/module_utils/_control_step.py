@@ -19,11 +19,13 @@ import subprocess
 # The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
 # bookkeeping. DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
 # others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
-# itself: tests/test_control_script.py holds the lists equal to the script's).
+# itself: tests/test_control_script.py holds the lists equal to the script's). HOST_STEPS run on the head's host, not in the
+# container (node_step's lock_folder: _deploy_lock.host_step); unlock runs in either.
 CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
                  "status", "stop-training", "stop-ray", "unlock", "lock")
 LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
 DECIDED_STEPS = ("ray", "ray-check", "ray-progress", "verify-look")
+HOST_STEPS = ("lock",)
 PRIMITIVES = ("ray-look", "ray-start", "supervise", "verify-facts")
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
@@ -48,7 +50,11 @@ def argument_problem(params):
     bad = sorted(str(name) for name in (params.get("env") or {}) if not _ENV_NAME.fullmatch(str(name)))
     if bad:
         return "env names %s, which are not variable names ([A-Za-z_][A-Za-z0-9_]*). Fix: rename them." % ", ".join(map(repr, bad))
-    for option in ("workdir", "chdir"):
+    if params.get("step") and params.get("lock_folder") and params["step"] not in ("lock", "unlock"):
+        return "lock_folder is for the steps lock and unlock (on the host), not %r. Fix: give container and workdir." % params["step"]
+    if params.get("step") and not params.get("lock_folder") and not (params.get("container") and params.get("workdir")):
+        return "step %r runs in the training container: give container and workdir (or lock_folder, for lock and unlock)." % params["step"]
+    for option in ("workdir", "chdir", "lock_folder"):
         value = params.get(option)
         if value is not None and not str(value).startswith("/"):
             return "%s=%r is not an absolute path. Fix: give the folder from / (verl_workdir is one)." % (option, value)
