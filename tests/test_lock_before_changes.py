@@ -66,7 +66,7 @@ def test_a_deploy_refused_at_the_lock_changed_nothing_on_any_node(tmp_path):
     proc, lock = run_stage_four(tmp_path, deploy_lock(0, before_ray=900))
     assert proc.returncode != 0, proc.output
     text = " ".join(proc.output.split())
-    assert "another deploy is changing this cluster: the deploy of controller c2 pid 22 (AWX job 5) holds its lock since " in text
+    assert "head1 (head): another deploy is changing this cluster: the deploy of controller c2 pid 22 (AWX job 5) holds its lock since " in text
     assert "This deploy waited 0 s (verl_deploy_lock_timeout) and changed nothing. Fix: let that deploy end (or stop it)" in text
     assert not list(tmp_path.glob("changed-*")), "a node changed after the refusal"
     assert lock.read_text() == other, "the other deploy's lock was touched"
