@@ -48,7 +48,7 @@ def stage_four(tmp_path, fail_on=""):
 def run_stage_four(tmp_path, lock, fail_on=""):
     logs = tmp_path / "logs"
     setup = {"name": "The settings check's facts", "hosts": "ray_head:ray_workers", "gather_facts": False, "tasks": [
-        {"name": "Keep them", "ansible.builtin.set_fact": {"_verl_launch": {"log_dir": str(logs)}, "_verl_lock": lock}}]}
+        {"name": "Keep them", "ansible.builtin.set_fact": {"_verl_launch": {"log_dir": str(logs), "deploy_lock_timeout": 0}, "_verl_lock": lock}}]}
     (tmp_path / "play.yml").write_text(yaml.safe_dump([setup, stage_four(tmp_path, fail_on)], sort_keys=False))
     (tmp_path / "hosts.ini").write_text("[ray_head]\nhead1\n[ray_workers]\nworker1\n[all:vars]\nansible_connection=local\n"
                                         "ansible_python_interpreter=%s\n" % sys.executable)
@@ -81,6 +81,9 @@ def test_a_stage_that_stops_the_deploy_releases_the_lock_it_took(tmp_path):
     proc, lock = run_stage_four(tmp_path, mine)
     assert proc.returncode == 0, proc.output
     assert "token=%s\n" % mine["token"] in lock.read_text() and "lease=3120\n" in lock.read_text(), "held to the end"
+    # The take is the run's own bookkeeping: an unchanged re-run still reports 0 changed.
+    took = proc.stdout.split("Take the deploy's lock on the head, before any node changes]", 1)[1].split("TASK [", 1)[0]
+    assert "ok: [head1]" in took and "changed:" not in took, took
 
 
 def test_nothing_before_the_lock_changes_a_node_and_every_stage_before_rays_releases_it_when_it_stops():

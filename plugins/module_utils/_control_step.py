@@ -16,14 +16,14 @@ import os
 import re
 import subprocess
 
-# The steps the playbooks run. Those that only look change nothing whatever they answer; unlock is the run's own
-# bookkeeping. DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
+# The steps the playbooks run. Those that only look change nothing whatever they answer; lock and unlock are the run's
+# own bookkeeping (an unchanged re-run reports 0 changed). DECIDED_STEPS are decided here, in Python, between the control script's primitives (decided_step); the
 # others are the script's own (verl_control.sh's `case`, with the primitives and supervise, which start-training runs
 # itself: tests/test_control_script.py holds the lists equal to the script's). HOST_STEPS run on the head's host, not in the
 # container (node_step's lock_folder: _deploy_lock.host_step); unlock runs in either.
 CONTROL_STEPS = ("members", "ray-progress", "ray", "ray-check", "training-state", "start-training", "verify-look", "npus-look",
                  "status", "stop-training", "stop-ray", "unlock", "lock")
-LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "unlock"))
+LOOK_STEPS = frozenset(("members", "ray-progress", "ray-check", "training-state", "verify-look", "npus-look", "status", "lock", "unlock"))
 DECIDED_STEPS = ("ray", "ray-check", "ray-progress", "verify-look")
 HOST_STEPS = ("lock",)
 PRIMITIVES = ("ray-look", "ray-start", "supervise", "verify-facts")

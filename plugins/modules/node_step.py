@@ -22,7 +22,7 @@ description:
   - A control script's step answers with one JSON document, its sentences for people and its answer for the playbooks
     (every value a string, whatever bytes it holds); a role's script (O(argv)) ends with C(KEY=VALUE) lines. The task's
     C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
-    V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
+    V(training-state), V(verify-look), V(npus-look), V(status)) and V(lock) and V(unlock) (the run's own bookkeeping) never report
     changed. Without that line, a step that ended with an exit code other than 0 may have changed something half-way and
     reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
     something only when it says so.
