@@ -225,7 +225,8 @@ def holder_runs(pid, proc="/proc"):
                 nspid = [line.split()[1:] for line in handle if line.startswith("NSpid:")]
         except OSError:
             continue
-        if pid in (entry, (nspid[0] or [entry])[-1] if nspid else entry):
+        # Its pid in every namespace it is in (NSpid: the host's first, its container's last); without NSpid, the entry.
+        if pid == entry or (nspid and nspid[0] and pid == nspid[0][-1]):
             return True
     return False
 
@@ -273,18 +274,11 @@ def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sl
     path = os.path.join(folder, LOCK_FILE)
     os.makedirs(folder, exist_ok=True)
     token, wait = values[TOKEN_ENV], int(values.get(WAIT_ENV) or 300)
-    said, how, waited, start = [], "", False, clock()
+    said, waited, over, start = [], False, False, clock()
     while True:
         fields, age = _read(path, clock)
         state = holder_state(fields, age, token, runs)
-        if state == "mine":
-            _renew(path, fields, values)
-            how = "held"
-        elif state == "free" and _create(path, values, clock):
-            if waited:
-                said.append("lock: taken after waiting %d s for another deploy." % (clock() - start))
-            how = how or ("waited" if waited else "free")
-        elif state == "gone":
+        if state == "gone":
             # Only one deploy moves this lock aside (rename is atomic); it then takes a new one.
             aside = "%s.gone.%d" % (path, os.getpid())
             try:
@@ -294,9 +288,9 @@ def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sl
                 continue
             said.append("lock: taken over from %s (since %s): that deploy is gone (no step for more than %d s)." % (
                 fields.get("holder"), when(fields.get("since")), lease_of(fields)))
-            how = "taken-over"
+            over = True
             continue
-        elif state == "busy":
+        if state == "busy":
             if clock() - start >= wait:
                 return _answer(4, said, {}, refusal(where, fields, age, wait))
             if not waited:
@@ -304,9 +298,18 @@ def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sl
                     fields.get("holder") or "another deploy", when(fields.get("since")), wait))
             waited = True
             sleep(LOOK_EVERY)
-        if how:
-            said.append("lock: %s for %s" % (how, values.get(HOLDER_ENV) or "this run"))
-            return _answer(0, said, {"changed": str(how != "held").lower(), "state": "held", "lock": how})
+            continue
+        if state == "mine":
+            _renew(path, fields, values)
+            how = "held"
+        elif not _create(path, values, clock):
+            continue  # another deploy took it first: look again
+        else:
+            how = "taken-over" if over else ("waited" if waited else "free")
+            if waited:
+                said.append("lock: taken after waiting %d s for another deploy." % (clock() - start))
+        said.append("lock: %s for %s" % (how, values.get(HOLDER_ENV) or "this run"))
+        return _answer(0, said, {"changed": str(how != "held").lower(), "state": "held", "lock": how})
 
 
 def release(folder, values):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -137,14 +138,15 @@ class Clock:
     """Seconds that pass only when the take sleeps; then() runs at a given second (another deploy's release)."""
 
     def __init__(self, then=None, at=None):
-        self.now, self.then, self.at = 1_800_000_000.0, then, at
+        self.start = self.now = time.time()  # the files' times are the real clock's
+        self.then, self.at = then, at
 
     def __call__(self):
         return self.now
 
     def sleep(self, seconds):
         self.now += seconds
-        if self.then and self.now - 1_800_000_000.0 >= self.at:
+        if self.then and self.now - self.start >= self.at:
             self.then()
             self.then = None
 
@@ -228,3 +230,24 @@ def test_a_holders_call_is_seen_running_on_the_host_also_from_its_container(tmp_
     assert holder_runs("73", proc=str(tmp_path)) and holder_runs("5000", proc=str(tmp_path))
     assert not holder_runs("74", proc=str(tmp_path)) and not holder_runs("", proc=str(tmp_path))
     assert not holder_runs("99", proc=str(tmp_path))
+
+
+def test_a_lock_taken_over_but_taken_first_by_another_deploy_is_waited_for_not_claimed(tmp_path, monkeypatch):
+    """Two deploys take over the same dead lock: the one that loses the new lock's create waits for the winner, as for any
+    deploy (it never answers taken-over for a lock it does not hold)."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
+    lock = tmp_path / "deploy.lock"
+    lock.write_text("token=dead\nholder=the deploy of controller c9 pid 99\nsince=1700000000\npid=999999\n")
+    os.utime(lock, (1, 1))
+    real = _deploy_lock._create
+
+    def create_lost(path, _values, clock):  # the other deploy creates its lock between this one's rename and create
+        monkeypatch.setattr(_deploy_lock, "_create", real)
+        real(path, values("winner"), clock)
+        return False
+
+    monkeypatch.setattr(_deploy_lock, "_create", create_lost)
+    clock = Clock()
+    done = take(str(tmp_path), values("loser", wait=4), "h1", runs=lambda pid: False, clock=clock, sleep=clock.sleep)
+    assert done["rc"] == 4 and "the deploy of controller winner holds its lock" in done["stderr"], done
+    assert "token=winner\n" in lock.read_text()
