@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS, DECIDED_STEPS, PRIMITIVES, STEPS, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import (CONTROL_STEPS, DECIDED_STEPS, HOST_STEPS, PRIMITIVES, STEPS,
+                                                                                read_answer)
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_lines
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_training_state,
@@ -355,6 +356,52 @@ def lock_env(token, holder="controller c1 pid 11", wait="2"):
     return {"VERL_DEPLOY_LOCK_TOKEN": token, "VERL_DEPLOY_LOCK_HOLDER": holder, "VERL_DEPLOY_LOCK_WAIT": wait}
 
 
+def on_host(step, folder, **env):
+    """node_step's lock or unlock with lock_folder, as the module runs it on the head's host (the same file the script keeps)."""
+    done = node_step.run({"lock_folder": str(folder), "step": step, "lock_env": ["env"] + ["%s=%s" % pair for pair in sorted(env.items())]})
+    return subprocess.CompletedProcess([step], done["rc"], done["stdout"], done["stderr"])
+
+
+def test_the_lock_a_deploy_takes_on_the_host_before_its_first_change_is_the_one_its_steps_hold(control):
+    """deploy.yml takes its lock on the head's host before the container stage, with the longer lease of the stages before
+    Ray's; its steps in the container find it held (and set the lease back), another deploy is refused on the host with the
+    script's words, and the end's unlock on the host releases it."""
+    lock = control.state / "deploy.lock"
+    first = on_host("lock", control.state, **dict(lock_env("run-a", "controller c1 pid 11 (AWX job 7)"), VERL_DEPLOY_LOCK_LEASE="3000"))
+    assert first.returncode == 0, first.stderr
+    assert answer_of(first) == {"changed": "true", "state": "held", "lock": "free"}
+    assert "token=run-a" in lock.read_text() and "lease=3000" in lock.read_text()
+    # Another deploy, on the host (its own take before its first change) or in the container: refused, naming the holder.
+    other = on_host("lock", control.state, **lock_env("run-b", "controller c2 pid 22", wait="0"))
+    assert other.returncode == 4 and other.stdout and answer_of(other) == {}, other
+    script = control("stop-training", **lock_env("run-b", "controller c2 pid 22", wait="0"))
+    assert script.returncode == 4
+    for refused in (other.stderr, script.stderr):
+        told = refused.split(": ", 1)[1]
+        assert told.startswith("another deploy is changing this cluster: controller c1 pid 11 (AWX job 7) holds its lock since "), refused
+        assert "This deploy waited 0 s (verl_deploy_lock_timeout) and changed nothing. Fix: let that deploy end (or stop it), then " \
+               "run again; the lock of a deploy that is gone is taken over 3000 s after its last step." in told, refused
+    # The deploy's Ray step holds it, and from there the lease is the steps' own.
+    assert answer_of(control("ray", **no_ray_here(control), **lock_env("run-a")))["lock"] == "held"
+    assert "lease=120\n" in lock.read_text() and "token=run-a" in lock.read_text()
+    assert answer_of(on_host("unlock", control.state, **lock_env("run-b"))) == {"changed": "false", "state": "not-held"}
+    assert answer_of(on_host("unlock", control.state, **lock_env("run-a"))) == {"changed": "true", "state": "released"}
+    assert not lock.exists()
+    assert on_host("lock", control.state, **lock_env("run-b")).returncode == 0
+
+
+def test_the_host_takes_over_the_lock_of_a_deploy_that_is_gone_as_the_script_does(control):
+    control.state.mkdir(parents=True, exist_ok=True)
+    lock = control.state / "deploy.lock"
+    lock.write_text("token=old\nholder=controller c9 pid 99\nsince=1700000000\npid=999999\n")
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    proc = on_host("lock", control.state, **lock_env("run-new"))
+    assert proc.returncode == 0, proc.stderr
+    assert answer_of(proc)["lock"] == "taken-over"
+    assert "lock: taken over from controller c9 pid 99 (since " in text(proc) and "that deploy is gone (no step for more than 120 s)" in text(proc)
+    assert "token=run-new" in lock.read_text()
+
+
 def test_a_second_deploy_waits_for_the_lock_then_refuses_naming_the_holder(control):
     first = control("start-training", HOLD="60", **lock_env("run-a", "controller c1 pid 11 (AWX job 7)"))
     assert first.returncode == 0, first.stderr
@@ -486,17 +533,17 @@ COMPARISON = "the mask comparison (compare.yml) of controller c1 pid 11"
 
 
 def test_a_comparison_holds_the_lock_across_its_deploys_and_releases_it_at_its_end(control):
-    """compare.yml takes the lock once (`lock`) with a lease of its own; the deploys it runs carry its token with
+    """compare.yml takes the lock once (`lock`, on the head's host) with a lease of its own; the deploys it runs carry its token with
     VERL_DEPLOY_LOCK_KEEP: their steps, their failures and their unlock keep it. Another deploy meanwhile waits and is
     refused naming the comparison, also between two masks (no training running) and past the deploy's 120 s lease."""
     mine = dict(lock_env("cmp-1", COMPARISON), VERL_DEPLOY_LOCK_LEASE="900")
     deploy = dict(mine, VERL_DEPLOY_LOCK_KEEP="1")
     lock = control.state / "deploy.lock"
-    taken = control("lock", **mine)
+    taken = on_host("lock", control.state, **mine)
     assert taken.returncode == 0, taken.stderr
     assert answer_of(taken) == {"changed": "true", "state": "held", "lock": "free"}
     assert "lease=900" in lock.read_text()
-    assert answer_of(control("lock", **mine))["lock"] == "held"
+    assert answer_of(on_host("lock", control.state, **mine))["lock"] == "held"
     # A mask's deploy: its start holds the lock, its failed step and its unlock keep it.
     assert control("start-training", HOLD="60", **deploy).returncode == 0
     wait_for(lambda: state(control)["state"] == "running")
@@ -538,7 +585,7 @@ def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tm
     folder = write_scripts(launch_ok(verl_log_dir=str(control.logs / "compare"), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"),
                            tmp_path / "verl-cmp", lock_folder=str(shared))
     assert "LOCK_FOLDER=%s\n" % shared in (folder / "verl_control.env").read_text()
-    proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "lock"], env=dict(os.environ, **lock_env("cmp-2", COMPARISON)),
+    proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "stop-training"], env=dict(os.environ, **lock_env("cmp-2", COMPARISON)),
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "token=cmp-2" in (shared / "deploy.lock").read_text()
@@ -659,12 +706,13 @@ def test_each_start_keeps_the_previous_starts_output(control):
 
 def test_the_steps_verl_deploy_node_step_runs_are_the_scripts():
     """The table of steps (_control_step.STEPS) is the script's: its `case` lines, in order, are the table's steps but those
-    node_step decides itself (DECIDED_STEPS); its usage (the header) and its refusal of an unknown step list them but
-    supervise (start-training runs it). node_step's choices are the table's steps but the primitives."""
+    node_step decides itself (DECIDED_STEPS) or runs on the head's host (HOST_STEPS); its usage (the header) and its refusal
+    of an unknown step list them but supervise (start-training runs it). node_step's choices are the table's steps but the
+    primitives."""
     text = (REPO / "roles/training/files/verl_control.sh").read_text()
     dispatch = text[text.index('case "${step}" in'):]
     cased = re.findall(r"^([a-z-]+)\) ", dispatch, re.M)
-    assert cased == [step for step in STEPS if step not in DECIDED_STEPS]
+    assert cased == [step for step in STEPS if step not in DECIDED_STEPS + HOST_STEPS]
     assert CONTROL_STEPS == tuple(step for step in STEPS if step not in PRIMITIVES)
     listed = re.search(r"use one of: ([a-z, -]+)\.", dispatch).group(1).split(", ")
     usage = re.findall(r"^#   bash verl_control\.sh ([a-z-]+)", text[:text.index("set -euo pipefail")], re.M)

@@ -18,6 +18,8 @@ MODULE = "verl.deploy.node_step"
 
 def said_as(args):
     """The step as a message names it: verl_control.sh STEP, a role's script by its $0 (sh -c SCRIPT NAME ...), or the program."""
+    if args.get("lock_folder"):
+        return "the deploy's %s in %s" % (args["step"], args["lock_folder"])
     if args["step"]:
         return "verl_control.sh " + args["step"]
     argv = args["argv"]

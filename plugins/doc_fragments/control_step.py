@@ -12,12 +12,14 @@ class ModuleDocFragment:
 options:
   step:
     description:
-      - A step of the control script, C(verl_control.sh) in O(workdir), run in O(container).
+      - A step of the control script, C(verl_control.sh) in O(workdir), run in O(container); V(lock) (and V(unlock)) with
+        M(verl.deploy.node_step)'s C(lock_folder) run on the host.
     type: str
     choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
               stop-training, stop-ray, unlock, lock]
   workdir:
-    description: The folder of the control script in the container (the deploy's C(verl_workdir)). Required with O(step).
+    description: The folder of the control script in the container (the deploy's C(verl_workdir)). Required with O(step) (but
+      for the lock's steps on the host).
     type: str
   args:
     description: The step's arguments.

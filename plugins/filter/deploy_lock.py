@@ -39,6 +39,12 @@ options:
     description: The lock's folder on the head, when it must not follow C(verl_log_dir) (the comparison's).
     type: str
     default: ''
+  before_ray:
+    description:
+      - A deploy's C(verl_docker_timeout). The identity then also has C(first_env), its C(env) with the lease of the lock the
+        deploy takes on the head before its first change, which outlasts the stages before Ray's (the image's pull and the
+        container's start, SwanLab's, the scripts').
+    type: int
   resume:
     description:
       - The lock identity an earlier run of the same comparison kept in its state file (its C(token), C(holder), C(host)
@@ -57,7 +63,7 @@ RETURN = r"""
 _value:
   description: C(token), C(holder), C(folder), C(lease), C(outer) (taken from a comparison), C(env) (a list of strings),
     C(handed_down) (what a comparison puts in C(VERL_DEPLOY_OUTER_LOCK) for the deploys it runs), C(host) and C(pid) (this
-    run's) and, for a comparison, C(taken_back) (the identity of an interrupted run of it was taken, O(resume)).
+    run's), C(first_env) (with O(before_ray)) and, for a comparison, C(taken_back) (the identity of an interrupted run of it was taken, O(resume)).
   type: dict
 """
 
@@ -66,7 +72,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 
-def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder="", resume=None):
+def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder="", resume=None, before_ray=None):
     from ansible_collections.verl.deploy.plugins.module_utils import _deploy_lock
     try:
         # Only a deploy looks for a comparison's identity: the comparison's own is always new.
@@ -76,7 +82,8 @@ def deploy_lock(wait, job_id="", kind="deploy", lease=None, folder="", resume=No
     if kind not in _deploy_lock.KINDS:
         raise AnsibleFilterError("verl.deploy.deploy_lock: kind %r; use one of %s" % (kind, ", ".join(_deploy_lock.KINDS)))
     taken_back = _deploy_lock.taken_back_from(resume) if kind != "deploy" else None
-    return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer, taken_back=taken_back)
+    return _deploy_lock.deploy_lock(wait, job_id, kind=kind, lease=lease, folder=folder, outer=outer, taken_back=taken_back,
+                                    before_ray=before_ray)
 
 
 class FilterModule:

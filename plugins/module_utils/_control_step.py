@@ -18,18 +18,21 @@ import subprocess
 
 # The one table of steps, name -> kind. look: the script's step that changes nothing whatever it answers (unlock is the
 # run's own bookkeeping); change: the script's step that may change the node; decided look / decided change: decided
-# here, in Python, between the script's primitives (decided_step); primitive: the script's, run only by a decided step
-# (and supervise, which start-training runs itself). In the order of verl_control.sh's `case` and usage, which
-# tests/test_control_script.py holds equal to it; node_step's and wait_progress' choices are CONTROL_STEPS.
+# here, in Python, between the script's primitives (decided_step); host look: run on the head's host, not in the
+# container (node_step's lock_folder: _deploy_lock.host_step; lock is the run's own bookkeeping too, and unlock runs in
+# either); primitive: the script's, run only by a decided step (supervise by start-training, come-back by the container's
+# start command). In the order of verl_control.sh's `case` and usage, which tests/test_control_script.py holds equal to
+# it; node_step's and wait_progress' choices are CONTROL_STEPS.
 STEPS = {
     "members": "look", "ray-progress": "decided look", "ray": "decided change", "ray-check": "decided look",
     "ray-look": "primitive", "ray-start": "primitive", "training-state": "look", "start-training": "change",
     "supervise": "primitive", "verify-look": "decided look", "verify-facts": "primitive", "npus-look": "look", "status": "look",
-    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "change", "come-back": "primitive",
+    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "host look", "come-back": "primitive",
 }
 CONTROL_STEPS = tuple(name for name, kind in STEPS.items() if kind != "primitive")
 LOOK_STEPS = frozenset(name for name, kind in STEPS.items() if kind.endswith("look"))
 DECIDED_STEPS = tuple(name for name, kind in STEPS.items() if kind.startswith("decided"))
+HOST_STEPS = tuple(name for name, kind in STEPS.items() if kind.startswith("host"))
 PRIMITIVES = tuple(name for name, kind in STEPS.items() if kind == "primitive")
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
@@ -54,7 +57,11 @@ def argument_problem(params):
     bad = sorted(str(name) for name in (params.get("env") or {}) if not _ENV_NAME.fullmatch(str(name)))
     if bad:
         return "env names %s, which are not variable names ([A-Za-z_][A-Za-z0-9_]*). Fix: rename them." % ", ".join(map(repr, bad))
-    for option in ("workdir", "chdir"):
+    if params.get("step") and params.get("lock_folder") and params["step"] not in ("lock", "unlock"):
+        return "lock_folder is for the steps lock and unlock (on the host), not %r. Fix: give container and workdir." % params["step"]
+    if params.get("step") and not params.get("lock_folder") and not (params.get("container") and params.get("workdir")):
+        return "step %r runs in the training container: give container and workdir (or lock_folder, for lock and unlock)." % params["step"]
+    for option in ("workdir", "chdir", "lock_folder"):
         value = params.get(option)
         if value is not None and not str(value).startswith("/"):
             return "%s=%r is not an absolute path. Fix: give the folder from / (verl_workdir is one)." % (option, value)

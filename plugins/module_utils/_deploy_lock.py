@@ -4,9 +4,12 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 #
-# One deploy at a time per cluster: who this deploy is, for the lock verl_control.sh keeps on the Ray head.
-# The token tells this run's steps from another deploy's; the holder text is what a refused deploy reads
-# ("the deploy of controller awx-1 pid 4242 (AWX job 17)").
+# One deploy at a time per cluster: who this deploy is, for the lock on the Ray head, and the lock's take and release on the
+# head's host (node_step's steps `lock` and `unlock` with lock_folder). The token tells this run's steps from another
+# deploy's; the holder text is what a refused deploy reads ("the deploy of controller awx-1 pid 4242 (AWX job 17)").
+# The lock is one file, <verl_log_dir>/.verl-deploy/deploy.lock on the head: verl_log_dir is mounted at the same path in
+# the training container, whose verl_control.sh takes, renews and releases the same file with the same rules (lock_take).
+# A deploy takes it here, on the host, before its first change on any node (there may be no container yet).
 from __future__ import annotations
 
 import json
@@ -47,10 +50,19 @@ def playbook_pid(pid=None, proc="/proc"):
 OUTER_ENV = "VERL_DEPLOY_OUTER_LOCK"
 # How long a lock whose holder made no step stays its holder's (verl_control.sh's LOCK_LEASE, for a deploy).
 LEASE = 120
+# The environment that gives a step this run's lock identity (deploy_lock()'s env), as verl_control.sh reads it.
+TOKEN_ENV, HOLDER_ENV, WAIT_ENV, KEEP_ENV, LEASE_ENV = (
+    "VERL_DEPLOY_LOCK_TOKEN", "VERL_DEPLOY_LOCK_HOLDER", "VERL_DEPLOY_LOCK_WAIT", "VERL_DEPLOY_LOCK_KEEP", "VERL_DEPLOY_LOCK_LEASE")
+# The steps before Ray's stage renews the lock (the container, SwanLab, the scripts) are bounded: the image's pull and the
+# container's start by verl_docker_timeout each, the rest by these seconds (SwanLab's install 600, login 120 and run 300;
+# the command's check 60; the image's check). The lock a deploy takes before its first change outlasts them
+# (lease_before_ray); the first step of Ray's stage sets the lease back to LEASE.
+BEFORE_RAY_SECONDS = 1200
 KINDS = {"deploy": "the deploy", "compare": "the mask comparison (compare.yml)", "smoke": "the smoke launch (smoke.yml)"}
 
 
-def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None, taken_back=None):
+def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy", lease=None, folder="", outer=None, taken_back=None,
+                before_ray=None):
     """This run's lock identity: {'token', 'holder', 'folder', 'env', 'host', 'pid'}; env is the argv prefix that gives it to
     verl_control.sh; host and pid are this run's (the comparison keeps them in its state: taken_back_from()).
 
@@ -60,7 +72,22 @@ def deploy_lock(wait, job_id="", host=None, pid=None, started=None, kind="deploy
     outer: the identity a comparison handed down (outer_lock()): this run takes its token, holder, lease and folder, and
     its steps keep the lock when they end or fail (VERL_DEPLOY_LOCK_KEEP): the comparison releases it.
     taken_back: the token and holder of a comparison that died (taken_back_from()): this run resumes it and takes its lock
-    back as its own at once, instead of waiting for its lease."""
+    back as its own at once, instead of waiting for its lease.
+    before_ray: verl_docker_timeout, for a deploy: the lock also gets first_env, env with the lease of the take before its first
+    change (lease_before_ray)."""
+    lock = _identity(wait, job_id, host, pid, started, kind, lease, folder, outer, taken_back)
+    if before_ray is not None:
+        lock["first_env"] = [item for item in lock["env"] if not item.startswith(LEASE_ENV + "=")] + [
+            "%s=%d" % (LEASE_ENV, max(lease_before_ray(before_ray), int(lock.get("lease") or 0)))]
+    return lock
+
+
+def lease_before_ray(docker_timeout):
+    """Seconds the lock a deploy takes before its first change stays its own without a step: until Ray's stage renews it."""
+    return LEASE + 2 * int(docker_timeout) + BEFORE_RAY_SECONDS
+
+
+def _identity(wait, job_id, host, pid, started, kind, lease, folder, outer, taken_back):
     host = host or socket.gethostname()
     pid = pid or playbook_pid()
     if outer:
@@ -127,3 +154,187 @@ def outer_lock(text):
     if lease is not None and (isinstance(lease, bool) or not isinstance(lease, int) or lease < 1):
         raise ValueError("%s: lease must be a positive number of seconds, not %r" % (OUTER_ENV, lease))
     return {"token": found["token"], "holder": found["holder"], "lease": lease, "folder": found.get("folder") or ""}
+
+
+# --- The lock on the head's host (node_step's `lock` and `unlock` with lock_folder): verl_control.sh's rules, in Python.
+LOCK_FILE = "deploy.lock"
+# Seconds between two looks at another deploy's lock while waiting for it (verl_control.sh's `sleep 2`).
+LOOK_EVERY = 2
+
+
+def lock_values(lock_env):
+    """The VERL_DEPLOY_LOCK_* values of a step's lock_env (`env NAME=VALUE ...`, deploy_lock()'s env)."""
+    return dict(item.split("=", 1) for item in lock_env if "=" in item and item.startswith("VERL_DEPLOY_LOCK_"))
+
+
+def lock_fields(text):
+    """The lock file's fields (token, holder, since, pid, lease), each its first line NAME=VALUE."""
+    found = {}
+    for line in (text or "").splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name not in found:
+            found[name] = value
+    return found
+
+
+def lease_of(fields):
+    """The lease the holder wrote (a comparison's, a deploy's before Ray), else LEASE."""
+    lease = str(fields.get("lease") or "")
+    return int(lease) if lease.isdigit() else LEASE
+
+
+def holder_state(fields, age, token, runs):
+    """Whose the lock is, for a take: "free" (no lock), "mine" (this run's token), "gone" (its holder made no step for its
+    lease and the call that took it no longer runs: runs(pid)), else "busy"."""
+    if fields is None:
+        return "free"
+    if token and fields.get("token") == token:
+        return "mine"
+    if age > lease_of(fields) and not runs(fields.get("pid", "")):
+        return "gone"
+    return "busy"
+
+
+def when(since):
+    """A lock's since as the head's local time."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(since) if str(since).isdigit() else 0))
+
+
+def refusal(where, fields, age, wait):
+    """What a deploy refused for another deploy's lock reads (verl_control.sh's words)."""
+    return ("%s: another deploy is changing this cluster: %s holds its lock since %s (last step %d s ago). This deploy waited %d s "
+            "(verl_deploy_lock_timeout) and changed nothing. Fix: let that deploy end (or stop it), then run again; the lock of a "
+            "deploy that is gone is taken over %d s after its last step." % (
+                where, fields.get("holder") or "unknown", when(fields.get("since")), age, wait, lease_of(fields)))
+
+
+def holder_runs(pid, proc="/proc"):
+    """Whether a verl_control.sh call whose pid is pid runs on this host, seen from here or in a container (a container's
+    step writes its pid as its container sees it: the last number of NSpid in /proc/<pid>/status)."""
+    pid = str(pid or "").strip()
+    if not pid.isdigit():
+        return False
+    for entry in os.listdir(proc):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("%s/%s/cmdline" % (proc, entry), "rb") as handle:
+                if b"verl_control.sh" not in handle.read():
+                    continue
+            with open("%s/%s/status" % (proc, entry), encoding="utf-8", errors="replace") as handle:
+                nspid = [line.split()[1:] for line in handle if line.startswith("NSpid:")]
+        except OSError:
+            continue
+        # Its pid in every namespace it is in (NSpid: the host's first, its container's last); without NSpid, the entry.
+        if pid == entry or (nspid and nspid[0] and pid == nspid[0][-1]):
+            return True
+    return False
+
+
+def _read(path, clock):
+    """(fields, age in seconds) of the lock file, or (None, 0) when there is none."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        age = int(clock() - os.stat(path).st_mtime)
+    except FileNotFoundError:
+        return None, 0
+    return lock_fields(text), max(age, 0)
+
+
+def _create(path, values, clock):
+    """The lock created only if none exists (O_EXCL): True, or False when another was there."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(handle, "w", encoding="utf-8") as lock:
+        lock.write("token=%s\nholder=%s\nsince=%d\npid=%d\nlease=%s\n" % (
+            values[TOKEN_ENV], values.get(HOLDER_ENV) or "a deploy", int(clock()), os.getpid(), values.get(LEASE_ENV) or LEASE))
+    return True
+
+
+def _renew(path, fields, values):
+    """This run's lock made fresh, with the lease this step gives (written aside, then renamed over it: atomic)."""
+    fields = dict(fields, lease=str(values.get(LEASE_ENV) or LEASE))
+    aside = "%s.%d" % (path, os.getpid())
+    with open(aside, "w", encoding="utf-8") as handle:
+        handle.write("".join("%s=%s\n" % pair for pair in fields.items()))
+    os.replace(aside, path)
+
+
+def _answer(rc, said, answer, stderr=""):
+    return {"rc": rc, "stdout": json.dumps({"said": said, "answer": answer}, sort_keys=True), "stderr": stderr}
+
+
+def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sleep):
+    """The step `lock` on the head's host: this run's lock taken (or renewed, when it holds it) in folder, waiting at most
+    VERL_DEPLOY_LOCK_WAIT s for another deploy's, then refused (rc 4, naming it) as verl_control.sh's lock_take does. The answer
+    says how: held (this run's already), free, waited, taken-over (from a deploy that is gone)."""
+    path = os.path.join(folder, LOCK_FILE)
+    os.makedirs(folder, exist_ok=True)
+    token, wait = values[TOKEN_ENV], int(values.get(WAIT_ENV) or 300)
+    said, waited, over, start = [], False, False, clock()
+    while True:
+        fields, age = _read(path, clock)
+        state = holder_state(fields, age, token, runs)
+        if state == "gone":
+            # Only one deploy moves this lock aside (rename is atomic); it then takes a new one.
+            aside = "%s.gone.%d" % (path, os.getpid())
+            try:
+                os.rename(path, aside)
+                os.remove(aside)
+            except OSError:
+                continue
+            said.append("lock: taken over from %s (since %s): that deploy is gone (no step for more than %d s)." % (
+                fields.get("holder"), when(fields.get("since")), lease_of(fields)))
+            over = True
+            continue
+        if state == "busy":
+            if clock() - start >= wait:
+                return _answer(4, said, {}, refusal(where, fields, age, wait))
+            if not waited:
+                said.append("lock: %s holds the cluster's lock since %s; waiting at most %d s." % (
+                    fields.get("holder") or "another deploy", when(fields.get("since")), wait))
+            waited = True
+            sleep(LOOK_EVERY)
+            continue
+        if state == "mine":
+            _renew(path, fields, values)
+            how = "held"
+        elif not _create(path, values, clock):
+            continue  # another deploy took it first: look again
+        else:
+            how = "taken-over" if over else ("waited" if waited else "free")
+            if waited:
+                said.append("lock: taken after waiting %d s for another deploy." % (clock() - start))
+        said.append("lock: %s for %s" % (how, values.get(HOLDER_ENV) or "this run"))
+        return _answer(0, said, {"changed": str(how != "held").lower(), "state": "held", "lock": how})
+
+
+def release(folder, values):
+    """The step `unlock` on the head's host, as verl_control.sh's: kept for a run that holds it across deploys (KEEP), released
+    by its holder, else not held."""
+    path = os.path.join(folder, LOCK_FILE)
+    fields, _age = _read(path, time.time)
+    if fields is None or not values.get(TOKEN_ENV) or fields.get("token") != values[TOKEN_ENV]:
+        return _answer(0, ["lock: not held by this deploy"], {"changed": "false", "state": "not-held"})
+    if values.get(KEEP_ENV):
+        os.utime(path)
+        return _answer(0, ["lock: kept for %s, which releases it when it ends" % (values.get(HOLDER_ENV) or "the run that holds it")],
+                       {"changed": "false", "state": "kept"})
+    os.remove(path)
+    return _answer(0, ["lock: released"], {"changed": "true", "state": "released"})
+
+
+def host_step(step, folder, lock_env, where=None):
+    """node_step's `lock` or `unlock` with lock_folder, on the head's host: {rc, stdout, stderr} as the script's steps answer."""
+    values = lock_values(lock_env)
+    where = where or "the Ray head %s" % socket.gethostname()
+    if step == "lock" and not values.get(TOKEN_ENV):
+        return {"rc": 1, "stdout": "", "stderr": "%s: step 'lock' needs %s (the run's lock identity)." % (where, TOKEN_ENV)}
+    try:
+        return take(folder, values, where) if step == "lock" else release(folder, values)
+    except OSError as exc:
+        return {"rc": 1, "stdout": "", "stderr": "%s: the deploy's lock in %s: %s. Fix: make verl_log_dir writable by the Ansible user "
+                "on the head (or connect as root), then run again." % (where, folder, exc)}

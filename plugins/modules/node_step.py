@@ -22,8 +22,8 @@ description:
   - A control script's step, and a role's script (O(argv)), answers with one JSON document, its sentences for people and
     its answer for the playbooks (every value a string, whatever bytes it holds). The task's
     C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
-    V(training-state), V(verify-look), V(npus-look), V(status)) and V(unlock) (the run's own bookkeeping) never report
-    changed. Without that answer, a step that ended with an exit code other than 0 may have changed something half-way and
+    V(training-state), V(verify-look), V(npus-look), V(status)) and V(lock) and V(unlock) (the run's own bookkeeping) never
+    report changed. Without that answer, a step that ended with an exit code other than 0 may have changed something half-way and
     reports changed; one refused for another deploy's lock (exit code 4) did not. A role's script (O(argv)) changed
     something only when it says so.
   - A step that ran does not fail the task whatever its exit code (unless O(fail_on_rc)); the task that reads it decides,
@@ -32,6 +32,9 @@ description:
   - With O(job), collects the result of a step started in the background (C(async), C(poll=0)) as
     M(ansible.builtin.async_status) does, and reads it the same way once it has finished (O(step) may name it; a step
     that only looks never reports changed).
+  - With O(lock_folder), V(lock) and V(unlock) run on the host, without a container (the deploy takes its lock before its
+    first change on any node, when there may be no container yet). It is the lock file in that folder, the host's side of
+    the folder the container's C(verl_control.sh) keeps it in, taken, renewed and released with the same rules.
   - It refuses its arguments before anything runs when O(container) is not a name Docker gives (one beginning with C(-) would be
     an option of C(docker exec)), a name in O(env) is not a variable name, or O(workdir) or O(chdir) is not an absolute path.
   - An action plugin.
@@ -43,6 +46,10 @@ options:
     type: str
   chdir:
     description: The folder the command runs in, on the host (without O(container)).
+    type: str
+  lock_folder:
+    description: The deploy lock's folder on the host (C(<verl_log_dir>/.verl-deploy)), for O(step=lock) and O(step=unlock)
+      run on the host.
     type: str
   argv:
     description: A role's script, as an argument list (no shell), instead of O(step). One of O(step), O(argv) and O(job) is
@@ -137,12 +144,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
     CONTROL_STEPS, DECIDED_STEPS, argument_problem, control_argv, decided_step, run_command)
+from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import host_step
 
 # The options, as documented above; the action plugin (plugins/action/node_step.py) validates them with the same spec,
 # collects a background job (job) and judges fail_on_rc; this module runs the step on the host.
 ARGUMENT_SPEC = {
     "container": {"type": "str"},
     "chdir": {"type": "str"},
+    "lock_folder": {"type": "str"},
     "step": {"type": "str", "choices": list(CONTROL_STEPS)},
     "workdir": {"type": "str"},
     "args": {"type": "list", "elements": "str", "default": []},
@@ -153,9 +162,10 @@ ARGUMENT_SPEC = {
     "fail_on_rc": {"type": "bool", "default": False},
     "env": {"type": "dict"},
 }
-CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"], ["container", "chdir"]],
+CONSTRAINTS = {"mutually_exclusive": [["step", "argv"], ["argv", "job"], ["container", "chdir"], ["lock_folder", "container"],
+                                      ["lock_folder", "workdir"]],
                "required_one_of": [["step", "argv", "job"]],
-               "required_by": {"step": ["workdir", "container"], "env": ["container"]}}
+               "required_by": {"env": ["container"]}}
 
 
 def execute(argv, params, docker=None):
@@ -169,7 +179,10 @@ class _NotRun(Exception):
 
 def run(params, docker=None):
     """The step run: {rc, stdout, stderr}, or {failed, msg} when it could not run. A step of DECIDED_STEPS runs the script's
-    primitives it needs, one `docker exec` each on this host, and is decided here (_control_step.decided_step)."""
+    primitives it needs, one `docker exec` each on this host, and is decided here (_control_step.decided_step). With
+    lock_folder, the lock's step runs on the host (_deploy_lock.host_step)."""
+    if params.get("lock_folder"):
+        return host_step(params["step"], params["lock_folder"], params["lock_env"])
     if params["step"] in DECIDED_STEPS:
         def primitive(name, args, lock_env):
             done = execute(control_argv(params["workdir"], name, args, lock_env), params, docker)

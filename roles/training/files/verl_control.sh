@@ -21,8 +21,6 @@
 #   bash verl_control.sh stop-training              head: SIGTERM, up to 60 s, then SIGKILL of the training process only
 #   bash verl_control.sh stop-ray                   Ray on this node (ray stop) and its NPU sampler, nothing else
 #   bash verl_control.sh unlock                     head: the deploy's lock released (by its holder only)
-#   bash verl_control.sh lock                       head: the lock taken, or renewed, for a run that holds it across
-#                                                   deploys (playbooks/compare.yml), waited for as ray-look does
 #   bash verl_control.sh come-back                  worker: run by the container's own start command (roles/container): it
 #                                                   joins the head's Ray again after the container or its host restarted,
 #                                                   unless stop.yml stopped this node's Ray (ray_wanted is gone)
@@ -38,8 +36,11 @@
 # head (ray-look, ray-start, start-training, stop-training; members and verify-facts renew it). The lock is a file in the
 # state folder, on the host's log folder (it outlives the container): taken atomically in the same call that
 # starts the change, waited for within VERL_DEPLOY_LOCK_WAIT, taken over when its holder is gone (no step for
-# LOCK_LEASE s and its call no longer runs). Without the token (by hand, tests) no lock is taken.
-# A comparison (compare.yml) holds the lock across the deploys it runs: it gives them its own token with
+# LOCK_LEASE s and its call no longer runs). Without the token (by hand, tests) no lock is taken. deploy.yml takes the
+# same file on the head's host before its first change (node_step's lock, plugins/module_utils/_deploy_lock.py, the same
+# rules), with a lease that lasts until its Ray stage: these steps then find it held.
+# A comparison (compare.yml) holds the lock across the deploys it runs (taken on the head's host, as deploy.yml takes
+# its own before its first change): it gives them its own token with
 # VERL_DEPLOY_LOCK_KEEP=1 (their end and their failures keep the lock: the comparison releases it) and a lease of its
 # own (VERL_DEPLOY_LOCK_LEASE, kept in the lock file: between two of its steps runs at most one mask's deploy). Its
 # deploys log below <verl_log_dir>/compare, so verl_control.env names the deployment's state folder as LOCK_FOLDER.
@@ -156,8 +157,10 @@ lock_take() {
     deadline=$((SECONDS + wait))
     while :; do
         if [ "$(lock_field token)" = "${VERL_DEPLOY_LOCK_TOKEN}" ]; then
-            # This deploy's already: its call is now this one (a holder is gone only when no call of it runs).
-            { sed "s/^pid=.*/pid=$$/" "${LOCK}" >"${LOCK}.$$" && mv -f "${LOCK}.$$" "${LOCK}"; } 2>/dev/null || touch "${LOCK}"
+            # This deploy's already: its call is now this one (a holder is gone only when no call of it runs), and its lease
+            # this step's (the longer one the deploy took before its first change ends here, at Ray's stage).
+            { sed -e "s/^pid=.*/pid=$$/" -e "s/^lease=.*/lease=${VERL_DEPLOY_LOCK_LEASE:-${LOCK_LEASE}}/" "${LOCK}" >"${LOCK}.$$" &&
+                mv -f "${LOCK}.$$" "${LOCK}"; } 2>/dev/null || touch "${LOCK}"
             LOCK_ARMED=1
             LOCK_HOW=held
             return 0
@@ -227,16 +230,6 @@ unlock() {
         say "lock: not held by this deploy"
         answer changed=false state=not-held
     fi
-}
-
-lock_step() {
-    # A run that holds the lock across several deploys (compare.yml: from its first mask to its end) takes it here
-    # once, and again before each mask (held: renewed; lost meanwhile: taken again, or refused naming the holder, exit 4).
-    head_only lock
-    [ -n "${VERL_DEPLOY_LOCK_TOKEN:-}" ] || die "step 'lock' needs VERL_DEPLOY_LOCK_TOKEN (the run's lock identity)."
-    lock_take
-    say "lock: ${LOCK_HOW} for ${VERL_DEPLOY_LOCK_HOLDER:-this run}"
-    answer "changed=$([ "${LOCK_HOW}" = held ] && echo false || echo true)" state=held "lock=${LOCK_HOW}"
 }
 
 # --- Ray
@@ -695,7 +688,6 @@ status) status "$@" ;;
 stop-training) stop_training ;;
 stop-ray) stop_ray ;;
 unlock) unlock ;;
-lock) lock_step ;;
 come-back) come_back ;;
-*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-facts, npus-look, status, stop-training, stop-ray, unlock, lock, come-back." ;;
+*) die "unknown step '${step}'; use one of: members, ray-look, ray-start, training-state, start-training, verify-facts, npus-look, status, stop-training, stop-ray, unlock, come-back." ;;
 esac

@@ -81,16 +81,17 @@ def test_the_scripts_differ_between_nodes_only_where_they_must():
     assert len({in_verl(node, "cat /verl/verl_control.sh").stdout for node in nodes()}) == 1
 
 
-def test_an_unchanged_re_run_makes_two_calls_to_the_head_and_one_to_each_worker():
+def test_an_unchanged_re_run_makes_three_calls_to_the_head_and_one_to_each_worker():
     """What an unchanged re-run of a running training costs each node, as the engine saw it (each module Ansible runs on a
     node is one exec into it): on each node the read, which also runs the container check as the last deploy kept it (the
-    training holds the NPUs, so the container stage needs no call), and on the head the Ray look, which takes and releases
-    the deploy's lock. Nothing else: no second read of the training, no connects to the head's ports, no unlock step."""
+    training holds the NPUs, so the container stage needs no call), and on the head the deploy's lock taken on its host
+    before the container stage and the Ray look, which finds it held and releases it. Nothing else: no second read of the
+    training, no connects to the head's ports, no unlock step."""
     head, pids = hosts("ray_head")[0], training_pids(hosts("ray_head")[0])
     began = time.time()
     proc = playbook("deploy.yml")
     assert proc.returncode == 0 and {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
     events = sh("docker", "events", "--since", "%.3f" % began, "--until", "%.3f" % time.time(), "--filter", "event=exec_start",
                 "--format", "{{.Actor.Attributes.name}}").stdout.split()
-    assert {node: events.count(node) for node in nodes()} == {node: 2 if node == head else 1 for node in nodes()}, events
+    assert {node: events.count(node) for node in nodes()} == {node: 3 if node == head else 1 for node in nodes()}, events
     assert training_pids(head) == pids

@@ -250,6 +250,35 @@ def test_two_deploys_at_once_start_one_training(tmp_path):
     assert "training: running (pid %s)" % training_pids(HEAD)[0] in status.output, tail(status)
 
 
+def test_a_deploy_refused_at_the_lock_changed_nothing_on_any_node():
+    """Another deploy holds the lock (a fresh lock file on the head, as its take before the container stage writes it): a
+    deploy that would restart the training and install a script again is refused right after the confirmation, naming
+    that deploy, and changes nothing on any node: no container, no script, no training, the other's lock untouched."""
+    pid, watched = training_pids(HEAD), "/verl/start_verl.sh /verl/run_training.sh /verl/launch.json /verl/verl_control.env"
+    # The head's start_verl.sh edited in its container: a deploy that got to the scripts stage would write it again.
+    in_verl(HEAD, "cp /verl/start_verl.sh /tmp/start_verl.sh.kept && echo '# edited' >> /verl/start_verl.sh")
+    before = {node: (in_verl(node, "sha256sum %s" % watched).stdout, on_node(node, "docker", "inspect", "-f", "{{.Id}}", "verl").stdout)
+              for node in [HEAD] + WORKERS}
+    other = "token=other:42:1\\nholder=the deploy of controller other pid 42 (AWX job 9)\\nsince=%s\\npid=1\\nlease=120\\n"
+    on_node(HEAD, "sh", "-c", 'mkdir -p %s && printf "%s" "$(date +%%s)" > %s && cp %s /tmp/other.lock' % (Path(LOCK).parent, other, LOCK, LOCK))
+    try:
+        proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_deploy_lock_timeout=3")
+        held = on_node(HEAD, "sh", "-c", "cmp %s /tmp/other.lock && echo same" % LOCK, check=False).stdout
+    finally:
+        on_node(HEAD, "rm", "-f", LOCK, "/tmp/other.lock")
+        in_verl(HEAD, "cp /tmp/start_verl.sh.kept /verl/start_verl.sh")
+    assert proc.returncode != 0, tail(proc)
+    assert ("%s (head): another deploy is changing this cluster: the deploy of controller other pid 42 (AWX job 9) holds its lock "
+            "since " % HEAD) in proc.output, tail(proc)
+    assert "This deploy waited 3 s (verl_deploy_lock_timeout) and changed nothing." in proc.output, tail(proc)
+    assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
+    assert held.strip() == "same", "the other deploy's lock was touched"
+    assert training_pids(HEAD) == pid, "the refused deploy restarted the training"
+    after = {node: (in_verl(node, "sha256sum %s" % watched).stdout, on_node(node, "docker", "inspect", "-f", "{{.Id}}", "verl").stdout)
+             for node in [HEAD] + WORKERS}
+    assert after == before, "the refused deploy changed a container or a script"
+
+
 def test_an_empty_mountpoint_under_the_checkpoints_is_refused_before_anything_starts():
     """After steps were logged and checkpoints saved, verl_ckpts_dir's storage gone on the head (an empty file system
     mounted there): with verl_resume_mode=auto the training would start over from step 0, and the head's folder is no

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, container_command, control_argv, decided_step, document, in_cluster, joined, not_run,
-    ray_plan, ray_step, read_answer, released_if_whole, verify_look)
+    CONTROL_STEPS, LOOK_STEPS, all_joined, argument_problem, container_command, control_argv, decided_step, document, in_cluster,
+    joined, not_run, ray_plan, ray_step, read_answer, released_if_whole, verify_look)
 from helpers.answers import parse_lines, sentences
 
 
@@ -213,3 +213,18 @@ def test_verify_look_reads_the_facts_of_its_primitive_and_passes_on_its_failure(
     assert decided_step("verify-look", [], ["env"], run)["rc"] == 0 and run.calls == [("verify-facts", [])]
     refused = fake({"verify-facts": {"rc": 1, "stderr": "verl_control.sh on n1: step 'verify-facts' runs on the Ray head only"}})
     assert decided_step("verify-look", [], [], refused)["rc"] == 1
+
+
+@pytest.mark.parametrize("params, refused", [
+    ({"container": "verl", "workdir": "/verl", "step": "ray"}, ""),
+    ({"lock_folder": "/sim/logs/.verl-deploy", "step": "lock"}, ""),  # the deploy's lock on the head's host
+    ({"lock_folder": "/sim/logs/.verl-deploy", "step": "unlock"}, ""),
+    ({"lock_folder": "/sim/logs/.verl-deploy", "step": "ray"}, "lock_folder is for the steps lock and unlock (on the host), not 'ray'"),
+    ({"step": "lock"}, "step 'lock' runs in the training container: give container and workdir (or lock_folder, for lock and unlock)"),
+    ({"lock_folder": "logs/.verl-deploy", "step": "lock"}, "lock_folder='logs/.verl-deploy' is not an absolute path"),
+    ({"container": "--privileged", "workdir": "/verl", "step": "ray"}, "container='--privileged' is not a container's name"),
+    ({"argv": ["true"], "chdir": "/tmp"}, ""),
+])
+def test_node_steps_arguments_are_refused_before_anything_runs(params, refused):
+    problem = argument_problem(params)
+    assert problem.startswith(refused) if refused else problem == "", problem

@@ -39,8 +39,9 @@ def test_changed_is_what_the_step_answered(result, changed):
      {"changed": True, "answer": {"changed": "true", "state": "stopped"}, "said": ["training: stopped (pid 7)"]}),
     ("stop-ray", {"rc": 1, "stdout": answered(""), "stderr": "ray: not found"}, {"changed": True, "answer": {}, "said": []}),
     ("stop-ray", {"rc": 127, "stdout": answered("")}, {"changed": True}),
-    # Steps that only look, and unlock, never report changed, whatever they answer or however they end.
+    # Steps that only look, and the lock's take and release, never report changed, whatever they answer or however they end.
     ("unlock", {"rc": 0, "stdout": answered("changed=true\n")}, {"changed": False}),
+    ("lock", {"rc": 0, "stdout": answered("changed=true\nstate=held\nlock=free\n")}, {"changed": False}),
     ("ray-check", {"rc": 3, "stdout": answered("")}, {"changed": False}),
     ("status", {"rc": 1, "stdout": answered("")}, {"changed": False}),
     # training-state: the training as the deploy reads it; no answer reads as unknown.
