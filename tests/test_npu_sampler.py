@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
+from helpers import tfevents
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures" / "npu-smi"
@@ -49,80 +50,27 @@ def capture(name):
 
 # --- Reading TensorBoard's file back
 
-def _crc32c(data):
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _bit in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-def _masked(data):
-    crc = _crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _varint(data, at):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at += 1
-        shift += 7
-        if not byte & 0x80:
-            return value, at
-
-
-def _fields(data):
-    fields, at = {}, 0
-    while at < len(data):
-        key, at = _varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _varint(data, at)
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            size, at = _varint(data, at)
-            value, at = data[at:at + size], at + size
-        fields.setdefault(number, []).append(value)
-    return fields
-
-
 def read_events(path):
     """[(wall_time, step, {tag: value})] of an event file, every record's CRCs checked; the first must be the version."""
-    data, at, events = path.read_bytes(), 0, []
-    while at < len(data):
-        length = data[at:at + 8]
-        (size,) = struct.unpack("<Q", length)
-        assert struct.unpack("<I", data[at + 8:at + 12])[0] == _masked(length)
-        body = data[at + 12:at + 12 + size]
-        assert struct.unpack("<I", data[at + 12 + size:at + 16 + size])[0] == _masked(body)
-        at += 16 + size
-        event = _fields(body)
+    events = []
+    for body in tfevents.records(path.read_bytes()):
+        event = tfevents.fields(body)
         wall = struct.unpack("<d", event[1][0])[0]
         if 3 in event:
             assert not events and event[3] == [b"brain.Event:2"]
             events.append((wall, None, {}))
             continue
-        values = {}
-        for value in _fields(event[5][0])[1]:
-            fields = _fields(value)
-            values[fields[1][0].decode()] = struct.unpack("<f", fields[2][0])[0]
-        events.append((wall, event[2][0], values))
+        events.append((wall, event[2][0], tfevents.scalars(event[5][0])))
     return events
 
 
 def test_the_reference_crc_is_crc32c():
-    assert _crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C (Castagnoli)
+    assert tfevents.crc32c(b"123456789") == 0xE3069283  # the check value of CRC-32C (Castagnoli)
 
 
 def test_crc32c_is_the_reference(sampler):
     for data in (b"", b"123456789", bytes(range(256)) * 3):
-        assert sampler.crc32c(data) == _crc32c(data) and sampler.masked_crc(data) == _masked(data)
+        assert sampler.crc32c(data) == tfevents.crc32c(data) and sampler.masked_crc(data) == tfevents.masked(data)
 
 
 # --- What a sample holds

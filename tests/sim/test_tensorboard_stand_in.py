@@ -7,54 +7,12 @@ import importlib.util
 import struct
 from pathlib import Path
 
+from helpers import tfevents
+
 HERE = Path(__file__).resolve().parent
 _SPEC = importlib.util.spec_from_file_location("sim_stand_in_trainer", HERE / "stand_in_main_dapo.py")
 trainer = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(trainer)
-
-
-def _records(data):
-    """The TFRecord records of a file, each CRC checked."""
-    records, at = [], 0
-    while at < len(data):
-        length = data[at:at + 8]
-        (size,) = struct.unpack("<Q", length)
-        assert struct.unpack("<I", data[at + 8:at + 12])[0] == trainer._masked_crc(length)
-        body = data[at + 12:at + 12 + size]
-        assert struct.unpack("<I", data[at + 12 + size:at + 16 + size])[0] == trainer._masked_crc(body)
-        records.append(body)
-        at += 16 + size
-    return records
-
-
-def _fields(data):
-    """{field number: [values]} of a protobuf message (varint, fixed64, length-delimited, fixed32)."""
-    fields, at = {}, 0
-    while at < len(data):
-        key, at = _read_varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _read_varint(data, at)
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            size, at = _read_varint(data, at)
-            value, at = data[at:at + size], at + size
-        fields.setdefault(number, []).append(value)
-    return fields
-
-
-def _read_varint(data, at):
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, at
 
 
 def test_crc32c_is_castagnoli():
@@ -71,12 +29,12 @@ def test_tensorboard_writes_scalars_where_the_job_environment_says(tmp_path, cap
     assert "Saving tensorboard log to %s." % folder in capsys.readouterr().out
     files = list(folder.iterdir())
     assert len(files) == 1 and files[0].name.startswith("events.out.tfevents.")
-    events = [_fields(record) for record in _records(files[0].read_bytes())]
+    events = [tfevents.fields(record) for record in tfevents.records(files[0].read_bytes())]
     assert events[0][3] == [b"brain.Event:2"]
     scalars = {}
     for event in events[1:]:
-        for value in _fields(event[5][0])[1]:
-            value = _fields(value)
+        for value in tfevents.fields(event[5][0])[1]:
+            value = tfevents.fields(value)
             scalars[(event[2][0], value[1][0].decode())] = struct.unpack("<f", value[2][0])[0]
     assert scalars[(1, "training/global_step")] == 1.0 and scalars[(2, "timing_s/step")] == 2.5
     assert len([key for key in scalars if key[0] == 1]) == len(trainer._metrics(1, 10))
