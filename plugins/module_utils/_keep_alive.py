@@ -7,8 +7,8 @@
 
 Decided on the head, by the training's supervisor (verl_control.sh supervise), the moment the trainer exits: no playbook
 runs between the fault and the resumed training. The deploy installs this file and _failures.py beside the control
-script; the supervisor runs `python3 -I -S -B _keep_alive.py decide ...`, which reads this attempt's training log and the
-head's Ray logs, names the first failure from the failure table (_failures.SIGNATURES, the same table status reads),
+script; the supervisor runs `python3 -I -B _keep_alive.py decide ...`, which reads this attempt's training log and the
+head's Ray logs and asks the head's Ray which nodes left, names the first failure from the failure table (_failures.SIGNATURES, the same table status reads),
 decides with `decide` (pure) and appends the decision, one JSON line, to <state folder>/keep_alive.jsonl, which
 training-state answers and status shows.
 """
@@ -40,11 +40,22 @@ NODE_LEFT = {"key": "node_left", "class": "a node left the Ray cluster", "transi
              "only_followers": False, "node": "", "line": ""}
 
 
-def npus_in_ray(text):
-    """(have, need, left) from "HAVE LEFT NEED" (the supervisor's look at Ray when the training ended: the NPUs of the nodes
-    alive, the nodes dead since the attempt began, the NPUs the training needs), or None when Ray did not answer."""
-    words = str(text or "").split()
-    return tuple(int(word) for word in words) if len(words) == 3 and all(word.isdigit() for word in words) else None
+def ray_now(address, since, need):
+    """(have, left, need) for decide: the NPUs of the nodes the head's GCS at `address` lists alive, and how many nodes it
+    lists dead since `since` (a node that left and joined again is a new node; its old one is dead); None when Ray does
+    not answer (no GCS, no ray module, a silent GCS: bounded by 10 s)."""
+    if not address:
+        return None
+    try:
+        from ray._raylet import GcsClient  # pylint: disable=import-outside-toplevel  # the image's Ray, only here
+        from ray.core.generated import gcs_pb2  # pylint: disable=import-outside-toplevel
+
+        nodes = list(GcsClient(address=address).get_all_node_info(timeout=10).values())
+    except Exception:  # pylint: disable=broad-except  # whatever Ray raises, nothing is known of the nodes
+        return None
+    alive = sum(dict(node.resources_total).get("NPU", 0) for node in nodes if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
+    left = sum(1 for node in nodes if node.state == gcs_pb2.GcsNodeInfo.DEAD and node.end_time_ms / 1000.0 >= since)
+    return int(alive), left, need
 
 
 def decide(first, history, now, step, policy, npus=None):
@@ -135,7 +146,8 @@ def main(argv, env):
     step = (_read(os.path.join(state_dir, "last_step")).split(" ") + [""])[1]
     policy = {"max": env.get("KEEP_ALIVE", "0"), "window": env.get("KEEP_ALIVE_WINDOW", "0"),
               "wait": env.get("KEEP_ALIVE_WAIT", "0")}
-    restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, npus_in_ray(env.get("KEEP_ALIVE_RAY")))
+    need = int(env.get("KEEP_ALIVE_NPUS") or 0)
+    restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, ray_now(env.get("KEEP_ALIVE_GCS"), since, need))
     # Where it resumes from: the checkpoint verl's tracker names when this training saved one, else where it began.
     tracker = os.path.join(ckpts_dir, "latest_checkpointed_iteration.txt")
     saved = os.path.exists(tracker) and os.path.getmtime(tracker) >= float(_read(os.path.join(state_dir, "started_at")) or 0)

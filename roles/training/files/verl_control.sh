@@ -276,26 +276,6 @@ PY
     } | tail -n 1
 }
 
-ray_since() {
-    # "NPUS LEFT" for keep-alive: the NPUs of the nodes the head's GCS lists alive, and how many nodes it lists dead since
-    # SINCE (a node that left and joined again is a new node; its old one is dead); nothing when the GCS does not answer.
-    local addr master_ip _current_ip
-    gcs_runs || return 0
-    addr="$(addresses)" || return 0
-    read -r master_ip _current_ip <<<"${addr}"
-    timeout -k 5 15 python3 - "${master_ip}:${RAY_PORT}" "$1" 2>/dev/null <<'PY' || true
-import sys
-
-from ray._raylet import GcsClient
-from ray.core.generated import gcs_pb2
-
-nodes = GcsClient(address=sys.argv[1]).get_all_node_info(timeout=10).values()
-alive = sum(dict(node.resources_total).get("NPU", 0) for node in nodes if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
-left = sum(1 for node in nodes if node.state == gcs_pb2.GcsNodeInfo.DEAD and node.end_time_ms / 1000.0 >= float(sys.argv[2] or 0))
-print("%d %d" % (alive, left))
-PY
-}
-
 ray_node_lock() {
     # One of ray-look, ray-start, come-back at a time on this node: a deploy that starts a stopped container looks at its
     # Ray only once the container's own come-back has joined (or given up). flock, where the image has it; bounded.
@@ -437,7 +417,7 @@ supervise() {
     # still this run's: an old training that ends after a new one started leaves no exit code. A training that fails is
     # started again from its last checkpoint when keep-alive says so (_keep_alive.py: a transient first failure, within
     # verl_keep_alive's bound), unless a person stopped it (stopped_at) or another run started meanwhile.
-    local run="${1:?supervise needs RUN}" code decision wait resume since
+    local run="${1:?supervise needs RUN}" code decision wait resume gcs
     QUIET=1
     set +e
     while :; do
@@ -449,11 +429,13 @@ supervise() {
             # shellcheck source=/dev/null
             . ./verl_control.env
             touch "${STATE_DIR}/deciding"
-            since="$(state_of attempt_at)"
+            # The head's GCS, when it runs, for keep-alive's look at the nodes (one that left Ray is a cause of its own).
+            gcs=""
+            ! gcs_runs || gcs="$(addresses 2>/dev/null | cut -d' ' -f1):${RAY_PORT}"
             read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
-                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_RAY="$(ray_since "${since:-$(state_of started_at)}") $((NNODES * NPU_PER_NODE))" \
-                python3 -I -S -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" "${HOST}" \
-                "${code}" 2>>"${STATE_DIR}/keep_alive.err")
+                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_GCS="${gcs}" KEEP_ALIVE_NPUS="$((NNODES * NPU_PER_NODE))" \
+                timeout -k 5 60 python3 -I -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" \
+                "${HOST}" "${code}" 2>>"${STATE_DIR}/keep_alive.err")
             rm -f "${STATE_DIR}/deciding"
             if [ "${decision:-}" = restart ] && restart_after "${run}" "${wait:-0}"; then
                 echo "verl_control.sh: keep-alive: the training ended with exit code ${code}; started again (${STATE_DIR}/keep_alive.jsonl says why)."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
-from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide, npus_in_ray
+from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide, ray_now
 
 NOW = 1_800_000_000.0
 POLICY = {"max": 3, "window": 3600, "wait": 60}
@@ -76,7 +76,7 @@ def test_keep_alive_decides(found, history, step, policy, restarted, why, wait):
 def test_a_node_that_left_ray_is_a_transient_cause(found, history, step, npus, restarted, why):
     got = decide(found, history, NOW, step, POLICY, npus)
     assert got[0] is restarted and why in got[1], got
-    assert npus_in_ray("16 1 24") == (16, 1, 24) and npus_in_ray(" 24") is None
+    assert ray_now("", 0, 24) is None and ray_now("127.0.0.1:1", 0, 24) is None  # no GCS, or no Ray here: nothing known
 
 
 def test_the_table_marks_which_failures_are_a_nodes_own():
