@@ -344,8 +344,9 @@ def test_a_worker_whose_container_restarted_comes_back_to_ray_unless_stop_took_i
     assert lines(step("come-back"))[-1] == "changed=false"  # never joined by a deploy: nothing to come back to
     assert step("ray-start").returncode == 0 and (control.state / "ray_wanted").exists()
     back = step("come-back")
-    assert back.returncode == 0 and lines(back) == ["ray: the container restarted; stopping this node's stale Ray first.",
-                                                   "ray: joined the head again after the container restarted", "changed=true"]
+    assert back.returncode == 0 and lines(back) == [
+        "ray: the container restarted; stopping this node's stale Ray first.", "ray: joined the head again after the container restarted",
+        "changed=true"]
     assert "Ray runtime started." in back.stderr
     stopped = step("stop-ray")
     assert stopped.returncode == 0 and not (control.state / "ray_wanted").exists()

@@ -8,7 +8,7 @@ name: reach_problems
 short_description: Name the nodes whose container does not reach the head's Ray port or verl's rank-0 node
 version_added: 0.2.0
 description:
-  - Takes each node's result of the Ray stage's reach check (its answer, C(NAME): C(ADDRESS:PORT RESULT)) and returns one
+  - Takes each node's result of the Ray stage's reach check (its answer, C(NAME) to C(ADDRESS:PORT RESULT)) and returns one
     sentence per port that a node's container did not reach (the head's Ray port, the port verl's rank-0 node listened
     on as verl's rendezvous does), naming the node, the address, the port and the fix; and one when the rank-0 node's
     listener did not start.

@@ -111,8 +111,8 @@ def _tail(path, since):
 def first_here(host, log, ray_dir, since):
     """The first failure this node's files hold since the attempt began: the training log, then Ray's session logs."""
     found, offset = [], time.localtime().tm_gmtoff  # the logs' local times, on this node's clock
-    for path in [log] + sorted(glob.glob(os.path.join(ray_dir, "session_latest", "logs", "*.err"))
-                              + glob.glob(os.path.join(ray_dir, "session_latest", "logs", "raylet.out")))[-100:]:
+    logs = os.path.join(ray_dir, "session_latest", "logs")
+    for path in [log] + sorted(glob.glob(os.path.join(logs, "*.err")) + glob.glob(os.path.join(logs, "raylet.out")))[-100:]:
         lines, mtime = _tail(path, since) if path else ([], None)
         found += events(host, os.path.basename(path), lines, mtime, offset)
     return first_failure({host: found}, since=since - 5 if since else None)["first"]
@@ -162,4 +162,4 @@ def main(argv, env):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv, os.environ))
+    raise SystemExit(main(sys.argv, os.environ))

@@ -390,7 +390,8 @@ container_check:
       Empty without O(container_check).
   returned: always
   type: dict
-  sample: {container: verl, record: 9f86d081884c7d65..., rc: 0, stdout: '{"answer": {"look": "...", "raylet": "running", "stack": "{...}"}, "said": [...]}', stderr: ''}
+  sample: {container: verl, record: 9f86d081884c7d65..., rc: 0, stderr: '',
+           stdout: '{"answer": {"look": "...", "raylet": "running", "stack": "{...}"}, "said": [...]}'}
 parquet:
   description:
     - Per file of O(parquet_paths), C(num_rows), C(columns) (each column's type, as V(list<struct<role, content>>) - written

@@ -444,7 +444,7 @@ class Recipes:
         # The rest of the image's stack (vLLM, vllm-ascend, Megatron, MindSpeed, mbridge; transformers is real), and the
         # CUDA-only package a test may install by mistake.
         for name, text in stand_in_packages.SITE.items():
-            if name.split("/")[0] not in self.without:
+            if name.split("/", maxsplit=1)[0] not in self.without:
                 files["site/" + name] = text.encode()
         files["stand-ins/transformer_engine/__init__.py"] = stand_in_packages.TRANSFORMER_ENGINE.encode()
         # verl's own config checks, run by the stand-in trainer as verl runs them: the files that hold them,

@@ -58,7 +58,9 @@ What it does, in the real trainer's order:
    stand_in_stopped.json and exits 0 (with no total it runs until stopped: verl would count the
    steps from the dataset, which the stand-in does not read). A worker that dies -- its node left the
    cluster, its raylet was stopped -- fails the step with Ray's RayActorError and the training exits
-   non-zero, as verl's worker group does. SIGTERM or SIGINT stop it cleanly (exit 0).
+   non-zero, as verl's worker group does. SIGTERM or SIGINT stop it: it releases Ray, writes stand_in_stopped.json and
+   exits with the signal's number, as the handler ray.init() installs in verl's driver does (ray/_private/worker.py:
+   sys.exit(signum), 15 for SIGTERM): a training stopped or killed by a signal never reads as finished.
 With Hydra's --cfg job (or --cfg all, --help) it prints the composed config and exits before step 1's checks, as the real
 trainers do: @hydra.main answers them (hydra/_internal/utils.py run_and_report) without calling the task function.
 """
@@ -540,6 +542,8 @@ def run(config):
     ray.shutdown()
     _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name if signum else None,
                                                    "finished": signum is None, "steps": step, "stopped_at": time.time()})
+    if signum is not None:
+        raise SystemExit(signum)
 
 
 def _worker_group(ray, nnodes, per_node):

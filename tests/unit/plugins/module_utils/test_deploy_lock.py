@@ -164,7 +164,7 @@ def test_a_take_waits_for_another_deploys_lock_and_says_so(tmp_path):
     first = take(str(tmp_path), values("a"), "the Ray head h1", runs=lambda pid: False)
     assert answer(first) == {"said": ["lock: free for the deploy of controller a"],
                              "answer": {"changed": "true", "state": "held", "lock": "free"}}
-    clock = Clock(then=lambda: (tmp_path / "deploy.lock").unlink(), at=4)
+    clock = Clock(then=(tmp_path / "deploy.lock").unlink, at=4)
     second = take(str(tmp_path), values("b"), "the Ray head h1", runs=lambda pid: True, clock=clock, sleep=clock.sleep)
     said = answer(second)["said"]
     assert said[0].startswith("lock: the deploy of controller a holds the cluster's lock since ") and said[0].endswith("; waiting at most 10 s.")

@@ -96,8 +96,8 @@ def test_the_tail_is_read_from_the_status_answer():
     assert tails == {"start_output": ["ray start"], "log": [STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"],
                      "npu_samples": []}
     assert "state" not in facts and facts["pid"] == "7"
-    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == {"start_output": [], "log": [],
-                                                                                             "npu_samples": []}
+    empty = {"start_output": [], "log": [], "npu_samples": []}
+    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == empty
 
 
 def _nodes(tail, quiet=5000):

@@ -59,8 +59,8 @@ def test_changed_is_what_the_step_answered(result, changed):
     (None, {"rc": 0, "stdout": answered("installed /verl/a.sh\nchanged=true\n")}, {"changed": True, "said": ["installed /verl/a.sh"]}),
     (None, {"rc": 0, "stdout": answered("changed=false\n")}, {"changed": False}),
     # An older role's script's lines are no answer: they are said, never read.
-    (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"}, {"changed": False, "answer": {},
-                                                                          "said": ["installed /verl/a.sh", "changed=true"]}),
+    (None, {"rc": 0, "stdout": "installed /verl/a.sh\nchanged=true\n"},
+     {"changed": False, "answer": {}, "said": ["installed /verl/a.sh", "changed=true"]}),
     # A background job collected without its step's name (a worker's join, collect.yml): its document is read.
     (None, {"rc": 0, "stdout": answered("ray: the head lists no 10.0.0.2; stopping this node's stale Ray first.\nray: started\n"
                                         "changed=true\nstate=joined")},
