@@ -112,7 +112,7 @@ def test_head_starts_ray_waits_for_all_npus_then_trains(tmp_path, fake):
     (fake[0] / "joins").write_text("8")  # the worker's 8 NPUs are already there when the head starts
     proc, _elapsed = run(folder, fake)
     assert proc.returncode == 0, proc.stderr
-    assert "Ray reports 16/16 NPU" in proc.stdout
+    assert "Ray reports 16/16 NPU free" in proc.stdout
     assert "TRAINING-STARTED" in proc.stdout
     start = [c for c in calls(fake) if c.startswith("ray start")]
     assert start == ['ray start --head --port=9182 --node-ip-address=10.0.0.1 --dashboard-host=10.0.0.1 --dashboard-port=8260 '
@@ -155,7 +155,7 @@ def test_head_without_npu_resource_waits_and_says_so(tmp_path, fake):
     (fake[0] / "npus").write_text("none")
     proc, _elapsed = run(folder, fake)
     assert proc.returncode != 0
-    assert "Ray reports 0/8 NPU" in proc.stdout
+    assert "Ray reports 0/8 NPU free" in proc.stdout
     assert "only 0 of 8 NPUs joined Ray within 1 s" in proc.stderr
 
 
@@ -302,7 +302,7 @@ def test_steps_let_the_deploy_drive_each_stage(tmp_path, fake):
     assert "TRAINING-STARTED" not in proc.stdout and "Ray reports" not in proc.stdout
     assert len([c for c in calls(fake) if c.startswith("ray start --head")]) == 1
     proc, _elapsed = run(folder, fake, step="wait")
-    assert proc.returncode == 0 and "Ray reports 8/8 NPU" in proc.stdout and "TRAINING-STARTED" not in proc.stdout
+    assert proc.returncode == 0 and "Ray reports 8/8 NPU free" in proc.stdout and "TRAINING-STARTED" not in proc.stdout
     proc, _elapsed = run(folder, fake, step="train")
     assert proc.returncode == 0 and "TRAINING-STARTED" in proc.stdout
     assert len([c for c in calls(fake) if c.startswith("ray start")]) == 1

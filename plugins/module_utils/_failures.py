@@ -158,7 +158,7 @@ SIGNATURES = (
          "read that worker's node: its kernel log (dmesg: 'Out of memory: Killed process') and Ray's raylet.out",
          "verl#472, verl#4921"),
     _row("actor_died", "Ray actor died", False, True,
-         r"\b(?:ActorDiedError|RayActorError)\b|The actor died unexpectedly before finishing this task",
+         r"\b(?:ActorDiedError|RayActorError|ActorUnavailableError)\b|The actor died unexpectedly before finishing this task",
          "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
          "the driver's view of a worker that died: the cause is that worker's own error, on its node",
          "find that worker's error (the first failure named above, else its node's Ray worker logs)",

@@ -58,6 +58,19 @@ def ray_now(address, since, need):
     return int(alive), left, need
 
 
+def settled(look, first, seconds=30, every=5, sleep=time.sleep):
+    """Ray's view once it has settled: a worker whose node went away fails the driver's call at once (ActorUnavailableError,
+    a follower), before Ray's health check lists the node dead (5 failed checks 3 s apart); while only followers are known and every node
+    still reads alive, look again every `every` s, for at most `seconds`."""
+    npus = look()
+    waited = 0
+    while npus and npus[0] >= npus[2] and not npus[1] and (not first or first.get("only_followers")) and waited < seconds:
+        sleep(every)
+        waited += every
+        npus = look()
+    return npus
+
+
 def decide(first, history, now, step, policy, npus=None):
     """(restart, why, wait, first): whether the training that failed with `first` (first_failure's 'first', or None) at
     `step` is started again, and the cause decided on. history: this training's earlier decisions (records); policy:
@@ -147,7 +160,8 @@ def main(argv, env):
     policy = {"max": env.get("KEEP_ALIVE", "0"), "window": env.get("KEEP_ALIVE_WINDOW", "0"),
               "wait": env.get("KEEP_ALIVE_WAIT", "0")}
     need = int(env.get("KEEP_ALIVE_NPUS") or 0)
-    restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, ray_now(env.get("KEEP_ALIVE_GCS"), since, need))
+    npus = settled(lambda: ray_now(env.get("KEEP_ALIVE_GCS"), since, need), first)
+    restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, npus)
     # Where it resumes from: the checkpoint verl's tracker names when this training saved one, else where it began.
     tracker = os.path.join(ckpts_dir, "latest_checkpointed_iteration.txt")
     saved = os.path.exists(tracker) and os.path.getmtime(tracker) >= float(_read(os.path.join(state_dir, "started_at")) or 0)

@@ -434,7 +434,7 @@ supervise() {
             ! gcs_runs || gcs="$(addresses 2>/dev/null | cut -d' ' -f1):${RAY_PORT}"
             read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
                 KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_GCS="${gcs}" KEEP_ALIVE_NPUS="$((NNODES * NPU_PER_NODE))" \
-                timeout -k 5 60 python3 -I -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" \
+                timeout -k 5 120 python3 -I -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" \
                 "${HOST}" "${code}" 2>>"${STATE_DIR}/keep_alive.err")
             rm -f "${STATE_DIR}/deciding"
             if [ "${decision:-}" = restart ] && restart_after "${run}" "${wait:-0}"; then
@@ -577,11 +577,11 @@ training_state() {
     local pid waits=0
     pid="$(training_pid)"
     # The trainer ended by itself, its supervisor not yet: it writes the exit code once it has read the log's last lines and
-    # keep-alive decided. A look in between read a training that finished as crashed; it waits for the code (at most 5 s, 30 s
-    # while keep-alive decides: a process the trainer left holding its output keeps the supervisor on; a stopped training is
-    # stopped whatever its code).
+    # keep-alive decided. A look in between read a training that finished as crashed; it waits for the code (at most 5 s, 45 s
+    # while keep-alive decides, which waits up to 30 s for Ray's view of a node that went away; a process the trainer left
+    # holding its output keeps the supervisor on; a stopped training is stopped whatever its code).
     while [ -z "${pid}" ] && [ ! -f "${STATE_DIR}/exit_code" ] && [ ! -f "${STATE_DIR}/stopped_at" ] && [ ! -f "${STATE_DIR}/attempt_at" ] \
-        && [ ! -f "${STATE_DIR}/restart_at" ] && { [ "${waits}" -lt 25 ] || { [ -f "${STATE_DIR}/deciding" ] && [ "${waits}" -lt 150 ]; }; } \
+        && [ ! -f "${STATE_DIR}/restart_at" ] && { [ "${waits}" -lt 25 ] || { [ -f "${STATE_DIR}/deciding" ] && [ "${waits}" -lt 225 ]; }; } \
         && supervised; do
         sleep 0.2
         waits=$((waits + 1))

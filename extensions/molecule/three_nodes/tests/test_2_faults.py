@@ -264,6 +264,9 @@ def test_a_deploy_refused_at_the_lock_changed_nothing_on_any_node():
     try:
         proc = playbook("deploy.yml", "-e", "verl_restart=true", "-e", "verl_deploy_lock_timeout=3")
         held = on_node(HEAD, "sh", "-c", "cmp %s /tmp/other.lock && echo same" % LOCK, check=False).stdout
+        # (Read before the edited start_verl.sh is put back below.)
+        after = {node: (in_verl(node, "sha256sum %s" % watched).stdout, on_node(node, "docker", "inspect", "-f", "{{.Id}}", "verl").stdout)
+                 for node in [HEAD] + WORKERS}
     finally:
         on_node(HEAD, "rm", "-f", LOCK, "/tmp/other.lock")
         in_verl(HEAD, "cp /tmp/start_verl.sh.kept /verl/start_verl.sh")
@@ -274,8 +277,6 @@ def test_a_deploy_refused_at_the_lock_changed_nothing_on_any_node():
     assert {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
     assert held.strip() == "same", "the other deploy's lock was touched"
     assert training_pids(HEAD) == pid, "the refused deploy restarted the training"
-    after = {node: (in_verl(node, "sha256sum %s" % watched).stdout, on_node(node, "docker", "inspect", "-f", "{{.Id}}", "verl").stdout)
-             for node in [HEAD] + WORKERS}
     assert after == before, "the refused deploy changed a container or a script"
 
 

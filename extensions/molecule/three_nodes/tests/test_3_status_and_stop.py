@@ -36,7 +36,7 @@ def test_status_reports_every_node():
     # Each node's NPU sampler (started with its Ray): its last samples, the training's workers busy on every node, none idle.
     assert "NPU use (each node's last samples, verl_npu_sample_seconds):" in proc.output, tail(proc)
     for node in nodes():
-        assert re.search(r"  %s: AICore [1-9]\d* %% mean" % re.escape(node), proc.output), tail(proc)
+        assert re.search(r"  %s: AICore [1-9][\d.]* %% mean" % re.escape(node), proc.output), tail(proc)
     assert "NPUs IDLE on" not in proc.output, tail(proc)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
-from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide, ray_now
+from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import decide, ray_now, settled
 
 NOW = 1_800_000_000.0
 POLICY = {"max": 3, "window": 3600, "wait": 60}
@@ -82,3 +82,23 @@ def test_a_node_that_left_ray_is_a_transient_cause(found, history, step, npus, r
 def test_the_table_marks_which_failures_are_a_nodes_own():
     assert {row["key"] for row in fl.SIGNATURES if row["node_fault"]} == {"npu_lost", "host_oom_kernel", "host_oom_ray"}
     assert all(row["transient"] for row in fl.SIGNATURES if row["node_fault"])
+
+
+# Ray 2.60's words when a worker's node went away (the simulated cluster, a worker restarted): a follower.
+UNAVAILABLE = first("ray.exceptions.ActorUnavailableError: The actor 7b4e130558fd153b9d8a89d001000000 is unavailable: The actor is "
+                    "temporarily unavailable: RpcError: RPC error: Socket closed rpc_code: 14. The task may or may not have been "
+                    "executed on the actor.")
+
+
+def test_while_only_followers_are_known_keep_alive_waits_for_ray_to_list_the_node_dead():
+    assert UNAVAILABLE["key"] == "actor_died" and UNAVAILABLE["only_followers"]
+    looks, slept = iter([(24, 0, 24), (24, 0, 24), (16, 1, 24)]), []
+    assert settled(lambda: next(looks), UNAVAILABLE, sleep=slept.append) == (16, 1, 24) and slept == [5, 5]
+    assert decide(UNAVAILABLE, [], NOW, "5", POLICY, (16, 1, 24))[0] is True
+    # Every node alive for the whole 30 s: the worker's own error, not a node that left (not restarted).
+    slept = []
+    assert settled(lambda: (24, 0, 24), UNAVAILABLE, sleep=slept.append) == (24, 0, 24) and sum(slept) == 30
+    # A cause of its own, or Ray silent: no wait.
+    slept = []
+    assert settled(lambda: (24, 0, 24), HCCL, sleep=slept.append) == (24, 0, 24) and slept == []
+    assert settled(lambda: None, UNAVAILABLE, sleep=slept.append) is None and slept == []
