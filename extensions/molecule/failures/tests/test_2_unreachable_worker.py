@@ -2,18 +2,15 @@
 and nothing changes on the nodes that answer."""
 import time
 
-from sim_scenario import hosts, inner_containers, nodes, playbook, sh, tail
+from sim_scenario import hosts, inner_containers, nodes, paused, playbook, tail
 
 
 def test_unreachable_worker_stops_the_deploy_and_is_named():
     worker = hosts("ray_workers")[-1]
-    sh("docker", "pause", worker)
-    try:
+    with paused(worker):
         began = time.monotonic()
         proc = playbook("deploy.yml", timeout=300)
         took = time.monotonic() - began
-    finally:
-        sh("docker", "unpause", worker)
     assert proc.returncode != 0, tail(proc)
     said = " ".join(proc.output.split())
     assert "did not answer, so nothing was changed on any node. %s (worker): DID NOT ANSWER: " % worker in said, tail(proc)

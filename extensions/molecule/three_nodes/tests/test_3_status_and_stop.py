@@ -3,7 +3,7 @@
 Runs last (pytest takes the files in name order): stop changes the cluster."""
 import re
 
-from sim_scenario import hosts, in_verl, nodes, on_node, playbook, recap, sh, tail, training_pids
+from sim_scenario import hosts, in_verl, nodes, on_node, paused, playbook, recap, tail, training_pids
 
 
 def test_status_reports_every_node():
@@ -36,18 +36,16 @@ def test_status_reports_every_node():
     # Each node's NPU sampler (started with its Ray): its last samples, the training's workers busy on every node, none idle.
     assert "NPU use (each node's last samples, verl_npu_sample_seconds):" in proc.output, tail(proc)
     for node in nodes():
-        assert re.search(r"  %s: AICore [1-9][\d.]* %% mean" % re.escape(node), proc.output), tail(proc)
+        # (proc.output joins the words with one space: the report's two-space indent is read in stdout.)
+        assert re.search(r"  %s: AICore [1-9][\d.]* %% mean" % re.escape(node), proc.stdout), tail(proc)
     assert "NPUs IDLE on" not in proc.output, tail(proc)
 
 
 def test_status_and_stop_name_a_node_that_does_not_answer_and_what_was_not_done_there():
     worker = hosts("ray_workers")[-1]
-    sh("docker", "pause", worker)
-    try:
+    with paused(worker):
         status = playbook("status.yml")
         stop = playbook("stop.yml")
-    finally:
-        sh("docker", "unpause", worker)
     assert status.returncode != 0, tail(status)
     assert "%s (worker): the node did not answer" % worker in status.output, tail(status)
     assert "its container, Ray and NPUs were NOT REPORTED" in status.output and "training: running (pid" in status.output, tail(status)
