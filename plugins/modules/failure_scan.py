@@ -9,19 +9,22 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: failure_scan
-short_description: Read a node's error lines of a failed training - Ray's session logs, CANN's plog, the kernel's OOM kills
+short_description: Read a node's error lines of a failed training - Ray's session logs, CANN's plog, the kernel's OOM kills, the NPUs' health
 version_added: 0.1.0
 description:
   - One bounded, read-only look at a node for the failure diagnosis of C(status.yml). In the training container (C(docker exec
     CONTAINER python3 -) with a fixed reader script, as Ray's temp folder is inside the container) it reads Ray's session logs
     (C(<ray_temp_dir>/session_latest/logs/*.err), C(*.out), the raylet's among them) and CANN's plog (E(ASCEND_PROCESS_LOG_PATH)
-    when set in the container, else C(~/ascend/log)); on the host, the kernel's log (C(dmesg)) where the user may read it.
+    when set in the container, else C(~/ascend/log)); on the host, the kernel's log (C(dmesg)) where the user may read it, and
+    the Health column of C(npu-smi info) (a chip whose health is not OK, or an npu-smi that fails with a dcmi error, is a line
+    of the failure table; a healthy node adds none).
   - Of each file only its last O(max_kb) KB are read, and only the lines of the failure table
     (C(plugins/module_utils/_failures.py)) are returned, each with the stamped line before it (for its time), at most
     O(max_lines) per file, the newest O(max_files) files of each folder.
   - The container's clock (C(now), its UTC offset) and the host's boot time come back with the lines, for the controller to
     order the nodes' lines on its own clock.
-  - What cannot be read (no container, no folder, C(dmesg) refused by C(kernel.dmesg_restrict)) is in RV(missing), never a failure.
+  - What cannot be read (no container, no folder, C(dmesg) refused by C(kernel.dmesg_restrict), no npu-smi) is in RV(missing), never
+    a failure.
 options:
   container:
     description: The training container.
@@ -43,6 +46,10 @@ options:
     description: Read the host's kernel log with C(dmesg).
     type: bool
     default: true
+  npu_smi_path:
+    description: The host's npu-smi, whose C(npu-smi info) gives each chip's health; searched on E(PATH) and in C(/usr/local/sbin)
+      when not given. The empty string reads no health.
+    type: str
   max_kb:
     description: At most this many KB (the end) of each file are read.
     type: int
@@ -105,6 +112,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem, run_command
 from ansible_collections.verl.deploy.plugins.module_utils._failures import PREFIX, SIGNATURES
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import NpuSmiError, bounded, checked_output, locate, parse_info
 
 MATCH = "|".join("(?:%s)" % row["pattern"].pattern for row in SIGNATURES)
 STAMPED = r"\d\d:\d\d:\d\d|^\[\s*\d+\.\d+\]"
@@ -197,6 +205,23 @@ def kernel_lines(rc, out, err, max_lines):
     return ({"path": "dmesg", "mtime": None, "size": len(out), "lines": kept[-max_lines:]} if kept else None), None
 
 
+def npu_health_lines(rc, out, err, now):
+    """(the file entry of npu-smi info's NPUs whose health is not OK, or of its dcmi error, or None; the missing entry or None).
+    Its lines are the failure table's npu_health row's, timed `now` (npu-smi reads the health now): they come after every
+    log line of the failure, so they are the first failure only when no log names one."""
+    try:
+        facts = parse_info(checked_output(["npu-smi", "info"], rc, out, err))
+    except NpuSmiError as exc:
+        if exc.code is None:
+            return None, {"path": "npu-smi info", "reason": exc.msg}
+        said = [line.strip() for line in (out + "\n" + err).splitlines() if "dcmi" in line and "ret is" in line][:1]
+        lines = [[0, "npu-smi info: %s" % (said[0] if said else exc.msg)]]
+    else:
+        lines = [[index, "npu-smi info: NPU %s (%s) Health: %s" % (npu["npu_id"], npu["name"], npu["health"])]
+                 for index, npu in enumerate(facts["npus"]) if npu["health"] != "OK"]
+    return ({"path": "npu-smi info", "mtime": now, "size": len(out), "lines": lines} if lines else None), None
+
+
 def boot_time():
     try:
         with open("/proc/uptime") as handle:
@@ -213,6 +238,7 @@ def main():
             ray_temp_dir=dict(type="str", default="/tmp/ray"),
             plog_dirs=dict(type="list", elements="str", default=[]),
             kernel=dict(type="bool", default=True),
+            npu_smi_path=dict(type="str"),
             max_kb=dict(type="int", default=256),
             max_lines=dict(type="int", default=200),
             max_files=dict(type="int", default=100),
@@ -246,6 +272,12 @@ def main():
         dmesg = module.get_bin_path("dmesg")
         rc, out, err = module.run_command([dmesg]) if dmesg else (127, "", "dmesg: not found")
         found, miss = kernel_lines(rc, out, err, params["max_lines"])
+        result["files"] += [found] if found else []
+        result["missing"] += [miss] if miss else []
+    if params["npu_smi_path"] != "":
+        npu_smi, why = locate(module, params["npu_smi_path"], "verl_npu_smi_path")
+        rc, out, err = bounded(module, params["timeout"])([npu_smi, "info"]) if npu_smi else (127, "", why)
+        found, miss = npu_health_lines(rc, out, err, time.time()) if npu_smi else (None, {"path": "npu-smi info", "reason": why})
         result["files"] += [found] if found else []
         result["missing"] += [miss] if miss else []
     result["clock"]["boot"] = boot_time()

@@ -13,6 +13,8 @@ import os
 import shlex
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from ansible.module_utils.testing import patch_module_args
@@ -54,6 +56,16 @@ def tree(tmp_path):
     return tmp_path / "ray"
 
 
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "npu-smi"
+
+
+def fake_npu_smi(tmp_path, fixture):
+    script = tmp_path / "npu-smi"
+    script.write_text('#!/bin/bash\n[ "$1" = info ] && exec cat %s\n' % shlex.quote(str(FIXTURES / fixture)))
+    script.chmod(0o755)
+    return str(script)
+
+
 def run_module(capsys, args):
     with patch_module_args(args):
         with pytest.raises(SystemExit):
@@ -64,8 +76,10 @@ def run_module(capsys, args):
 def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path, capsys):
     ray = tree(tmp_path)
     result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
-                                 "ray_temp_dir": str(ray), "kernel": False, "max_kb": 1})
+                                 "ray_temp_dir": str(ray), "kernel": False, "max_kb": 1,
+                                 "npu_smi_path": fake_npu_smi(tmp_path, "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt")})
     by_name = {item["path"].rsplit("/", 1)[-1]: item for item in result["files"]}
+    # npu-smi says OK on every chip: no line of its own
     assert sorted(by_name) == ["plog-2717288_20250723034757.log", "raylet.out", "worker-aa-01000000-4100.err"]
     assert by_name["worker-aa-01000000-4100.err"]["lines"][-1][1] == NPU_OOM
     assert by_name["worker-aa-01000000-4100.err"]["size"] > 1024  # read from its last KB only
@@ -78,7 +92,7 @@ def test_the_reader_returns_the_matching_lines_of_ray_and_plog_bounded(tmp_path,
 
 def test_an_absent_container_is_missing_not_a_failure(tmp_path, capsys):
     result = run_module(capsys, {"container": "gone", "docker": str(fake_docker(tmp_path, sys.executable)),
-                                 "kernel": False})
+                                 "kernel": False, "npu_smi_path": ""})
     assert result["files"] == [] and result["missing"] == [{"path": "gone", "reason": "gone: Error: No such container: gone"}], result
 
 
@@ -87,7 +101,7 @@ def test_a_container_that_answers_before_it_reads_its_stdin_is_an_answer(tmp_pat
     docker = tmp_path / "docker"
     docker.write_text('#!/bin/bash\nexec 0<&-\necho "Error: No such container: $3" >&2\nexit 1\n')
     docker.chmod(0o755)
-    result = run_module(capsys, {"container": "gone", "docker": str(docker), "kernel": False, "timeout": 5})
+    result = run_module(capsys, {"container": "gone", "docker": str(docker), "kernel": False, "npu_smi_path": "", "timeout": 5})
     assert result["missing"] == [{"path": "gone", "reason": "gone: Error: No such container: gone"}], result
 
 
@@ -95,7 +109,7 @@ def test_a_reader_that_does_not_answer_in_time_is_missing(tmp_path, capsys):
     docker = tmp_path / "docker"
     docker.write_text("#!/bin/bash\nexec sleep 30\n")
     docker.chmod(0o755)
-    result = run_module(capsys, {"container": "slow", "docker": str(docker), "kernel": False, "timeout": 1})
+    result = run_module(capsys, {"container": "slow", "docker": str(docker), "kernel": False, "npu_smi_path": "", "timeout": 1})
     assert result["missing"] == [{"path": "slow", "reason": "slow: no answer within 1 s"}], result
 
 
@@ -113,11 +127,72 @@ def test_files_of_an_earlier_run_are_left_out(tmp_path, capsys):
     old = ray / "session_latest" / "logs" / "raylet.out"
     os.utime(old, (1_000_000_000, 1_000_000_000))
     result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
-                                 "ray_temp_dir": str(ray), "kernel": False, "since": 1_500_000_000})
+                                 "ray_temp_dir": str(ray), "kernel": False, "npu_smi_path": "", "since": 1_500_000_000})
     assert "raylet.out" not in {item["path"].rsplit("/", 1)[-1] for item in result["files"]}
     assert fl.diagnose([], {"w1": result})[1]["signature"] == "hccl_socket_timeout"  # the plog of 2025, before the .err
 
 
 def test_a_container_named_like_a_docker_option_is_refused_before_anything_runs(tmp_path, capsys):
-    result = run_module(capsys, {"container": "--privileged", "docker": str(tmp_path / "no-docker-is-run"), "kernel": False})
+    result = run_module(capsys, {"container": "--privileged", "docker": str(tmp_path / "no-docker-is-run"), "kernel": False, "npu_smi_path": ""})
     assert result["failed"] and result["msg"].startswith("container='--privileged' is not a container's name"), result
+
+
+# npu-smi's Health column: real tables (tests/fixtures/npu-smi/INDEX.md) read healthy; a chip whose health is one of the
+# values npu-smi documents besides OK (Warning, Alarm, Critical: the health vllm-ascend#11171 shows of a card that lost its
+# heartbeat) is the npu_health row's line, and so is vllm-ascend#2698's dcmi error.
+HEALTHY_TABLES = ["001_info_910ProB-as-910B_8cards_v24.1.0_noproc.txt", "005_info_A3_Ascend910_16chips_v25.2.0_busy_procs_emptyname.txt",
+                  "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt", "018_info_Ascend950DT_8cards_A5_layout_noheader_fixture.txt"]
+TABLE_007 = "007_info_910B3_8cards_v24.1.rc2_procs_emptyname_mixed.txt"
+
+
+def _health(fixture, rc=0, replace=None):
+    text = (FIXTURES / fixture).read_text()
+    if replace:
+        text = replace(text)
+    return failure_scan.npu_health_lines(rc, text, "", 1_700_000_000.0)
+
+
+def _alarm_on_npu(npu, value):
+    """007's table with NPU `npu`'s Health cell set to `value` (the cell keeps its width)."""
+    def edit(text):
+        lines = text.splitlines()
+        row = next(index for index, line in enumerate(lines) if line.startswith("| %d     910B3" % npu))
+        lines[row] = lines[row].replace("| OK            |", "| %-13s |" % value)
+        return "\n".join(lines) + "\n"
+    return edit
+
+
+@pytest.mark.parametrize("fixture", HEALTHY_TABLES)
+def test_a_healthy_nodes_npu_smi_adds_no_line(fixture):
+    assert _health(fixture) == (None, None)
+
+
+@pytest.mark.parametrize("value", ["Warning", "Alarm", "Critical"])
+def test_a_chip_whose_health_is_not_ok_is_the_npu_health_row(value):
+    found, miss = _health(TABLE_007, replace=_alarm_on_npu(3, value))
+    assert miss is None and [line for _index, line in found["lines"]] == ["npu-smi info: NPU 3 (910B3) Health: %s" % value]
+    lines, stats = fl.diagnose([], {"w1": {"clock": {}, "files": [found]}})
+    assert stats["signature"] == "npu_health" and stats["node"] == "w1" and "NPU 3 (910B3) Health: %s" % value in lines[0]
+
+
+def test_a_dcmi_error_is_the_npu_health_row_and_no_npu_smi_is_missing():
+    found, miss = _health("019_error_dcmi_module_initialize_failed_-8005_container.txt", rc=255)
+    assert miss is None and found["lines"] == [[0, "npu-smi info: dcmi module initialize failed. ret is -8005"]]
+    assert fl.classify(found["lines"][0][1])["key"] == "npu_health"
+    found, miss = failure_scan.npu_health_lines(127, "", "npu-smi: command not found", 0.0)
+    assert found is None and "rc=127" in miss["reason"]
+
+
+def test_a_log_error_comes_before_the_health_read_after_it(tmp_path, capsys):
+    """The health is read now, after the failure: the worker's own error stays the first failure."""
+    ray = tree(tmp_path)
+    smi = tmp_path / "npu-smi-alarm"
+    smi.write_text(_alarm_on_npu(5, "Alarm")((FIXTURES / TABLE_007).read_text()))
+    script = tmp_path / "npu-smi"
+    script.write_text("#!/bin/bash\nexec cat %s\n" % shlex.quote(str(smi)))
+    script.chmod(0o755)
+    result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
+                                 "ray_temp_dir": str(ray), "kernel": False, "npu_smi_path": str(script)})
+    assert [item["lines"] for item in result["files"] if item["path"] == "npu-smi info"] == [[[5, "npu-smi info: NPU 5 (910B3) Health: Alarm"]]]
+    evidence = fl.diagnose([], {"w1": result})[1]
+    assert evidence["signature"] == "host_oom_ray" and any("Health: Alarm" in line for line in evidence["evidence"])
