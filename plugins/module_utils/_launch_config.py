@@ -813,6 +813,8 @@ def assemble(merged, values, context, network, swanlab, features):
         # How long one node's Ray start or join may take: its retries, each a `ray start` bounded by verl_ray_join_timeout, 10 s
         # of slack and a pause, and the checks (roles/ray: the head's step, a worker's background join and its collection).
         "ray_join_bound": values["verl_ray_join_retries"] * (values["verl_ray_join_delay"] + values["verl_ray_join_timeout"] + 10) + 240,
+        # Ray's temporary folder in the container, as the identity has it (the deploy's verify reads its logs there on a failure).
+        "ray_temp_dir": inputs.ray_temp_dir(values["verl_ray_start_args"]),
         "container": {
             "privileged": values["verl_container_privileged"],
             "devices": ["/dev/davinci%d" % d for d in devices] + ["/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"],

@@ -524,10 +524,22 @@ def failed(training, stall_seconds):
     return training.get("state") in ("crashed", "orphaned", "restarting") or is_stalled(training, stall_seconds)
 
 
-def _first_failure(ordered, answers, head, head_log, training):
+def first_failure_report(looks, head, head_answer, node_ips=None):
+    """The deploy's verify, on a training that did not start as expected: its first failure as status.yml names it
+    (_first_failure). looks: {node: {failure_scan, clock_offset}} (roles/day2/tasks/failure_scan.yml's look, None where none
+    was made); head_answer: what the head's `verl_control.sh status` printed (its log's tail, else its start's output, and the
+    training's start); node_ips: {node: its address}. -> {lines (at most 3), stats (with every matching line as evidence)}."""
+    facts, tails = status_answer(head_answer)
+    ordered = [dict(look or {}, name=name) for name, look in (looks or {}).items()]
+    ips = dict((node_ips or {}), **({head: facts["current_ip"]} if facts.get("current_ip") else {}))
+    lines, stats = _first_failure(ordered, {}, head, tails["log"] or tails["start_output"], _state_from(facts), ips)
+    return {"lines": lines, "stats": stats}
+
+
+def _first_failure(ordered, answers, head, head_log, training, node_ips=None):
     """The first failure across the nodes (_failures.diagnose): the head's log tail, each node's scan (failure_scan's result,
-    with clock_offset: its clock minus the controller's), the nodes by their IPs, and the training's start on the controller's
-    clock (its lines and files before it are an earlier run's)."""
+    with clock_offset: its clock minus the controller's), the nodes by their IPs (each answer's, and node_ips {node: IP}), and
+    the training's start on the controller's clock (its lines and files before it are an earlier run's)."""
     scans = {node["name"]: node["failure_scan"] for node in ordered if isinstance(node.get("failure_scan"), dict)
              and "files" in node["failure_scan"]}
     offsets = {}
@@ -536,7 +548,8 @@ def _first_failure(ordered, answers, head, head_log, training):
             offsets[node["name"]] = float(node["clock_offset"])
         except (KeyError, TypeError, ValueError):
             continue
-    ip_nodes = {facts.get("current_ip"): name for name, (facts, _tails) in answers.items() if facts.get("current_ip")}
+    ip_nodes = {ip: name for name, ip in (node_ips or {}).items() if ip}
+    ip_nodes.update({facts.get("current_ip"): name for name, (facts, _tails) in answers.items() if facts.get("current_ip")})
     started = _number(training.get("started_at"), None)
     since = started - offsets.get(head, 0) if started else None
     lines, stats = diagnose(head_log, scans, offsets, head, ip_nodes, since)

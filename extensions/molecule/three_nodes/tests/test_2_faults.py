@@ -58,12 +58,19 @@ def test_a_crashed_training_is_reported_then_started_again_and_resumes():
     in_verl(HEAD, "echo '%s' >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"" % ACTOR_DIED)
     in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
     until(lambda: not training_pids(HEAD), what="the training's end after SIGKILL")
-    status = playbook("status.yml")
-    in_verl(WORKERS[0], "rm -f %s" % WORKER_ERR)
+    # npu-smi on the other worker reads one chip in Alarm (read now, after the failure): evidence, not the first failure.
+    on_node(WORKERS[1], "sh", "-c", "echo '3 Alarm' > /etc/sim-npu-smi/health")
+    try:
+        status = playbook("status.yml")
+    finally:
+        on_node(WORKERS[1], "rm", "-f", "/etc/sim-npu-smi/health")
+        in_verl(WORKERS[0], "rm -f %s" % WORKER_ERR)
     # A crashed training is an alarm (verl_status_fail_on): status.yml fails, with its table and the reason, and names the
     # first failure: the worker's, not the head's follower.
     assert status.returncode != 0, tail(status)
     assert "first failure: %s at " % WORKERS[0] in status.output and "NPU out of memory: " + NPU_OOM[:40] in status.output, tail(status)
+    evidence = re.search(r"matching line\(s\) on ([^(]*) \(", status.output)
+    assert evidence and WORKERS[1] in evidence.group(1), tail(status)
     assert "training: CRASHED (exit code 137)" in status.output, tail(status)
     assert "ALARM: the training CRASHED (exit code 137)" in status.output, tail(status)
     assert "training: CRASHED; step " in status.output, tail(status)

@@ -339,6 +339,28 @@ def test_status_names_the_first_failure_on_the_worker_that_failed_not_the_heads_
     assert healthy["failure"] == {"failed": False} and healthy["lines"][0].startswith("node  role")
 
 
+def test_the_deploys_verify_names_the_first_failure_as_status_does():
+    """The deploy's verify of a training that did not start as expected reads the same looks with the same filter
+    (verl.deploy.first_failure, given each node's look): the same lines and stats as status.yml's; a worker's line the
+    head's log holds (forwarded by Ray with its IP) is that worker's by the address the pre-check found; nothing found
+    says nothing, and the deploy's message is the verify's own."""
+    from unit.plugins.module_utils.test_failures import HEAD_LOG, WORKER_ERR
+    from ansible_collections.verl.deploy.plugins.filter.first_failure import first_failure
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+    facts = parse_lines(worker_answer("yes", role="head") + "\n" + training("crashed", quiet="0", exit_code="1", started_at="1699999400"))
+    head = document([], dict(facts, log_tail="\n".join(HEAD_LOG)))
+    scan = {"clock": {"now": 1_700_000_100.0, "utc_offset": 0},
+            "files": [{"path": "/tmp/ray/session_latest/logs/worker-1.err", "mtime": 1_700_000_000.0,
+                       "lines": [[str(index), line] for index, line in enumerate(WORKER_ERR)]}]}
+    looks = {"h": None, "w1": {"failure_scan": scan, "clock_offset": 0.4}}
+    deploy = first_failure(looks, "h", head)
+    status = status_report([node("h", head), dict(node("w1"), **looks["w1"])], "h", 1800)
+    assert deploy["lines"] == status["lines"][:3] and deploy["stats"] == status["failure"] and deploy["stats"]["node"] == "w1"
+    forwarded = document([], dict(facts, log_tail="(WorkerDict pid=4242, ip=10.0.0.2) " + WORKER_ERR[-1]))
+    assert first_failure({"h": None, "w1": None}, "h", forwarded, {"h": "10.0.0.1", "w1": "10.0.0.2"})["stats"]["node"] == "w1"
+    assert first_failure({"h": None, "w1": {"failure_scan": None, "clock_offset": None}}, "h", "") == {"lines": [], "stats": {"failed": False}}
+
+
 @pytest.mark.parametrize("training, failed", [
     ({"state": "crashed"}, True), ({"state": "orphaned"}, True),
     ({"state": "running", "quiet_for": "1801"}, True),    # stalled
