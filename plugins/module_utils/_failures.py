@@ -68,8 +68,8 @@ SIGNATURES = (
     # failure_scan's own line for npu-smi's Health column (npu_health_lines in plugins/modules/failure_scan.py): a chip whose
     # health is not OK, or an npu-smi that cannot read the NPUs (a dcmi error), on the node it ran on.
     _row("npu_health", "NPU health not OK (npu-smi)", True, False,
-         r"^npu-smi info: (?:NPU \d+ .*Health: (?!OK\b)\S+|.*\bdcmi\b.*\bret is -?\d+)",
-         "npu-smi info: NPU 3 (910B3) Health: Alarm",
+         r"^NPU \d+ \([^)]*\) Health: (?!OK\b)\S+$|\bdcmi\b.*\bret is -?\d+",
+         "NPU 3 (910B3) Health: Alarm",
          "npu-smi reads a chip's health other than OK (Warning, Alarm, Critical: a fault its driver recorded, such as a lost "
          "heartbeat, an ECC error or overheating), or cannot read the NPUs at all (a dcmi error: the driver is not loaded or hung)",
          "read the chip's faults on that node (npu-smi info -t health -i <id>); when its health stays not OK, reset the chip "

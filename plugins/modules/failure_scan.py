@@ -215,9 +215,9 @@ def npu_health_lines(rc, out, err, now):
         if exc.code is None:
             return None, {"path": "npu-smi info", "reason": exc.msg}
         said = [line.strip() for line in (out + "\n" + err).splitlines() if "dcmi" in line and "ret is" in line][:1]
-        lines = [[0, "npu-smi info: %s" % (said[0] if said else exc.msg)]]
+        lines = [[0, said[0] if said else exc.msg]]
     else:
-        lines = [[index, "npu-smi info: NPU %s (%s) Health: %s" % (npu["npu_id"], npu["name"], npu["health"])]
+        lines = [[index, "NPU %s (%s) Health: %s" % (npu["npu_id"], npu["name"], npu["health"])]
                  for index, npu in enumerate(facts["npus"]) if npu["health"] != "OK"]
     return ({"path": "npu-smi info", "mtime": now, "size": len(out), "lines": lines} if lines else None), None
 

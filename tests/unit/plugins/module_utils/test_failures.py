@@ -50,8 +50,8 @@ REAL = {
     # failure_scan's own lines (npu_health_lines, from npu-smi's real tables in test_failure_scan.py): a card in Alarm, as
     # npu-smi showed the card of vllm-ascend#11171 that lost its heartbeat, and vllm-ascend#2698's dcmi error
     "npu_health": [
-        "npu-smi info: NPU 3 (910B3) Health: Alarm",
-        "npu-smi info: dcmi module initialize failed. ret is -8005",
+        "NPU 3 (910B3) Health: Alarm",
+        "dcmi module initialize failed. ret is -8005",
     ],
     # ray#23450 (dmesg of a node whose Ray worker the kernel killed)
     "host_oom_kernel": [

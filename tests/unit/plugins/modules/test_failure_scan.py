@@ -170,14 +170,14 @@ def test_a_healthy_nodes_npu_smi_adds_no_line(fixture):
 @pytest.mark.parametrize("value", ["Warning", "Alarm", "Critical"])
 def test_a_chip_whose_health_is_not_ok_is_the_npu_health_row(value):
     found, miss = _health(TABLE_007, replace=_alarm_on_npu(3, value))
-    assert miss is None and [line for _index, line in found["lines"]] == ["npu-smi info: NPU 3 (910B3) Health: %s" % value]
+    assert miss is None and [line for _index, line in found["lines"]] == ["NPU 3 (910B3) Health: %s" % value]
     lines, stats = fl.diagnose([], {"w1": {"clock": {}, "files": [found]}})
     assert stats["signature"] == "npu_health" and stats["node"] == "w1" and "NPU 3 (910B3) Health: %s" % value in lines[0]
 
 
 def test_a_dcmi_error_is_the_npu_health_row_and_no_npu_smi_is_missing():
     found, miss = _health("019_error_dcmi_module_initialize_failed_-8005_container.txt", rc=255)
-    assert miss is None and found["lines"] == [[0, "npu-smi info: dcmi module initialize failed. ret is -8005"]]
+    assert miss is None and found["lines"] == [[0, "dcmi module initialize failed. ret is -8005"]]
     assert fl.classify(found["lines"][0][1])["key"] == "npu_health"
     found, miss = failure_scan.npu_health_lines(127, "", "npu-smi: command not found", 0.0)
     assert found is None and "rc=127" in miss["reason"]
@@ -193,6 +193,6 @@ def test_a_log_error_comes_before_the_health_read_after_it(tmp_path, capsys):
     script.chmod(0o755)
     result = run_module(capsys, {"container": "verl", "docker": str(fake_docker(tmp_path, sys.executable)),
                                  "ray_temp_dir": str(ray), "kernel": False, "npu_smi_path": str(script)})
-    assert [item["lines"] for item in result["files"] if item["path"] == "npu-smi info"] == [[[5, "npu-smi info: NPU 5 (910B3) Health: Alarm"]]]
+    assert [item["lines"] for item in result["files"] if item["path"] == "npu-smi info"] == [[[5, "NPU 5 (910B3) Health: Alarm"]]]
     evidence = fl.diagnose([], {"w1": result})[1]
     assert evidence["signature"] == "host_oom_ray" and any("Health: Alarm" in line for line in evidence["evidence"])
