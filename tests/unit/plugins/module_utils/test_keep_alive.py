@@ -80,7 +80,7 @@ def test_a_node_that_left_ray_is_a_transient_cause(found, history, step, npus, r
 
 
 def test_the_table_marks_which_failures_are_a_nodes_own():
-    assert {row["key"] for row in fl.SIGNATURES if row["node_fault"]} == {"npu_lost", "host_oom_kernel", "host_oom_ray"}
+    assert {row["key"] for row in fl.SIGNATURES if row["node_fault"]} == {"npu_lost", "npu_health", "host_oom_kernel", "host_oom_ray"}
     assert all(row["transient"] for row in fl.SIGNATURES if row["node_fault"])
 
 
