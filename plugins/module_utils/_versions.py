@@ -800,6 +800,92 @@ def ray_skew(mine, head, head_host=""):
                                                     mine.get("python")))
 
 
+# --------------------------------------------------------------------------- the host's driver and firmware against the image's CANN
+#
+# Per CANN release (a prefix of its version): the oldest Ascend HDK (driver and firmware, installed as one release) Huawei
+# lists it as compatible with, and the HDK it is released with, which the fix names. Sources: "CANN and Ascend HDK Version
+# Compatibility" of CANN 9.1.0's and 9.2.0's release notes (hiascend.com, CANNCommunityEdition 910/920: 8.5.2 and 9.0.X from
+# 25.0.X, 9.1.X from 25.2.X, 9.2.0 from 25.3.X); CANN 8.5.0's "CANN与驱动版本配套关系" (25.0.X to 25.5.X). 8.2.RC1's and
+# 8.3.RC1's notes give no oldest HDK (MindIE 2.1.RC1 lists 8.2.RC1 with 24.1.RC2 on, MindSDK 7.2.RC1 8.3.RC1 with 24.1.0 on,
+# neither says what fails below): None, nothing refused. The HDK each is released with: Ascend's installer (ascend-deployer
+# downloader/software/CANN_<version>.json, required NPU) and the release notes' mapping table (9.1.0: 26.0.RC1, 9.2.0: 26.2.RC1).
+# An HDK between the two is compatible, yet one report failed there and an upgrade to the released-with HDK fixed it
+# (vllm-ascend#15411, CANN 9.1.0 on driver 25.2.2): a note, not a refusal.
+def _hdk(cann, oldest, released_with, source):
+    return {"cann": cann, "oldest": oldest, "released_with": released_with, "source": source}
+
+
+CANN_HDK = (
+    _hdk("8.2.RC1", None, "25.2.0", "ascend-deployer CANN_8.2.RC1.json"),
+    _hdk("8.3.RC1", None, "25.3.RC1", "ascend-deployer CANN_8.3.RC1.json"),
+    _hdk("8.5.", "25.0", "25.5.0", "CANN 8.5.0 and 9.1.0 release notes; ascend-deployer CANN_8.5.0.json"),
+    _hdk("9.0.", "25.0", "26.0.RC1", "CANN 9.1.0 release notes; ascend-deployer CANN_9.0.0.json"),
+    _hdk("9.1.", "25.2", "26.0.RC1", "CANN 9.1.0 release notes"),
+    _hdk("9.2.", "25.3", "26.2.RC1", "CANN 9.2.0 release notes"),
+)
+_HDK = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(rc)?(\d+)(?:\.(\d+))?)?", re.IGNORECASE)
+
+
+def hdk_key(version):
+    """An Ascend HDK version as a sortable tuple ('24.1.rc2' < '24.1.0' < '24.1.0.3' < '24.1.1'; '25.0' is the first of
+    25.0.X), or None."""
+    match = _HDK.match(str(version or ""))
+    if not match:
+        return None
+    third = (0, 0) if match.group(4) is None else (0 if match.group(3) else 1, int(match.group(4)))
+    return (int(match.group(1)), int(match.group(2))) + third + (int(match.group(5) or 0),)
+
+
+def cann_hdk(cann):
+    """The CANN_HDK entry of a CANN version ('8.3.rc1', '9.1.0'), or None (a release outside the table)."""
+    text = str(cann or "").strip().upper()
+    return next((entry for entry in CANN_HDK if text.startswith(entry["cann"].upper())), None)
+
+
+def image_cann(image):
+    """(CANN version, why) an image reference names before its container runs: verl's tags say it (`verl-8.3.rc1-910b-...`,
+    `v0.8.0-cann9.0.0-...`), and the release table's own images are of their release's CANN; (None, '') otherwise."""
+    text = str(image or "")
+    tag = text.rsplit("/", 1)[-1].partition(":")[2]
+    match = re.search(r"(?:^|-)cann(\d+\.\d+\.(?:\d+|rc\d+))(?:-|$)", tag, re.IGNORECASE) or \
+        re.match(r"^verl-(\d+\.\d+\.(?:\d+|rc\d+))-", tag, re.IGNORECASE)
+    if match:
+        return match.group(1).upper(), "its tag %s names CANN %s" % (tag, match.group(1).upper())
+    for entry in RELEASES:
+        if text in entry["images"].values():
+            return entry["known_good"][0]["cann"], "verl's %s image is built on CANN %s" % (entry["profile"], entry["known_good"][0]["cann"])
+    return None, ""
+
+
+def driver_fit(found, image, host="this node"):
+    """(problem, note) of a host's driver and firmware (node_facts' ascend: driver, firmware, firmware_hdk) against the CANN of
+    the image (image_cann): a problem when either is older than the oldest HDK that CANN is compatible with, a note when older
+    than the HDK it is released with. ('', '') when a version or the image's CANN is not known (nothing refused on a guess)."""
+    cann, why = image_cann(image)
+    entry = cann_hdk(cann)
+    found = found or {}
+    if not entry:
+        return "", ""
+    parts = [("driver", found.get("driver"), found.get("driver")),
+             ("firmware", found.get("firmware_hdk"), "%s (HDK %s)" % (found.get("firmware"), found.get("firmware_hdk")))]
+    parts = [(name, hdk_key(version), said) for name, version, said in parts if hdk_key(version)]
+    old = [(name, said) for name, key, said in parts if entry["oldest"] and key < hdk_key(entry["oldest"])]
+    behind = [(name, said) for name, key, said in parts if key < hdk_key(entry["released_with"])]
+    head = "%s's %s" % (host, " and ".join("%s %s" % item for item in (old or behind)))
+    upgrade = ("upgrade the node's Ascend HDK (driver, then firmware: Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run "
+               "and ...-npu-firmware_<version>.run, then reboot) to %s, the release CANN %s is released with" % (entry["released_with"], cann))
+    if old:
+        return ("%s %s older than %s, the oldest Ascend HDK that CANN %s supports (%s; the image %s: %s): the first NPU operation or "
+                "HCCL fails after Ray starts. Fix: %s, or use an image of an older CANN this driver supports (verl_image)."
+                % (head, "are" if len(old) > 1 else "is", entry["oldest"], cann, entry["source"], image, why, upgrade)), ""
+    if behind:
+        return "", ("%s %s older than %s, the Ascend HDK CANN %s (the image %s) is released with; Huawei lists it as compatible, but "
+                    "a report failed there until the upgrade (vllm-ascend#15411: CANN 9.1.0 on driver 25.2.2, fixed by 26.1.1). If "
+                    "the training fails at an NPU operation: %s." % (head, "are" if len(behind) > 1 else "is", entry["released_with"],
+                                                                    cann, image, upgrade))
+    return "", ""
+
+
 # --------------------------------------------------------------------------- the image's verl checks the command
 #
 # The training role's install step runs the rendered command once on the head with Hydra's `--cfg job` (run_training.sh
