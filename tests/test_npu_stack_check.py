@@ -369,6 +369,29 @@ def test_a_model_the_images_vllm_does_not_know_is_refused(image):
                         "or a model of an architecture it knows."]
 
 
+# Qwen3-8B-FP8's quantization_config (its config.json on Hugging Face: fine-grained FP8, 128 x 128 blocks).
+FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+
+
+def test_a_checkpoint_quantized_with_a_method_the_npu_does_not_run_is_refused_and_the_unquantized_one_passes(image):
+    """vLLM checks the checkpoint's quantization method against the platform when the rollout starts: "fp8 quantization is
+    currently not supported in npu" (vllm-ascend's own FP8-on-NPU notes, .agents/skills/vllm-ascend-model-adapter/references/
+    fp8-on-npu-lessons.md). The image check imports it with vllm-ascend's platform, before Ray."""
+    config = json.loads((image["model"] / "config.json").read_text())
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config=FP8)))
+    problems = judged(image)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("the model's checkpoint is quantized with `fp8`")
+    assert "ValueError: fp8 quantization is currently not supported in npu" in problems[0] and "Fix: use the model's unquantized" in problems[0]
+    # A method vLLM does not know at all is named with vLLM's own words.
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config={"quant_method": "not_a_method"})))
+    assert "Unknown quantization method: not_a_method" in judged(image)["problems"][0]
+    # Its fix: the unquantized checkpoint; the NPU's own method passes as well.
+    (image["model"] / "config.json").write_text(json.dumps(config))
+    assert judged(image)["problems"] == []
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config={"quant_method": "ascend"})))
+    assert judged(image)["problems"] == []
+
+
 def _write(site, files):
     for name, text in files.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)

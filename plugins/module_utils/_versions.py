@@ -469,6 +469,7 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
         problems.append("the image's vLLM %s does not know the model's architecture %s: vLLM would stop with \"Model architectures "
                         "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
                         "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
+    problems.extend([text for text in [_quantization_problem(model.get("quantization"), modules)] if text])
     engine = engine_problems(stack.get("engine"), modules)
     problems.extend(engine[0])
     torch_npu = (modules.get("torch_npu") or {}).get("version") or "?"
@@ -494,6 +495,20 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
                          "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
     notes.extend(engine[1] + _probe_notes(stack))
     return problems, notes
+
+
+def _quantization_problem(quant, modules):
+    """A quantized checkpoint (config.json's quantization_config) whose method the image's vLLM, with vllm-ascend's platform,
+    does not run: vLLM stops when the rollout starts ("fp8 quantization is currently not supported in npu", the words
+    vllm-ascend's own FP8-on-NPU notes record, .agents/skills/vllm-ascend-model-adapter/references/fp8-on-npu-lessons.md)."""
+    if not (quant or {}).get("error"):
+        return None
+    version = lambda name: (modules.get(name) or {}).get("version") or "?"  # noqa: E731
+    return ("the model's checkpoint is quantized with `%s` (config.json quantization_config.quant_method), which the image's vLLM "
+            "%s with vllm-ascend %s does not run on the NPU: %s. verl's rollout would stop when vLLM starts, after Ray. Fix: use the "
+            "model's unquantized (bf16) checkpoint (an FP8 one dequantized to bf16), or one quantized for Ascend with msModelSlim "
+            "(vLLM-Ascend's `ascend` method, W8A8), or an image whose vllm-ascend runs `%s`."
+            % (quant["method"], version("vllm"), version("vllm_ascend"), _short(quant["error"]), quant["method"]))
 
 
 def _mismatch(version, found, markers, rendered):

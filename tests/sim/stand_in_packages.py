@@ -55,6 +55,45 @@ ModelRegistry = _ModelRegistry()
 
         vllm_ascend.register_model()
 ''',
+    # vLLM's platforms (vllm/platforms/interface.py Platform.verify_quantization, v0.11.0) and the current platform the
+    # platform plugins choose: vllm-ascend's NPUPlatform where it is installed.
+    "vllm/platforms/__init__.py": '''class Platform:
+    device_name = "cpu"
+    supported_quantization = []
+
+    def verify_quantization(self, quant):
+        if self.supported_quantization and quant not in self.supported_quantization:
+            raise ValueError(f"{quant} quantization is currently not supported in {self.device_name}.")
+
+
+def __getattr__(name):
+    if name != "current_platform":
+        raise AttributeError(name)
+    import importlib.util
+
+    if importlib.util.find_spec("vllm_ascend") is not None:
+        from vllm_ascend.platform import NPUPlatform
+
+        return NPUPlatform()
+    return Platform()
+''',
+    # vLLM v0.11.0's quantization methods (vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS).
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/quantization/__init__.py": '''QUANTIZATION_METHODS = [
+    "awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8", "fp_quant", "modelopt", "modelopt_fp4", "bitblas", "gguf",
+    "gptq_marlin_24", "gptq_marlin", "gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "hqq",
+    "experts_int8", "ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
+]
+''',
+    # vllm-ascend v0.11.0rc1's platform (vllm_ascend/platform.py): the NPU runs its own `ascend` method (msModelSlim).
+    "vllm_ascend/platform.py": '''from vllm.platforms import Platform
+
+
+class NPUPlatform(Platform):
+    device_name = "npu"
+    supported_quantization = ["ascend"]
+''',
     "vllm_ascend/__init__.py": '''"""Stand-in for vllm-ascend v0.11.0rc1 (tests/sim/stand_in_packages.py): the platform plugin needs vLLM."""
 import vllm  # noqa: F401  (ModuleNotFoundError without it, as the real plugin)
 

@@ -6,7 +6,8 @@ CANN's environment is sourced. torch_npu loads (else exit 4); the runtime's firs
 ASCEND_RT_VISIBLE_DEVICES start_verl.sh exports (else 8: EE1001, here as it would under Ray) and sees NPUS_PER_NODE NPUs
 (else 5). Then the image's stack as the training will import it (python3 -m from verl_workdir): each module of
 VERL_PROBE_MODULES with its version or its error, the CUDA-only packages of VERL_PROBE_FORBIDDEN installed, the entry
-point's file, whether the image's vLLM knows the model's architecture (after its plugins), the model's own path (its config read by
+point's file, whether the image's vLLM knows the model's architecture (after its plugins) and runs a quantized checkpoint's
+method on the NPU, the model's own path (its config read by
 transformers, the weight bridge verl will import: VERL_PROBE_ENGINE), this Ray's and Python's versions, CANN's ATB library,
 and one operation on the first NPU. Its answer, {"said": [what was found], "answer": {"stack": JSON}}, goes to file
 descriptor 3 (the check's emit joins it to its document).
@@ -117,15 +118,39 @@ def _vllm_plugins():
     return None
 
 
+def _quantization(method):
+    """A quantized checkpoint's method (config.json's quantization_config.quant_method, named as vLLM's ModelConfig names
+    it) as vLLM checks it when the rollout starts: a method vLLM or the platform knows, and the platform (vllm-ascend's
+    NPUPlatform, through vLLM's platform plugins) runs. {'method', 'ok'} or {'method', 'error'}; {'method', 'unread'} when this
+    vLLM has not the API (nothing refused)."""
+    try:
+        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+        from vllm.platforms import current_platform
+    except ImportError as exc:
+        return {"method": method, "unread": _first_line(exc)}
+    known = list(QUANTIZATION_METHODS) + list(getattr(current_platform, "supported_quantization", None) or [])
+    try:
+        if method not in known:  # vLLM's ModelConfig._verify_quantization words
+            raise ValueError("Unknown quantization method: %s. Must be one of %s." % (method, known))
+        current_platform.verify_quantization(method)
+    except ValueError as exc:
+        return {"method": method, "error": _first_line(exc), "device": getattr(current_platform, "device_name", None)}
+    return {"method": method, "ok": True, "device": getattr(current_platform, "device_name", None)}
+
+
 model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
 if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
     try:
         with open(model_config) as handle:
-            architecture = (json.load(handle).get("architectures") or [""])[0]
+            config = json.load(handle)
+        architecture = (config.get("architectures") or [""])[0]
         plugins_error = _vllm_plugins()
         from vllm import ModelRegistry
         stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs(),
                           "plugins_error": plugins_error}
+        quant = (config.get("quantization_config") or {}).get("quant_method") if isinstance(config.get("quantization_config"), dict) else None
+        if quant:
+            stack["model"]["quantization"] = _quantization(str(quant).lower().replace("compressed_tensors", "compressed-tensors"))
     except Exception as exc:  # an unreadable config.json, a registry that does not answer
         stack["model"] = {"error": _first_line(exc)}
 
