@@ -415,6 +415,32 @@ def test_megatron_bridge_missing_where_the_settings_choose_it_is_refused_before_
     assert judged(image, engine=_versions.engine_probe("0.7.0"))["problems"] == [], "the fix applied: the line removed"
 
 
+def test_an_architecture_megatron_bridge_has_no_bridge_for_is_refused_with_its_words_and_the_fix_passes(image):
+    """With Megatron-Bridge chosen (vanilla_mbridge=False; 0.9's default where nothing renders True), verl's worker calls
+    AutoBridge.from_hf_pretrained, whose own check stops an architecture it has no bridge for: "ValueError: ✗ Model architecture
+    'MixtralForCausalLM' is not yet supported" (Megatron-Bridge's auto_bridge.py _validate_config). Here before Ray."""
+    _write(image["site"], stand_in_packages.MEGATRON_BRIDGE)
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}))
+    chosen = _versions.engine_probe("0.9.1", extra_overrides=[BRIDGE_OFF])
+    assert chosen["package"] == "megatron.bridge"
+    problems = [text for text in judged(image, engine=chosen)["problems"] if "Megatron-Bridge" in text]
+    assert problems == [
+        "Megatron-Bridge (megatron.bridge), the weight bridge verl 0.9.1 builds this model (type `mixtral`) with (verl_extra_overrides "
+        "sets actor_rollout_ref.actor.megatron.vanilla_mbridge=False) has no bridge for the model's architecture `MixtralForCausalLM` "
+        "(type `mixtral`): verl would stop when the actor starts with \"ValueError: ✗ Model architecture 'MixtralForCausalLM' is "
+        "not yet supported\" (Megatron-Bridge's AutoBridge; it knows DeepseekV3ForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, "
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM). Fix: remove actor_rollout_ref.actor.megatron.vanilla_mbridge=False from "
+        "verl_extra_overrides (verl then builds with mbridge), or use an image whose Megatron-Bridge has a bridge for "
+        "`MixtralForCausalLM` (verl's image made for the model)."]
+    # The fix: the line removed, verl 0.9.1 renders vanilla_mbridge=True and builds with mbridge, which registers mixtral.
+    fixed = _versions.engine_probe("0.9.1")
+    assert fixed["package"] == "mbridge"
+    assert not [text for text in judged(image, engine=fixed)["problems"] if "bridge" in text.lower()]
+    # An architecture it has a bridge for passes with Megatron-Bridge itself.
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}))
+    assert judged(image, engine=chosen)["problems"] == []
+
+
 def test_an_image_built_without_the_model_bridge_is_refused_naming_it_and_its_fix_passes(image):
     """The simulated image built without mbridge (tests/sim/simcluster.py build --without mbridge): verl's vanilla_mbridge path
     (verl/models/mcore/mbridge.py) would print "mbridge package not found" and raise at the actor's start."""

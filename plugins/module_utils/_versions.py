@@ -785,6 +785,14 @@ def engine_problems(engine, modules):
             why = "verl imports it when the actor starts, after Ray"
             fix = "use verl's own Ascend image of this release (it installs mbridge), or install mbridge in the image (pip install mbridge)"
         problems.append("%s does not import: %s: %s. Fix: %s." % (head, _short(error), why, fix))
+    elif bridge.get("registered") is False and package == "megatron.bridge":
+        architecture = bridge.get("architecture") or "?"
+        problems.append("%s has no bridge for the model's architecture `%s` (type `%s`): verl would stop when the actor starts with "
+                        "\"ValueError: %s\" (Megatron-Bridge's AutoBridge; it knows %s). Fix: remove %s=False from verl_extra_overrides "
+                        "(verl then builds with mbridge), or use an image whose Megatron-Bridge has a bridge for `%s` (verl's image "
+                        "made for the model)." % (head.rstrip(","), architecture, model_type, bridge.get("said") or "?",
+                                                  ", ".join(bridge.get("supported") or ()) or "no architecture", VANILLA_MBRIDGE,
+                                                  architecture))
     elif bridge.get("registered") is False:
         module = bridge.get("module") or {}
         why = ("; its module %s, which registers it, does not import: %s (the image's megatron.core %s is not the one it is made for)"

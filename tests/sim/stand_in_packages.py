@@ -341,3 +341,33 @@ class AutoConfig:
         config.__dict__.update(config_dict)
         return config
 '''
+
+# Only for tests/test_npu_stack_check.py (verl's 0.7.0 image has no Megatron-Bridge, verl#6083): Megatron-Bridge's AutoBridge as
+# verl's Megatron worker meets it with vanilla_mbridge=False (src/megatron/bridge/models/conversion/auto_bridge.py): a
+# registry of architectures (the test's own few) and its own check, _validate_config, with the lines it raises.
+MEGATRON_BRIDGE = {
+    "megatron/bridge/__init__.py": '''"""Stand-in for Megatron-Bridge's AutoBridge (tests/sim/stand_in_packages.py)."""
+_REGISTRY = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM")
+
+
+class AutoBridge:
+    @classmethod
+    def list_supported_models(cls):
+        return sorted(_REGISTRY)
+
+    @classmethod
+    def supports(cls, config):
+        architectures = getattr(config, "architectures", [])
+        return bool(architectures) and any(arch.endswith(("ForCausalLM", "ForConditionalGeneration")) for arch in architectures)
+
+    @classmethod
+    def _validate_config(cls, config, path=None):
+        if not cls.supports(config):
+            raise ValueError(f"\\n✗ Model architecture not supported by AutoBridge\\n\\nModel: {path}\\n")
+        architecture = config.architectures[0]
+        if architecture not in _REGISTRY:
+            raise ValueError(f"\\n✗ Model architecture '{architecture}' is not yet supported\\n\\nModel: {path}\\n"
+                             f"Architecture: {architecture}\\n\\nCurrently supported architectures:\\n"
+                             + "\\n".join(f"  • {model}" for model in cls.list_supported_models()))
+''',
+}

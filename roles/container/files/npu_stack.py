@@ -171,14 +171,16 @@ def _registering_module(package, model_type):
 def _engine_path(model_dir, asked):
     """The model's own path as verl imports it only when the actor starts (VERL_PROBE_ENGINE: engine_probe in
     plugins/module_utils/_versions.py): transformers' AutoConfig of the model folder, then the weight bridge of this verl
-    and these settings, whether mbridge registers the model's type, and the error of its module that should."""
+    and these settings, whether mbridge registers the model's type (and the error of its module that should) or Megatron-Bridge
+    the model's architecture."""
     with open(os.path.join(model_dir, "config.json")) as handle:
         model_type = json.load(handle).get("model_type")
     found = {"asked": asked, "model_type": model_type, "config": {}, "bridge": {}}
+    hf_config = None
     try:
         from transformers import AutoConfig
 
-        AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
+        hf_config = AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
         found["config"]["ok"] = True
     except BaseException as exc:  # transformers' ValueError around the KeyError of an unknown model_type, a remote-code refusal
         found["config"]["error"] = _first_line(exc)
@@ -207,7 +209,29 @@ def _engine_path(model_dir, asked):
                 found["bridge"]["module"]["error"] = _first_line(exc)
     elif supported is not None:
         found["bridge"]["registered"] = True
+    if package == "megatron.bridge" and hf_config is not None:
+        found["bridge"].update(_megatron_bridge_registers(auto, hf_config, model_dir))
     return found
+
+
+def _megatron_bridge_registers(auto, hf_config, model_dir):
+    """Whether Megatron-Bridge has a bridge for the model's architecture, by its own check (AutoBridge._validate_config, which
+    verl's AutoBridge.from_hf_pretrained runs first: "Model architecture '...' is not yet supported"); keyed by the
+    architecture, not the model type. {} when this Megatron-Bridge has no such check (nothing refused)."""
+    check = getattr(auto, "_validate_config", None)
+    if check is None:
+        return {}
+    try:
+        check(hf_config, model_dir)
+    except ValueError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        try:
+            supported = sorted(auto.list_supported_models())[:40]
+        except Exception:  # a registry that does not list: the error says enough
+            supported = []
+        return {"registered": False, "said": (lines[0] if lines else type(exc).__name__)[:300], "supported": supported,
+                "architecture": ((getattr(hf_config, "architectures", None) or [""])[0])}
+    return {"registered": True}
 
 
 engine = json.loads(os.environ.get("VERL_PROBE_ENGINE") or "null")
