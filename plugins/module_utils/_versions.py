@@ -567,8 +567,8 @@ def _first_op_problem(first_op, torch_npu, image="", chip=None):
         return "%s %s: verl builds its images per chip, on that chip's CANN. Fix: %s." % (head, why, fix)
     return ("%s An error code there (561103, 500001, 507033, E30006) means the image's CANN does not fit the host's driver and "
             "firmware. Fix: use a verl image whose CANN this driver supports (compare npu-smi info's version with the CANN "
-            "release's compatibility list), or upgrade the driver and firmware; the device log is in ~/ascend/log inside the "
-            "container." % head)
+            "release's compatibility: docs/versions.md, Driver and firmware per CANN), or upgrade the driver and firmware; the "
+            "device log is in ~/ascend/log inside the container." % head)
 
 
 def _probe_notes(stack):
