@@ -369,6 +369,29 @@ def test_a_model_the_images_vllm_does_not_know_is_refused(image):
                         "or a model of an architecture it knows."]
 
 
+# Qwen3-8B-FP8's quantization_config (its config.json on Hugging Face: fine-grained FP8, 128 x 128 blocks).
+FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
+
+
+def test_a_checkpoint_quantized_with_a_method_the_npu_does_not_run_is_refused_and_the_unquantized_one_passes(image):
+    """vLLM checks the checkpoint's quantization method against the platform when the rollout starts: "fp8 quantization is
+    currently not supported in npu" (vllm-ascend's own FP8-on-NPU notes, .agents/skills/vllm-ascend-model-adapter/references/
+    fp8-on-npu-lessons.md). The image check imports it with vllm-ascend's platform, before Ray."""
+    config = json.loads((image["model"] / "config.json").read_text())
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config=FP8)))
+    problems = judged(image)["problems"]
+    assert len(problems) == 1 and problems[0].startswith("the model's checkpoint is quantized with `fp8`")
+    assert "ValueError: fp8 quantization is currently not supported in npu" in problems[0] and "Fix: use the model's unquantized" in problems[0]
+    # A method vLLM does not know at all is named with vLLM's own words.
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config={"quant_method": "not_a_method"})))
+    assert "Unknown quantization method: not_a_method" in judged(image)["problems"][0]
+    # Its fix: the unquantized checkpoint; the NPU's own method passes as well.
+    (image["model"] / "config.json").write_text(json.dumps(config))
+    assert judged(image)["problems"] == []
+    (image["model"] / "config.json").write_text(json.dumps(dict(config, quantization_config={"quant_method": "ascend"})))
+    assert judged(image)["problems"] == []
+
+
 def _write(site, files):
     for name, text in files.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
@@ -390,6 +413,32 @@ def test_megatron_bridge_missing_where_the_settings_choose_it_is_refused_before_
         "verl's images have), or use an image with Megatron-Bridge (verl's image for the model; verl#6083: pip3 install "
         "megatron-bridge --no-deps)."]
     assert judged(image, engine=_versions.engine_probe("0.7.0"))["problems"] == [], "the fix applied: the line removed"
+
+
+def test_an_architecture_megatron_bridge_has_no_bridge_for_is_refused_with_its_words_and_the_fix_passes(image):
+    """With Megatron-Bridge chosen (vanilla_mbridge=False; 0.9's default where nothing renders True), verl's worker calls
+    AutoBridge.from_hf_pretrained, whose own check stops an architecture it has no bridge for: "ValueError: ✗ Model architecture
+    'MixtralForCausalLM' is not yet supported" (Megatron-Bridge's auto_bridge.py _validate_config). Here before Ray."""
+    _write(image["site"], stand_in_packages.MEGATRON_BRIDGE)
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral"}))
+    chosen = _versions.engine_probe("0.9.1", extra_overrides=[BRIDGE_OFF])
+    assert chosen["package"] == "megatron.bridge"
+    problems = [text for text in judged(image, engine=chosen)["problems"] if "Megatron-Bridge" in text]
+    assert problems == [
+        "Megatron-Bridge (megatron.bridge), the weight bridge verl 0.9.1 builds this model (type `mixtral`) with (verl_extra_overrides "
+        "sets actor_rollout_ref.actor.megatron.vanilla_mbridge=False) has no bridge for the model's architecture `MixtralForCausalLM` "
+        "(type `mixtral`): verl would stop when the actor starts with \"ValueError: ✗ Model architecture 'MixtralForCausalLM' is "
+        "not yet supported\" (Megatron-Bridge's AutoBridge; it knows DeepseekV3ForCausalLM, LlamaForCausalLM, Qwen2ForCausalLM, "
+        "Qwen3ForCausalLM, Qwen3MoeForCausalLM). Fix: remove actor_rollout_ref.actor.megatron.vanilla_mbridge=False from "
+        "verl_extra_overrides (verl then builds with mbridge), or use an image whose Megatron-Bridge has a bridge for "
+        "`MixtralForCausalLM` (verl's image made for the model)."]
+    # The fix: the line removed, verl 0.9.1 renders vanilla_mbridge=True and builds with mbridge, which registers mixtral.
+    fixed = _versions.engine_probe("0.9.1")
+    assert fixed["package"] == "mbridge"
+    assert not [text for text in judged(image, engine=fixed)["problems"] if "bridge" in text.lower()]
+    # An architecture it has a bridge for passes with Megatron-Bridge itself.
+    (image["model"] / "config.json").write_text(json.dumps({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"}))
+    assert judged(image, engine=chosen)["problems"] == []
 
 
 def test_an_image_built_without_the_model_bridge_is_refused_naming_it_and_its_fix_passes(image):

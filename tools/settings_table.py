@@ -206,6 +206,14 @@ def versions_text():
     for entry in versions.RELEASES:
         lines.append("| `%s` | %s |" % (entry["profile"], "; ".join(", ".join("%s %s" % (name.replace("cann", "CANN"), combo[name])
                      for name in ("cann", "torch_npu", "vllm", "vllm_ascend", "megatron.core")) for combo in entry["known_good"])))
+    lines += ["", "## Driver and firmware per CANN (the pre-check's rule)", "",
+              "The pre-check reads each node's `/usr/local/Ascend/driver/version.info` and `/usr/local/Ascend/firmware/version.info`",
+              "and judges both against the CANN of `verl_image` (its tag, or the profile's for verl's own images): older than the",
+              "oldest Ascend HDK that CANN supports is refused, older than the HDK it is released with is a warning (vllm-ascend#15411).",
+              "", "| CANN | oldest Ascend HDK (refused below) | released with (the upgrade the fix names) | source |", "|---|---|---|---|"]
+    for entry in versions.CANN_HDK:
+        lines.append("| %s | %s | %s | %s |" % (entry["cann"] + ("x" if entry["cann"].endswith(".") else ""),
+                                                entry["oldest"] or "not stated (nothing refused)", entry["released_with"], entry["source"]))
     lines += ["", "## Adding a release", "",
               "1. One `_release(...)` entry in `plugins/module_utils/_versions.py` (and its name in `PROFILES`), the markers that",
               "   tell it (`MARKERS`, `profile_of`), and a `_key(...)` entry for each line it renders differently.",

@@ -168,7 +168,8 @@ def check_parallelism(c):
     train_batch_size, ppo_mini_batch_size, n_resp_per_prompt, ppo_micro_batch_size_per_gpu,
     ref_log_prob_micro_batch_size_per_gpu, rollout_log_prob_micro_batch_size_per_gpu, max_prompt_length,
     max_response_length, overlong_buffer_len, num_layers, num_attention_heads, num_kv_heads, max_position_embeddings,
-    vocab_size (config.json's numbers; None before the pre-check read the model, then the rules on the model's shape wait),
+    vocab_size, hidden_size, num_experts, experts_per_token (config.json's numbers; None before the pre-check read the model,
+    then the rules on the model's shape wait), extra_env (verl_extra_env),
     dynamic_bsz, recompute, vpp (booleans from the feature mask), algorithm (a key of the algorithm table, _algorithms.py),
     extra_overrides (verl_extra_overrides, optional: the keys of VERL_DEFAULTS and MAX_TOKEN_LEN_KEYS are read from it),
     verl_defaults (optional: the release's defaults, _versions.defaults(profile); the default profile's when absent).
@@ -190,6 +191,7 @@ def check_parallelism(c):
     check_token_budgets(c, fail)
     check_position_budget(c, fail)
     _overlong_buffer_fits(c, fail)
+    check_hccl_buffsize(c, fail)
     return errors
 
 
@@ -423,6 +425,60 @@ def check_experts(c, fail):
              "Megatron stops with 'RuntimeError: decoder world_size (%d) is not divisible by expert_tensor_model_pipeline_parallel "
              "size (%d)'. Fix: set %s to one of %s." % (etp, ep, pp, etp * ep * pp, world, EP_KEY, world, etp * ep * pp, EP_KEY,
                                                         ", ".join(fits) or "1"))
+
+
+# --------------------------------------------------------------------------- HCCL_BUFFSIZE against the rollout's EP and batch
+#
+# With expert parallelism in the rollout (actor_rollout_ref.rollout.expert_parallel_size > 1: verl starts vLLM with
+# enable_expert_parallel), vLLM-Ascend sends a decode step's tokens to their experts with CANN's MC2 operators
+# (MoeDistributeDispatchV2/CombineV2), whose window is the HCCL_BUFFSIZE of the EP communicator (CANN's default 200 MB). The
+# window they need is CANN's own formula, printed by their tiling check (cann/ops-transformer,
+# moe_distribute_dispatch_v2 tiling: "HCCL_BUFFSIZE is too SMALL, ... NEEDED_HCCL_BUFFSIZE(((maxBs * tokenNeedSizeDispatch *
+# ep_worldsize * localMoeExpertNum) + (maxBs * tokenNeedSizeCombine * (k + sharedExpertNum))) * 2) = NMB"): a token is
+# Align512(Align32(hidden x 2 B) + 44 B) on dispatch (bf16, its scale and three indices), Align512(hidden x 2 B) on combine.
+# maxBs is vLLM-Ascend's MC2 capacity per TP rank: with enforce_eager (rendered for the NPU) min(max_num_seqs, 512) tokens,
+# split over the rollout's TP (vllm_ascend ascend_forward_context.set_mc2_tokens_capacity). Too small a window is not always
+# named: vllm-ascend#2674 (HCCL_BUFFSIZE=50 with EP >= 16) stopped with "The DDR address of the MTE instruction is out of
+# range". Shared experts are left out (sharedExpertNum 0): the need is a lower bound, so a value refused is surely too small.
+ROLLOUT_EP_KEY = "actor_rollout_ref.rollout.expert_parallel_size"
+HCCL_BUFFSIZE_DEFAULT_MB = 200
+MC2_TOKENS_CAP = 512
+_MB = 1024 * 1024
+
+
+def _align(value, unit):
+    return -(-value // unit) * unit
+
+
+def hccl_buffsize_need(c):
+    """{'mb': the HCCL_BUFFSIZE (MB) the rollout's MC2 dispatch needs, 'ep', 'tp', 'max_bs', 'seqs', 'local'} for a MoE model
+    whose rollout uses expert parallelism, else None. c: hidden_size, num_experts, experts_per_token (config.json), gen_tp,
+    extra_overrides, verl_defaults."""
+    experts, hidden, k = c.get("num_experts") or 0, c.get("hidden_size") or 0, c.get("experts_per_token") or 0
+    ep = whole_value_of(c.get("extra_overrides"), ROLLOUT_EP_KEY, 1)
+    if not (experts and hidden and k) or ep <= 1:
+        return None
+    tp = c.get("gen_tp") or 1
+    seqs = verl_values(c.get("extra_overrides"), c.get("verl_defaults"))["actor_rollout_ref.rollout.max_num_seqs"]
+    max_bs, local = -(-min(seqs, MC2_TOKENS_CAP) // tp), -(-experts // ep)
+    need = (max_bs * _align(_align(2 * hidden, 32) + 44, 512) * ep * local + max_bs * _align(2 * hidden, 512) * k) * 2
+    return {"mb": need // _MB + 1, "ep": ep, "tp": tp, "max_bs": max_bs, "seqs": seqs, "local": local}
+
+
+def check_hccl_buffsize(c, fail):
+    """C26: verl_extra_env's HCCL_BUFFSIZE below what the rollout's MC2 dispatch needs (hccl_buffsize_need); unset, the deploy
+    exports the need itself (launch_config)."""
+    given, need = str((c.get("extra_env") or {}).get("HCCL_BUFFSIZE", "")).strip(), hccl_buffsize_need(c)
+    if not need or not given.isdigit() or int(given) >= need["mb"]:
+        return
+    fail("C26", "verl_extra_env", "HCCL_BUFFSIZE=%s" % given,
+         "verl_extra_env sets HCCL_BUFFSIZE=%s (MB), but the rollout's expert parallelism (%s=%d, %d experts per rank, up to %d "
+         "tokens per rank: min(max_num_seqs %d, %d) over rollout TP %d) needs at least %d MB for CANN's MC2 dispatch "
+         "(NEEDED_HCCL_BUFFSIZE of MoeDistributeDispatchV2); too small a window stops the first rollout with \"HCCL_BUFFSIZE is too "
+         "SMALL\" or, as in vllm-ascend#2674 (HCCL_BUFFSIZE=50 at EP 16), \"The DDR address of the MTE instruction is out of "
+         "range\". Fix: set HCCL_BUFFSIZE to %d or more in verl_extra_env, or remove it (the deploy then exports %d)."
+         % (given, ROLLOUT_EP_KEY, need["ep"], need["local"], need["max_bs"], need["seqs"], MC2_TOKENS_CAP, need["tp"], need["mb"],
+            need["mb"], max(need["mb"], HCCL_BUFFSIZE_DEFAULT_MB)))
 
 
 def check_vpp_micro_batches(c, variable, micro, sequences, unit, what, fail):

@@ -24,7 +24,7 @@ from ansible_collections.verl.deploy.plugins.module_utils import _trackers as tr
 from ansible_collections.verl.deploy.plugins.module_utils import _algorithms as algorithms
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
 from ansible_collections.verl.deploy.plugins.module_utils._chips import FAMILIES, chip_refused, choose_image, logical_ids
-from ansible_collections.verl.deploy.plugins.module_utils._config_checks import check_parallelism
+from ansible_collections.verl.deploy.plugins.module_utils._config_checks import HCCL_BUFFSIZE_DEFAULT_MB, check_parallelism, hccl_buffsize_need
 from ansible_collections.verl.deploy.plugins.module_utils._features import MaskError, decode_mask
 from ansible_collections.verl.deploy.plugins.module_utils._training_state import FAIL_ON
 
@@ -70,7 +70,8 @@ PARALLELISM_INPUTS = {
 }
 # The model's numbers the shape rules read, from its config.json as the pre-check read it (_model.py): no settings
 # repeat them, so they cannot disagree with the model.
-MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size", "num_experts")
+MODEL_INPUTS = ("num_layers", "num_attention_heads", "num_kv_heads", "max_position_embeddings", "vocab_size", "num_experts",
+                "hidden_size", "experts_per_token")
 # The settings that repeated them (up to 0.x): named when an inventory still gives one.
 READ_FROM_THE_MODEL = ("verl_model_num_layers", "verl_model_num_attention_heads", "verl_model_num_kv_heads")
 
@@ -88,13 +89,15 @@ LOG_PREFIX = "verl_"
 LOGGERS = trackers_table.LOGGERS
 
 
-def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, model_path=""):
+def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, model_path="", hccl=None):
     """{module, config_name, file, log_prefix, log_name, pattern, label, summary, overrides, npu_lines, profile} of the training
     (log_prefix: what every training log's name starts with, whatever the model; log_name: what this one's starts with):
     pattern is verl_control.sh's pgrep -f pattern, which finds a training of any algorithm and profile (after
     verl_algorithm or verl_version changed, the one that still runs is found; `modules` replaces the list in tests);
     label, summary and overrides are the algorithm table's (run_training.sh's lines for it, those the profile renders),
-    npu_lines the release table's Ascend lines for the profile, env what start_verl.sh exports for the release."""
+    npu_lines the release table's Ascend lines for the profile, env what start_verl.sh exports for the release (and
+    HCCL_BUFFSIZE where the rollout's expert parallelism needs more than CANN's default: hccl, hccl_buffsize_need's;
+    verl_extra_env's own value is exported after it and wins, checked by C26)."""
     module, config_name = versions.entry_of(algorithm, profile)
     modules = modules or versions.all_entry_modules()
     entry = algorithms.algorithm(algorithm)
@@ -103,7 +106,9 @@ def training_entry(algorithm, profile=versions.DEFAULT_PROFILE, modules=None, mo
             "pattern": "-m (%s)( |$)" % "|".join(re.escape(m) for m in modules),
             "label": entry["label"], "summary": entry["summary"], "profile": profile,
             "overrides": versions.lines_for(entry["overrides"], profile),
-            "npu_lines": versions.lines_for(versions.NPU_LINES, profile), "env": versions.release(profile)["env"]}
+            "npu_lines": versions.lines_for(versions.NPU_LINES, profile),
+            "env": dict(versions.release(profile)["env"], **({"HCCL_BUFFSIZE": str(hccl["mb"])}
+                                                             if hccl and hccl["mb"] > HCCL_BUFFSIZE_DEFAULT_MB else {}))}
 
 
 def model_label(model_path, separator="-"):
@@ -687,21 +692,23 @@ def check_resume(values, errors):
 def check_parallelism_of(values, features, nnodes, errors, model=None, profile=versions.DEFAULT_PROFILE):
     """The parallelism rules; they need every number they read, and still run when only other
     settings (a path, the mask) are wrong, so that one run reports everything. model: config.json's facts
-    (detected.model); without them (before the pre-check read the model) the rules on the model's shape wait."""
+    (detected.model); without them (before the pre-check read the model) the rules on the model's shape wait.
+    Returns the numbers the rules read (None when one is missing)."""
     devices = values.get("verl_npu_devices")
     numbers = {key: values.get(name) for key, name in PARALLELISM_INPUTS.items()}
     if not devices or any(number is None for number in numbers.values()):
-        return
+        return None
     enabled = features["enabled"] if features else {}
     numbers.update({key: (model or {}).get(key) for key in MODEL_INPUTS})
     numbers.update({
         "npu_per_node": len(devices), "nnodes": nnodes, "world_size": len(devices) * nnodes,
         "dynamic_bsz": enabled.get("dynamic_bsz", False), "recompute": enabled.get("recompute", False), "vpp": enabled.get("vpp", False),
         "extra_overrides": values.get("verl_extra_overrides") or [],
-        "verl_defaults": versions.defaults(profile),
+        "verl_defaults": versions.defaults(profile), "extra_env": values.get("verl_extra_env") or {},
     })
     for problem in check_parallelism(numbers):
         errors.add(problem["variable"], problem["value"], problem["msg"])
+    return numbers
 
 
 def container_volumes(values, npu_smi_path):
@@ -872,8 +879,9 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     profile, why = versions.choose_profile(values.get("verl_version"), image.get("image"))
     tracker_keys = trackers_table.check(values.get("verl_loggers"), values.get("verl_extra_env"), secrets_set, profile, errors,
                                         warnings) if values.get("verl_loggers") is not None else []
+    numbers = None
     if not (len(errors) > refused_chip and chip_refused((detected.get("chip") or {}))):
-        check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
+        numbers = check_parallelism_of(values, features, nnodes, errors, detected.get("model"), profile)
     if features:
         for problem in versions.known_broken(features, profile, (detected.get("model") or {}).get("architecture"),
                                              values.get("verl_extra_overrides")):
@@ -888,7 +896,8 @@ def build(settings, spec, rules=None, api_key_set=False, host="", is_head=True, 
     config.update(image)
     # The model's own path the image check imports before Ray: its weight bridge for this release and these lines.
     config["image_probe"]["engine"] = versions.engine_probe(profile, config["features"]["lines"], values.get("verl_extra_overrides"))
-    config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"]),
+    config.update({"training": training_entry(values["verl_algorithm"], profile, model_path=values["verl_model_path"],
+                                              hccl=hccl_buffsize_need(numbers) if numbers else None),
                    "verl_profile": {"profile": profile, "why": why}, "experiment_name_source": source, "tracker_keys": tracker_keys,
                    "tensorboard": tensorboard(values["verl_tensorboard_dir"], values["verl_log_dir"], values["verl_project_name"],
                                               values["verl_experiment_name"])

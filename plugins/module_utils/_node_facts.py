@@ -449,6 +449,27 @@ def parse_hccn_conf(text):
     return found
 
 
+# The Ascend HDK's own version files on a host (as the driver and firmware installers write them: `Version=24.1.rc3`,
+# `package_version=24.1.rc3`, the firmware's `Version=7.5.0.1.129` with `package_version=24.1.rc3`, its HDK release).
+DRIVER_VERSION_INFO = '/usr/local/Ascend/driver/version.info'
+FIRMWARE_VERSION_INFO = '/usr/local/Ascend/firmware/version.info'
+
+
+def _version_info(text):
+    """A version.info's `key=value` lines -> {key: value}."""
+    return {name.strip(): value.strip() for name, sep, value in (line.partition('=') for line in (text or '').splitlines())
+            if sep and name.strip()}
+
+
+def ascend_versions(driver_text, firmware_text):
+    """{'driver': the driver's HDK version, 'firmware': the firmware's own version (7.x.y.z.w, as npu-smi's board view
+    prints it), 'firmware_hdk': the HDK release of the firmware} from the two version.info files; None where a file or
+    line is missing (a host without them, a container that does not mount them)."""
+    driver, firmware = _version_info(driver_text), _version_info(firmware_text)
+    return {'driver': driver.get('Version') or driver.get('package_version') or None,
+            'firmware': firmware.get('Version') or None, 'firmware_hdk': firmware.get('package_version') or None}
+
+
 def meminfo(text):
     """/proc/meminfo -> {'total_kb', 'available_kb'} (None where the line is missing: MemAvailable needs Linux 3.14)."""
     found = {'total_kb': None, 'available_kb': None}

@@ -926,14 +926,29 @@ def memory_tight(checked):
     return " ".join(memory_fit.verdict(case)[1]) if case else ""
 
 
+def _driver_fit(checked):
+    """The host's driver and firmware (node_facts' ascend) against the CANN of verl_image (_versions.driver_fit)."""
+    return _versions.driver_fit((checked.get("facts") or {}).get("ascend"), (checked.get("launch") or {}).get("image"),
+                                checked.get("host") or "this node")
+
+
+def driver_older_than_cann(checked):
+    return _driver_fit(checked)[0]
+
+
+def driver_behind_cann(checked):
+    return _driver_fit(checked)[1]
+
+
 PROBLEMS = (npu_smi_failed, npus_missing_unhealthy_or_held, docker_unanswered, containers_holding_the_npus, paths_missing,
             host_paths_resolve_to_system_folders, npu_smi_not_a_file,
             no_route_to_the_head, socket_ifname_unknown, ray_ports_taken, hccl_ports_taken, npu_network_down,
             npu_address_not_hccn_conf, npu_tls_mixed,
             ckpts_not_writable, ckpts_not_shared, ckpts_no_space, ckpts_resume_broken, ckpts_resume_layout_changed, datasets_not_verls,
-            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short)
+            model_unusable, model_not_the_heads, memory_does_not_fit, node_python_lacks, host_memory_short, docker_root_short,
+            driver_older_than_cann)
 WARNINGS = (devices_open_outside, idle_privileged_containers, small_shm, ckpts_newer_than_tracked, ckpts_resume_world_changed,
-            memory_tight, host_memory_tight, docker_root_tight)
+            memory_tight, host_memory_tight, docker_root_tight, driver_behind_cann)
 
 
 def in_use_by_training(checked):

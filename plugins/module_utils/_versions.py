@@ -469,6 +469,7 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
         problems.append("the image's vLLM %s does not know the model's architecture %s: vLLM would stop with \"Model architectures "
                         "['%s'] are not supported\". Fix: use a verl image whose vLLM supports it, or a model of an architecture it "
                         "knows." % ((modules.get("vllm") or {}).get("version") or "?", model.get("architecture"), model.get("architecture")))
+    problems.extend([text for text in [_quantization_problem(model.get("quantization"), modules)] if text])
     engine = engine_problems(stack.get("engine"), modules)
     problems.extend(engine[0])
     torch_npu = (modules.get("torch_npu") or {}).get("version") or "?"
@@ -494,6 +495,20 @@ def check_stack(stack, algorithm, rendered=None, allow_newer=False, image="", ch
                          "at import or at its first step, use verl's own image for the chip." % (release["series"], combos))
     notes.extend(engine[1] + _probe_notes(stack))
     return problems, notes
+
+
+def _quantization_problem(quant, modules):
+    """A quantized checkpoint (config.json's quantization_config) whose method the image's vLLM, with vllm-ascend's platform,
+    does not run: vLLM stops when the rollout starts ("fp8 quantization is currently not supported in npu", the words
+    vllm-ascend's own FP8-on-NPU notes record, .agents/skills/vllm-ascend-model-adapter/references/fp8-on-npu-lessons.md)."""
+    if not (quant or {}).get("error"):
+        return None
+    version = lambda name: (modules.get(name) or {}).get("version") or "?"  # noqa: E731
+    return ("the model's checkpoint is quantized with `%s` (config.json quantization_config.quant_method), which the image's vLLM "
+            "%s with vllm-ascend %s does not run on the NPU: %s. verl's rollout would stop when vLLM starts, after Ray. Fix: use the "
+            "model's unquantized (bf16) checkpoint (an FP8 one dequantized to bf16), or one quantized for Ascend with msModelSlim "
+            "(vLLM-Ascend's `ascend` method, W8A8), or an image whose vllm-ascend runs `%s`."
+            % (quant["method"], version("vllm"), version("vllm_ascend"), _short(quant["error"]), quant["method"]))
 
 
 def _mismatch(version, found, markers, rendered):
@@ -552,8 +567,8 @@ def _first_op_problem(first_op, torch_npu, image="", chip=None):
         return "%s %s: verl builds its images per chip, on that chip's CANN. Fix: %s." % (head, why, fix)
     return ("%s An error code there (561103, 500001, 507033, E30006) means the image's CANN does not fit the host's driver and "
             "firmware. Fix: use a verl image whose CANN this driver supports (compare npu-smi info's version with the CANN "
-            "release's compatibility list), or upgrade the driver and firmware; the device log is in ~/ascend/log inside the "
-            "container." % head)
+            "release's compatibility: docs/versions.md, Driver and firmware per CANN), or upgrade the driver and firmware; the "
+            "device log is in ~/ascend/log inside the container." % head)
 
 
 def _probe_notes(stack):
@@ -770,6 +785,14 @@ def engine_problems(engine, modules):
             why = "verl imports it when the actor starts, after Ray"
             fix = "use verl's own Ascend image of this release (it installs mbridge), or install mbridge in the image (pip install mbridge)"
         problems.append("%s does not import: %s: %s. Fix: %s." % (head, _short(error), why, fix))
+    elif bridge.get("registered") is False and package == "megatron.bridge":
+        architecture = bridge.get("architecture") or "?"
+        problems.append("%s has no bridge for the model's architecture `%s` (type `%s`): verl would stop when the actor starts with "
+                        "\"ValueError: %s\" (Megatron-Bridge's AutoBridge; it knows %s). Fix: remove %s=False from verl_extra_overrides "
+                        "(verl then builds with mbridge), or use an image whose Megatron-Bridge has a bridge for `%s` (verl's image "
+                        "made for the model)." % (head.rstrip(","), architecture, model_type, bridge.get("said") or "?",
+                                                  ", ".join(bridge.get("supported") or ()) or "no architecture", VANILLA_MBRIDGE,
+                                                  architecture))
     elif bridge.get("registered") is False:
         module = bridge.get("module") or {}
         why = ("; its module %s, which registers it, does not import: %s (the image's megatron.core %s is not the one it is made for)"
@@ -798,6 +821,92 @@ def ray_skew(mine, head, head_host=""):
             "deploy creates it from that image." % (mine["version"], mine.get("python"), head_host or "node", head["version"],
                                                     head.get("python"), head["version"], head.get("python"), mine["version"],
                                                     mine.get("python")))
+
+
+# --------------------------------------------------------------------------- the host's driver and firmware against the image's CANN
+#
+# Per CANN release (a prefix of its version): the oldest Ascend HDK (driver and firmware, installed as one release) Huawei
+# lists it as compatible with, and the HDK it is released with, which the fix names. Sources: "CANN and Ascend HDK Version
+# Compatibility" of CANN 9.1.0's and 9.2.0's release notes (hiascend.com, CANNCommunityEdition 910/920: 8.5.2 and 9.0.X from
+# 25.0.X, 9.1.X from 25.2.X, 9.2.0 from 25.3.X); CANN 8.5.0's "CANN与驱动版本配套关系" (25.0.X to 25.5.X). 8.2.RC1's and
+# 8.3.RC1's notes give no oldest HDK (MindIE 2.1.RC1 lists 8.2.RC1 with 24.1.RC2 on, MindSDK 7.2.RC1 8.3.RC1 with 24.1.0 on,
+# neither says what fails below): None, nothing refused. The HDK each is released with: Ascend's installer (ascend-deployer
+# downloader/software/CANN_<version>.json, required NPU) and the release notes' mapping table (9.1.0: 26.0.RC1, 9.2.0: 26.2.RC1).
+# An HDK between the two is compatible, yet one report failed there and an upgrade to the released-with HDK fixed it
+# (vllm-ascend#15411, CANN 9.1.0 on driver 25.2.2): a note, not a refusal.
+def _hdk(cann, oldest, released_with, source):
+    return {"cann": cann, "oldest": oldest, "released_with": released_with, "source": source}
+
+
+CANN_HDK = (
+    _hdk("8.2.RC1", None, "25.2.0", "ascend-deployer CANN_8.2.RC1.json"),
+    _hdk("8.3.RC1", None, "25.3.RC1", "ascend-deployer CANN_8.3.RC1.json"),
+    _hdk("8.5.", "25.0", "25.5.0", "CANN 8.5.0 and 9.1.0 release notes; ascend-deployer CANN_8.5.0.json"),
+    _hdk("9.0.", "25.0", "26.0.RC1", "CANN 9.1.0 release notes; ascend-deployer CANN_9.0.0.json"),
+    _hdk("9.1.", "25.2", "26.0.RC1", "CANN 9.1.0 release notes"),
+    _hdk("9.2.", "25.3", "26.2.RC1", "CANN 9.2.0 release notes"),
+)
+_HDK = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(rc)?(\d+)(?:\.(\d+))?)?", re.IGNORECASE)
+
+
+def hdk_key(version):
+    """An Ascend HDK version as a sortable tuple ('24.1.rc2' < '24.1.0' < '24.1.0.3' < '24.1.1'; '25.0' is the first of
+    25.0.X), or None."""
+    match = _HDK.match(str(version or ""))
+    if not match:
+        return None
+    third = (0, 0) if match.group(4) is None else (0 if match.group(3) else 1, int(match.group(4)))
+    return (int(match.group(1)), int(match.group(2))) + third + (int(match.group(5) or 0),)
+
+
+def cann_hdk(cann):
+    """The CANN_HDK entry of a CANN version ('8.3.rc1', '9.1.0'), or None (a release outside the table)."""
+    text = str(cann or "").strip().upper()
+    return next((entry for entry in CANN_HDK if text.startswith(entry["cann"].upper())), None)
+
+
+def image_cann(image):
+    """(CANN version, why) an image reference names before its container runs: verl's tags say it (`verl-8.3.rc1-910b-...`,
+    `v0.8.0-cann9.0.0-...`), and the release table's own images are of their release's CANN; (None, '') otherwise."""
+    text = str(image or "")
+    tag = text.rsplit("/", 1)[-1].partition(":")[2]
+    match = re.search(r"(?:^|-)cann(\d+\.\d+\.(?:\d+|rc\d+))(?:-|$)", tag, re.IGNORECASE) or \
+        re.match(r"^verl-(\d+\.\d+\.(?:\d+|rc\d+))-", tag, re.IGNORECASE)
+    if match:
+        return match.group(1).upper(), "its tag %s names CANN %s" % (tag, match.group(1).upper())
+    for entry in RELEASES:
+        if text in entry["images"].values():
+            return entry["known_good"][0]["cann"], "verl's %s image is built on CANN %s" % (entry["profile"], entry["known_good"][0]["cann"])
+    return None, ""
+
+
+def driver_fit(found, image, host="this node"):
+    """(problem, note) of a host's driver and firmware (node_facts' ascend: driver, firmware, firmware_hdk) against the CANN of
+    the image (image_cann): a problem when either is older than the oldest HDK that CANN is compatible with, a note when older
+    than the HDK it is released with. ('', '') when a version or the image's CANN is not known (nothing refused on a guess)."""
+    cann, why = image_cann(image)
+    entry = cann_hdk(cann)
+    found = found or {}
+    if not entry:
+        return "", ""
+    parts = [("driver", found.get("driver"), found.get("driver")),
+             ("firmware", found.get("firmware_hdk"), "%s (HDK %s)" % (found.get("firmware"), found.get("firmware_hdk")))]
+    parts = [(name, hdk_key(version), said) for name, version, said in parts if hdk_key(version)]
+    old = [(name, said) for name, key, said in parts if entry["oldest"] and key < hdk_key(entry["oldest"])]
+    behind = [(name, said) for name, key, said in parts if key < hdk_key(entry["released_with"])]
+    head = "%s's %s" % (host, " and ".join("%s %s" % item for item in (old or behind)))
+    upgrade = ("upgrade the node's Ascend HDK (driver, then firmware: Ascend-hdk-<chip>-npu-driver_<version>_linux-<arch>.run "
+               "and ...-npu-firmware_<version>.run, then reboot) to %s, the release CANN %s is released with" % (entry["released_with"], cann))
+    if old:
+        return ("%s %s older than %s, the oldest Ascend HDK that CANN %s supports (%s; the image %s: %s): the first NPU operation or "
+                "HCCL fails after Ray starts. Fix: %s, or use an image of an older CANN this driver supports (verl_image)."
+                % (head, "are" if len(old) > 1 else "is", entry["oldest"], cann, entry["source"], image, why, upgrade)), ""
+    if behind:
+        return "", ("%s %s older than %s, the Ascend HDK CANN %s (the image %s) is released with; Huawei lists it as compatible, but "
+                    "a report failed there until the upgrade (vllm-ascend#15411: CANN 9.1.0 on driver 25.2.2, fixed by 26.1.1). If "
+                    "the training fails at an NPU operation: %s." % (head, "are" if len(behind) > 1 else "is", entry["released_with"],
+                                                                    cann, image, upgrade))
+    return "", ""
 
 
 # --------------------------------------------------------------------------- the image's verl checks the command

@@ -407,6 +407,14 @@ shm:
   returned: always
   type: dict
   sample: {exists: true, size_kb: 65536, free_kb: 65000}
+ascend:
+  description:
+    - The host's Ascend HDK versions from C(/usr/local/Ascend/driver/version.info) and C(/usr/local/Ascend/firmware/version.info)
+      - C(driver) (its C(Version)), C(firmware) (the firmware's own C(Version)) and C(firmware_hdk) (the firmware's
+      C(package_version), its HDK release); V(null) where a file or line is missing.
+  returned: always
+  type: dict
+  sample: {driver: 24.1.rc3, firmware: 7.5.0.1.129, firmware_hdk: 24.1.rc3}
 memory:
   description: C(/proc/meminfo)'s C(MemTotal) and C(MemAvailable) as C(total_kb) and C(available_kb) (V(null) where missing).
   returned: always
@@ -793,6 +801,7 @@ def read_host(module, params, processes, holders, docker):
         last_training=read_last_training(params['state_dir'], params['ckpts_dir']) if params['state_dir'] else {},
         parquet={path: dict(read_schema(path), sample=sample(path)) for path in params['parquet_paths'] if path},
         shm=read_shm(),
+        ascend=nf.ascend_versions(_read(nf.DRIVER_VERSION_INFO), _read(nf.FIRMWARE_VERSION_INFO)),
         memory=nf.meminfo(_read('/proc/meminfo')),
         python=read_python(),
         listening_ports=sorted(sockets),

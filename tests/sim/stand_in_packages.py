@@ -55,6 +55,45 @@ ModelRegistry = _ModelRegistry()
 
         vllm_ascend.register_model()
 ''',
+    # vLLM's platforms (vllm/platforms/interface.py Platform.verify_quantization, v0.11.0) and the current platform the
+    # platform plugins choose: vllm-ascend's NPUPlatform where it is installed.
+    "vllm/platforms/__init__.py": '''class Platform:
+    device_name = "cpu"
+    supported_quantization = []
+
+    def verify_quantization(self, quant):
+        if self.supported_quantization and quant not in self.supported_quantization:
+            raise ValueError(f"{quant} quantization is currently not supported in {self.device_name}.")
+
+
+def __getattr__(name):
+    if name != "current_platform":
+        raise AttributeError(name)
+    import importlib.util
+
+    if importlib.util.find_spec("vllm_ascend") is not None:
+        from vllm_ascend.platform import NPUPlatform
+
+        return NPUPlatform()
+    return Platform()
+''',
+    # vLLM v0.11.0's quantization methods (vllm/model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS).
+    "vllm/model_executor/__init__.py": "",
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/quantization/__init__.py": '''QUANTIZATION_METHODS = [
+    "awq", "deepspeedfp", "tpu_int8", "fp8", "ptpc_fp8", "fbgemm_fp8", "fp_quant", "modelopt", "modelopt_fp4", "bitblas", "gguf",
+    "gptq_marlin_24", "gptq_marlin", "gptq_bitblas", "awq_marlin", "gptq", "compressed-tensors", "bitsandbytes", "hqq",
+    "experts_int8", "ipex", "quark", "moe_wna16", "torchao", "auto-round", "rtn", "inc", "mxfp4", "petit_nvfp4",
+]
+''',
+    # vllm-ascend v0.11.0rc1's platform (vllm_ascend/platform.py): the NPU runs its own `ascend` method (msModelSlim).
+    "vllm_ascend/platform.py": '''from vllm.platforms import Platform
+
+
+class NPUPlatform(Platform):
+    device_name = "npu"
+    supported_quantization = ["ascend"]
+''',
     "vllm_ascend/__init__.py": '''"""Stand-in for vllm-ascend v0.11.0rc1 (tests/sim/stand_in_packages.py): the platform plugin needs vLLM."""
 import vllm  # noqa: F401  (ModuleNotFoundError without it, as the real plugin)
 
@@ -302,3 +341,33 @@ class AutoConfig:
         config.__dict__.update(config_dict)
         return config
 '''
+
+# Only for tests/test_npu_stack_check.py (verl's 0.7.0 image has no Megatron-Bridge, verl#6083): Megatron-Bridge's AutoBridge as
+# verl's Megatron worker meets it with vanilla_mbridge=False (src/megatron/bridge/models/conversion/auto_bridge.py): a
+# registry of architectures (the test's own few) and its own check, _validate_config, with the lines it raises.
+MEGATRON_BRIDGE = {
+    "megatron/bridge/__init__.py": '''"""Stand-in for Megatron-Bridge's AutoBridge (tests/sim/stand_in_packages.py)."""
+_REGISTRY = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "DeepseekV3ForCausalLM")
+
+
+class AutoBridge:
+    @classmethod
+    def list_supported_models(cls):
+        return sorted(_REGISTRY)
+
+    @classmethod
+    def supports(cls, config):
+        architectures = getattr(config, "architectures", [])
+        return bool(architectures) and any(arch.endswith(("ForCausalLM", "ForConditionalGeneration")) for arch in architectures)
+
+    @classmethod
+    def _validate_config(cls, config, path=None):
+        if not cls.supports(config):
+            raise ValueError(f"\\n✗ Model architecture not supported by AutoBridge\\n\\nModel: {path}\\n")
+        architecture = config.architectures[0]
+        if architecture not in _REGISTRY:
+            raise ValueError(f"\\n✗ Model architecture '{architecture}' is not yet supported\\n\\nModel: {path}\\n"
+                             f"Architecture: {architecture}\\n\\nCurrently supported architectures:\\n"
+                             + "\\n".join(f"  • {model}" for model in cls.list_supported_models()))
+''',
+}

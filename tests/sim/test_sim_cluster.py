@@ -270,6 +270,8 @@ def test_ascend_device_and_driver_paths_exist(cluster):
         "test -c /dev/davinci_manager", "test -c /dev/devmm_svm", "test -c /dev/hisi_hdc",
         "test -d /usr/local/Ascend/driver/lib64", "test -x /usr/local/Ascend/driver/tools/hccn_tool",
         "test -d /usr/local/dcmi", "test -s /etc/ascend_install.info",
+        # The firmware's version.info as its installer writes it: the board capture's firmware, the driver's HDK release.
+        "grep -qx Version=7.8.0.6.201 /usr/local/Ascend/firmware/version.info",
         "test -x /usr/local/bin/npu-smi", "test -x /usr/local/sbin/npu-smi",
         # A training server's memory, not this machine's (simcluster.NODE_MEMORY_KB, bind-mounted over /proc/meminfo).
         "grep -Eq '^MemAvailable: +%d kB$' /proc/meminfo" % simcluster.NODE_MEMORY_KB,

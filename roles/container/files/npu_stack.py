@@ -6,7 +6,8 @@ CANN's environment is sourced. torch_npu loads (else exit 4); the runtime's firs
 ASCEND_RT_VISIBLE_DEVICES start_verl.sh exports (else 8: EE1001, here as it would under Ray) and sees NPUS_PER_NODE NPUs
 (else 5). Then the image's stack as the training will import it (python3 -m from verl_workdir): each module of
 VERL_PROBE_MODULES with its version or its error, the CUDA-only packages of VERL_PROBE_FORBIDDEN installed, the entry
-point's file, whether the image's vLLM knows the model's architecture (after its plugins), the model's own path (its config read by
+point's file, whether the image's vLLM knows the model's architecture (after its plugins) and runs a quantized checkpoint's
+method on the NPU, the model's own path (its config read by
 transformers, the weight bridge verl will import: VERL_PROBE_ENGINE), this Ray's and Python's versions, CANN's ATB library,
 and one operation on the first NPU. Its answer, {"said": [what was found], "answer": {"stack": JSON}}, goes to file
 descriptor 3 (the check's emit joins it to its document).
@@ -117,15 +118,39 @@ def _vllm_plugins():
     return None
 
 
+def _quantization(method):
+    """A quantized checkpoint's method (config.json's quantization_config.quant_method, named as vLLM's ModelConfig names
+    it) as vLLM checks it when the rollout starts: a method vLLM or the platform knows, and the platform (vllm-ascend's
+    NPUPlatform, through vLLM's platform plugins) runs. {'method', 'ok'} or {'method', 'error'}; {'method', 'unread'} when this
+    vLLM has not the API (nothing refused)."""
+    try:
+        from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+        from vllm.platforms import current_platform
+    except ImportError as exc:
+        return {"method": method, "unread": _first_line(exc)}
+    known = list(QUANTIZATION_METHODS) + list(getattr(current_platform, "supported_quantization", None) or [])
+    try:
+        if method not in known:  # vLLM's ModelConfig._verify_quantization words
+            raise ValueError("Unknown quantization method: %s. Must be one of %s." % (method, known))
+        current_platform.verify_quantization(method)
+    except ValueError as exc:
+        return {"method": method, "error": _first_line(exc), "device": getattr(current_platform, "device_name", None)}
+    return {"method": method, "ok": True, "device": getattr(current_platform, "device_name", None)}
+
+
 model_config = os.path.join(os.environ.get("VERL_MODEL_PATH") or "/nonexistent", "config.json")
 if os.path.isfile(model_config) and "error" not in stack["modules"].get("vllm", {"error": "not probed"}):
     try:
         with open(model_config) as handle:
-            architecture = (json.load(handle).get("architectures") or [""])[0]
+            config = json.load(handle)
+        architecture = (config.get("architectures") or [""])[0]
         plugins_error = _vllm_plugins()
         from vllm import ModelRegistry
         stack["model"] = {"architecture": architecture, "supported": architecture in ModelRegistry.get_supported_archs(),
                           "plugins_error": plugins_error}
+        quant = (config.get("quantization_config") or {}).get("quant_method") if isinstance(config.get("quantization_config"), dict) else None
+        if quant:
+            stack["model"]["quantization"] = _quantization(str(quant).lower().replace("compressed_tensors", "compressed-tensors"))
     except Exception as exc:  # an unreadable config.json, a registry that does not answer
         stack["model"] = {"error": _first_line(exc)}
 
@@ -146,14 +171,16 @@ def _registering_module(package, model_type):
 def _engine_path(model_dir, asked):
     """The model's own path as verl imports it only when the actor starts (VERL_PROBE_ENGINE: engine_probe in
     plugins/module_utils/_versions.py): transformers' AutoConfig of the model folder, then the weight bridge of this verl
-    and these settings, whether mbridge registers the model's type, and the error of its module that should."""
+    and these settings, whether mbridge registers the model's type (and the error of its module that should) or Megatron-Bridge
+    the model's architecture."""
     with open(os.path.join(model_dir, "config.json")) as handle:
         model_type = json.load(handle).get("model_type")
     found = {"asked": asked, "model_type": model_type, "config": {}, "bridge": {}}
+    hf_config = None
     try:
         from transformers import AutoConfig
 
-        AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
+        hf_config = AutoConfig.from_pretrained(model_dir, trust_remote_code=bool(asked.get("trust_remote_code")))
         found["config"]["ok"] = True
     except BaseException as exc:  # transformers' ValueError around the KeyError of an unknown model_type, a remote-code refusal
         found["config"]["error"] = _first_line(exc)
@@ -182,7 +209,29 @@ def _engine_path(model_dir, asked):
                 found["bridge"]["module"]["error"] = _first_line(exc)
     elif supported is not None:
         found["bridge"]["registered"] = True
+    if package == "megatron.bridge" and hf_config is not None:
+        found["bridge"].update(_megatron_bridge_registers(auto, hf_config, model_dir))
     return found
+
+
+def _megatron_bridge_registers(auto, hf_config, model_dir):
+    """Whether Megatron-Bridge has a bridge for the model's architecture, by its own check (AutoBridge._validate_config, which
+    verl's AutoBridge.from_hf_pretrained runs first: "Model architecture '...' is not yet supported"); keyed by the
+    architecture, not the model type. {} when this Megatron-Bridge has no such check (nothing refused)."""
+    check = getattr(auto, "_validate_config", None)
+    if check is None:
+        return {}
+    try:
+        check(hf_config, model_dir)
+    except ValueError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        try:
+            supported = sorted(auto.list_supported_models())[:40]
+        except Exception:  # a registry that does not list: the error says enough
+            supported = []
+        return {"registered": False, "said": (lines[0] if lines else type(exc).__name__)[:300], "supported": supported,
+                "architecture": ((getattr(hf_config, "architectures", None) or [""])[0])}
+    return {"registered": True}
 
 
 engine = json.loads(os.environ.get("VERL_PROBE_ENGINE") or "null")

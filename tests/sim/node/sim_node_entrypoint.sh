@@ -57,11 +57,31 @@ done
 version="$(sed -n 's/.*npu-smi[[:space:]]\+[^[:space:]]\+[[:space:]]\+Version:[[:space:]]*\([^[:space:]]\+\).*/\1/p' \
     "${FIXTURES}/${fixture}" | head -n 1)"
 version="${version:-24.1.0}"
-mkdir -p /usr/local/Ascend/driver/lib64/driver /usr/local/Ascend/driver/tools /usr/local/dcmi
+# The firmware's own version is the one `npu-smi info -t board` prints (its capture); its HDK release is the driver's
+# (one HDK installs both).
+firmware="$(sed -n 's/^[[:space:]]*Firmware Version[[:space:]]*:[[:space:]]*\([^[:space:]]\+\).*/\1/p' "${FIXTURES}/${board}" | head -n 1)"
+mkdir -p /usr/local/Ascend/driver/lib64/driver /usr/local/Ascend/driver/tools /usr/local/dcmi /usr/local/Ascend/firmware
+# Both in the installers' format (a real host's, HDK 24.1.rc3: the driver's compatible_version_fw names the firmware it
+# accepts, the firmware's compatible_version_drv the drivers); a version.info holds no comment line.
 cat >/usr/local/Ascend/driver/version.info <<EOF
 Version=${version}
+ascendhal_version=7.35.23
+aicpu_version=1.0
+tdt_version=1.0
+log_version=1.0
+prof_version=2.0
+dvppkernels_version=1.1
+tsfw_version=1.0
+Innerversion=V100R001C19SPC001B124
+compatible_version=[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19]
+compatible_version_fw=[7.0.0,7.8.99]
 package_version=${version}
-# simulated by verl-sim (tests/sim), replaying ${fixture}
+EOF
+cat >/usr/local/Ascend/firmware/version.info <<EOF
+Version=${firmware:-7.5.0.1.129}
+firmware_version=1.0
+package_version=${version}
+compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]
 EOF
 : >/usr/local/Ascend/driver/lib64/driver/libdrvdsmi_host.so
 : >/usr/local/dcmi/libdcmi.so

@@ -370,3 +370,36 @@ def test_the_settings_check_accepts_deepseek_v3_on_16_a3_nodes_with_uneven_stage
     refused = errors([])
     assert len(refused) == 1 and "divides 61 (1)" in refused[0]["msg"]
     assert errors(_lines_of(refused[0]["msg"].split("Fix:", 1)[1])) == []
+
+
+# --------------------------------------------------------------------------- HCCL_BUFFSIZE against the rollout's EP and batch
+
+# DeepSeek-V3's MoE shape (config.json: hidden_size 7168, num_experts_per_tok 8, 256 routed experts) with the rollout's
+# expert parallelism at 16, as vllm-ascend#2674 ran it ("HCCL_BUFFSIZE to 50 with ep_size >= 16": "The DDR address of the
+# MTE instruction is out of range" instead of CANN's "HCCL_BUFFSIZE is too SMALL").
+MOE_ROLLOUT = dict(DEEPSEEK, hidden_size=7168, experts_per_token=8,
+                   extra_overrides=UNEVEN + ["actor_rollout_ref.rollout.expert_parallel_size=16"])
+
+
+def test_the_hccl_window_is_canns_formula_for_the_rollouts_mc2_batch():
+    from ansible_collections.verl.deploy.plugins.module_utils._config_checks import hccl_buffsize_need
+    # min(max_num_seqs 1024, 512) tokens over rollout TP 4: 128 per rank; 16 experts per rank. Dispatch token Align512(14336 + 44)
+    # = 14848 B, combine 14336 B: (128 x 14848 x 16 x 16 + 128 x 14336 x 8) x 2 = 1002438656 B -> 956 MB (CANN adds 1).
+    need = hccl_buffsize_need(cluster(**MOE_ROLLOUT))
+    assert need == {"mb": 957, "ep": 16, "tp": 4, "max_bs": 128, "seqs": 1024, "local": 16}
+    # Fewer sequences, a smaller window: max_num_seqs 16 -> 4 tokens per rank.
+    fewer = dict(MOE_ROLLOUT, extra_overrides=MOE_ROLLOUT["extra_overrides"] + ["actor_rollout_ref.rollout.max_num_seqs=16"])
+    assert hccl_buffsize_need(cluster(**fewer))["mb"] == 30
+    # A dense model, or no expert parallelism in the rollout: no MC2, nothing needed.
+    assert hccl_buffsize_need(cluster(**dict(MOE_ROLLOUT, num_experts=0))) is None
+    assert hccl_buffsize_need(cluster(**dict(MOE_ROLLOUT, extra_overrides=UNEVEN))) is None
+
+
+def test_a_too_small_hccl_buffsize_is_refused_and_its_fix_passes():
+    errors = check_parallelism(cluster(**MOE_ROLLOUT, extra_env={"HCCL_BUFFSIZE": "50"}))
+    assert [(e["rule"], e["variable"], e["value"]) for e in errors] == [("C26", "verl_extra_env", "HCCL_BUFFSIZE=50")]
+    for said in ("needs at least 957 MB", "vllm-ascend#2674", "The DDR address of the MTE instruction is out of range",
+                 "Fix: set HCCL_BUFFSIZE to 957 or more"):
+        assert said in errors[0]["msg"]
+    assert check_parallelism(cluster(**MOE_ROLLOUT, extra_env={"HCCL_BUFFSIZE": "957"})) == []
+    assert check_parallelism(cluster(**MOE_ROLLOUT)) == []  # removed: the deploy exports the need (training_entry)

@@ -310,3 +310,12 @@ def test_tensorboard_folder_is_below_the_log_dir_or_the_setting_and_mounted():
     assert "/mnt/logs:/mnt/logs:rw" in config["container"]["volumes"]
     own = launch_ok(verl_loggers=["tensorboard"], verl_tensorboard_dir="/mnt/tb", verl_project_name="p", verl_experiment_name="e")
     assert own["tensorboard"] == {"root": "/mnt/tb", "dir": "/mnt/tb/p/e"} and "/mnt/tb:/mnt/tb:rw" in own["container"]["volumes"]
+
+
+@pytest.mark.parametrize("hccl, exported", [(None, None), ({"mb": 150}, None), ({"mb": 957}, "957")])
+def test_start_verl_exports_the_hccl_window_the_rollouts_expert_parallelism_needs(hccl, exported):
+    """Derived, not constant: above CANN's default 200 MB (C26's need), start_verl.sh exports it; verl_extra_env's own value is
+    exported after the release's env and wins (checked by C26)."""
+    env = lc.training_entry("dapo", "0.8.0", hccl=hccl)["env"]
+    assert env.get("HCCL_BUFFSIZE") == exported
+    assert env["HF_DEACTIVATE_ASYNC_LOAD"] == "1" and "HCCL_BUFFSIZE" not in lc.versions.release("0.8.0")["env"]

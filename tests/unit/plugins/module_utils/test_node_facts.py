@@ -266,3 +266,20 @@ def test_a_pid_that_ended_between_two_npu_smi_reads_is_not_a_holder():
 ])
 def test_an_exec_stream_is_split_into_stdout_and_stderr(stream, expected):
     assert nf.demultiplex(stream) == expected
+
+
+# The two files as public pastes show them (a 910B4 host with HDK 24.1.rc3; a driver 25.0.rc1.1 host's firmware).
+DRIVER_INFO = ("Version=24.1.rc3\nascendhal_version=7.35.23\naicpu_version=1.0\ntdt_version=1.0\nlog_version=1.0\nprof_version=2.0\n"
+               "dvppkernels_version=1.1\ntsfw_version=1.0\nInnerversion=V100R001C19SPC001B124\n"
+               "compatible_version=[V100R001C13],[V100R001C15],[V100R001C17],[V100R001C18],[V100R001C19]\n"
+               "compatible_version_fw=[7.0.0,7.5.99]\npackage_version=24.1.rc3\n")
+FIRMWARE_INFO = ("Version=7.7.0.1.231\nfirmware_version=1.0\npackage_version=25.0.rc1.1\n"
+                 "compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]\n")
+
+
+@pytest.mark.parametrize("driver, firmware, wanted", [
+    (DRIVER_INFO, FIRMWARE_INFO, {"driver": "24.1.rc3", "firmware": "7.7.0.1.231", "firmware_hdk": "25.0.rc1.1"}),
+    ("package_version=25.2.0\n", "", {"driver": "25.2.0", "firmware": None, "firmware_hdk": None}),
+    ("", "", {"driver": None, "firmware": None, "firmware_hdk": None})])
+def test_the_hosts_driver_and_firmware_versions(driver, firmware, wanted):
+    assert nf.ascend_versions(driver, firmware) == wanted

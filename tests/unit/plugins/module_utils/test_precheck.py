@@ -12,6 +12,7 @@ import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.precheck_report import FilterModule
 from ansible_collections.verl.deploy.plugins.module_utils import _precheck as pc
+from ansible_collections.verl.deploy.plugins.module_utils import _versions
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, path_state
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import parse_info
 from ansible_collections.verl.deploy.plugins.module_utils import _model
@@ -711,3 +712,18 @@ def test_host_memory_per_worker_follows_the_model_and_the_offload_bits(tmp_path,
     assert pc.host_memory_short(_host_case(tmp_path, available, npus=fits, verl_feature_mask=mask)) == ""
     # The constant alone (8 GiB per worker) would have let it pass.
     assert available * GIB_KB * 1024 >= 8 * pc.WORKER_START_BYTES
+
+
+def test_the_hosts_driver_is_judged_against_the_images_cann():
+    """node_facts' ascend read against verl_image's CANN: refused below the oldest HDK it supports, a warning below the one it
+    is released with; nothing without the versions (a host without the files)."""
+    image = _versions.BY_PROFILE["0.8.0"]["images"]["910b"]
+    host = npu("011_info_910B2_8cards_v24.1.0_procs_mindie.txt", {})
+    old = checked(host, launch=dict(LAUNCH, image=image), host="node2")
+    old["facts"]["ascend"] = {"driver": "24.1.0", "firmware": "7.5.0.1.129", "firmware_hdk": "24.1.0"}
+    assert "node2's driver 24.1.0" in pc.driver_older_than_cann(old)
+    assert any("older than 25.0, the oldest Ascend HDK that CANN 9.0.0 supports" in text for text in pc.report(old)["problems"])
+    old["facts"]["ascend"] = {"driver": "25.5.1", "firmware": "7.8.0.6.201", "firmware_hdk": "25.5.1"}
+    assert pc.driver_older_than_cann(old) == "" and "26.0.RC1" in pc.driver_behind_cann(old)
+    old["facts"].pop("ascend")
+    assert pc.driver_older_than_cann(old) == pc.driver_behind_cann(old) == ""

@@ -501,3 +501,61 @@ def test_a_worker_whose_ray_or_python_is_not_the_heads_is_refused_with_rays_own_
         assert ("RuntimeError: Version mismatch: The cluster was started with: Ray: %s Python: %s This process on node ... was "
                 "started with: Ray: %s Python: %s\" (ray#50511). Fix: run one image on every node" % (
                     head["version"], head["python"], mine["version"], mine["python"])) in said
+
+
+# --------------------------------------------------------------------------- the host's driver and firmware against the image's CANN
+
+V070_IMAGE = versions.RELEASES[0]["images"]["910b"]  # ...verl-8.3.rc1-910b-...-v0.7.0: CANN 8.3.RC1
+V080_IMAGE = versions.BY_PROFILE["0.8.0"]["images"]["910b"]  # ...-cann9.0.0-...: CANN 9.0.0
+LATEST = versions.BY_PROFILE["0.9.1"]["images"]["910b"]  # latest-vllm-910b-ubuntu: the table's CANN 9.1.0
+
+
+def hdk(driver, firmware_hdk=None, firmware="7.7.0.6.236"):
+    return {"driver": driver, "firmware": firmware, "firmware_hdk": firmware_hdk or driver}
+
+
+@pytest.mark.parametrize("older, newer", [("24.1.rc2", "24.1.rc3"), ("24.1.rc3", "24.1.0"), ("24.1.0", "24.1.0.3"),
+                                          ("25.0", "25.0.rc1.1"), ("25.0.rc1.1", "25.2.0"), ("25.2.2", "26.0.RC1"),
+                                          ("26.0.RC1", "26.0.rc3"), ("24.1.rc3.b999", "25.0")])
+def test_hdk_versions_sort_as_releases(older, newer):
+    assert versions.hdk_key(older) < versions.hdk_key(newer)
+
+
+@pytest.mark.parametrize("image, cann", [(V070_IMAGE, "8.3.RC1"), (V080_IMAGE, "9.0.0"), (LATEST, "9.1.0"),
+                                         ("quay.io/ascend/verl:verl-8.5.2-a3-ubuntu22.04-py3.11-qwen3-5", "8.5.2"),
+                                         ("registry:5000/verl/verl-sim:0123456789ab", None), ("", None)])
+def test_the_cann_an_image_names(image, cann):
+    assert versions.image_cann(image)[0] == cann
+
+
+def test_a_driver_older_than_the_images_cann_supports_is_refused_naming_node_versions_and_the_upgrade():
+    problem, note = versions.driver_fit(hdk("24.1.0", firmware="7.5.0.1.129"), V080_IMAGE, "node2")
+    assert note == ""
+    for said in ("node2's driver 24.1.0 and firmware 7.5.0.1.129 (HDK 24.1.0) are older than 25.0", "CANN 9.0.0", V080_IMAGE,
+                 "to 26.0.RC1", "Fix: upgrade"):
+        assert said in problem
+    # The fix: the HDK CANN 9.0.0 is released with (driver and firmware) ...
+    assert versions.driver_fit(hdk("26.0.RC1"), V080_IMAGE, "node2") == ("", "")
+    # ... or an image of an older CANN: verl 0.7.0's (8.3.RC1), whose notes name no oldest HDK: only a note.
+    problem, note = versions.driver_fit(hdk("24.1.0"), V070_IMAGE, "node2")
+    assert problem == "" and "older than 25.3.RC1" in note
+
+
+def test_an_old_firmware_alone_is_refused():
+    problem, _note = versions.driver_fit(hdk("25.5.0", firmware_hdk="24.1.rc3", firmware="7.5.0.1.129"), LATEST, "node1")
+    assert "node1's firmware 7.5.0.1.129 (HDK 24.1.rc3) is older than 25.2" in problem and "driver" not in problem.split(" is older")[0]
+
+
+def test_a_compatible_but_older_driver_is_a_note_citing_the_report_the_upgrade_fixed():
+    """vllm-ascend#15411: CANN 9.1.0 on driver 25.2.2 (compatible by Huawei's table) failed ("ERROR: External init callback must
+    run in same thread as registerClient" when the profiler stopped) until firmware and driver 26.1.1."""
+    problem, note = versions.driver_fit(hdk("25.2.2"), LATEST, "node1")
+    assert problem == "" and "vllm-ascend#15411" in note and "to 26.0.RC1" in note
+    assert versions.driver_fit(hdk("26.1.1"), LATEST, "node1") == ("", "")
+
+
+@pytest.mark.parametrize("found, image", [(hdk(None, firmware=None), V080_IMAGE), ({}, V080_IMAGE), (hdk("not a version"), V080_IMAGE),
+                                          (hdk("23.0.0"), "registry:5000/verl/verl-sim:0123456789ab"),
+                                          (hdk("23.0.0"), "quay.io/ascend/verl:verl-8.0.rc3-910b-ubuntu22.04-py3.10-v0.5.0")])
+def test_an_unknown_version_or_cann_refuses_nothing(found, image):
+    assert versions.driver_fit(found, image) == ("", "")
