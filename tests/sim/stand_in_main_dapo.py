@@ -89,6 +89,7 @@ WORKER_HBM_MB = int(os.environ.get("SIM_TRAINER_WORKER_HBM_MB", "24000"))
 PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300"))
 
 _STOP = []
+_AT_SIGNAL = []
 # Which entry point this file stands in for: where the image put it (python3 -m <module>).
 ENTRY_POINT = __spec__.name if __spec__ is not None else os.path.basename(__file__)
 DEFAULT_CONFIG = "ppo_trainer" if ENTRY_POINT == "verl.trainer.main_ppo" else "dapo_trainer"
@@ -96,6 +97,23 @@ DEFAULT_CONFIG = "ppo_trainer" if ENTRY_POINT == "verl.trainer.main_ppo" else "d
 
 def _on_signal(signum, _frame):
     _STOP.append(signum)
+    _AT_SIGNAL.extend(_processes())
+
+
+def _processes():
+    """The container's processes when a stop signal came, the sender most likely among them (a signal handler cannot
+    learn its sender): kept in stand_in_stopped.json, to tell a person's stop from one nobody asked for."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as handle:
+                    args = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except OSError:
+                continue
+            if args:
+                found.append("%s %s" % (entry, args[:240]))
+    return found
 
 
 def say(message):
@@ -533,6 +551,9 @@ def run(config):
         print("Final validation metrics: {'val-core/openai/gsm8k/reward/mean@1': 0.71}", flush=True)
     else:
         say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
+        for process in _AT_SIGNAL:
+            if any(word in process for word in ("verl_control.sh", "kill", "timeout", "docker", "ray stop")):
+                say("at the signal: %s" % process)
     if tracker is not None:
         tracker.finish()
     if board is not None:
@@ -541,7 +562,8 @@ def run(config):
         remove_placement_group(group)
     ray.shutdown()
     _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name if signum else None,
-                                                   "finished": signum is None, "steps": step, "stopped_at": time.time()})
+                                                   "finished": signum is None, "steps": step, "stopped_at": time.time(),
+                                                   "processes_at_signal": _AT_SIGNAL})
     if signum is not None:
         raise SystemExit(signum)
 

@@ -15,6 +15,7 @@ def test_missing_cann_scripts_stop_the_deploy_in_the_container_stage():
     assert ("%s: in container verl (image %s), no CANN environment: none of /opt/nowhere/set_env.sh exists in the container and "
             "neither ASCEND_HOME_PATH nor ASCEND_TOOLKIT_HOME is set (rc 3). Fix: set verl_ascend_env_scripts" % (head, image)
             in proc.output), tail(proc)
-    assert training_pids(head) == before, "the running training must be left alone"
+    assert training_pids(head) == before, "the running training must be left alone: %s" % in_verl(
+        head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_stopped.json", check=False).stdout
     # The same image's torch_npu loads once CANN's environment is sourced: what the check asks of it.
     assert in_verl(head, "source /usr/local/Ascend/ascend-toolkit/set_env.sh && python3 -c 'import torch_npu'").returncode == 0
