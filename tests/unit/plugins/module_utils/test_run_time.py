@@ -12,9 +12,10 @@ import json
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from helpers import answers
 from helpers.answers import answered, training
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
+    parse_training_state, rc_problem, step_changed, step_result)
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    container_check, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
-    training_left_as_found, training_plan, where_to_look, worker_in_ray)
+    container_check, install_plan, ray_joining, ray_joins, training_left_as_found, training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -74,7 +75,7 @@ def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     assert {key: found[key] for key in expected if key != "training"} == {k: v for k, v in expected.items() if k != "training"}
     for key, value in expected.get("training", {}).items():
         assert found["training"][key] == value
-    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step == "members")
+    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step in ("members", "ray"))
 
 
 @pytest.mark.parametrize("result, problem", [
@@ -121,7 +122,7 @@ def test_a_step_that_must_end_well(result, problem):
                                 "the container (ray status; /tmp/ray/session_latest/logs), then run deploy.yml again."}),
 ])
 def test_the_heads_ray_step(result, expected):
-    found = ray_head_step(dict(result, stdout=answered(result["stdout"])), "n1")
+    found = step_result("ray", dict(result, stdout=answered(result["stdout"])), "n1")
     assert {key: found[key] for key in expected} == expected
     if expected.get("say"):
         assert found["said"] == [line for line in result["stdout"].splitlines() if "=" not in line]
@@ -131,6 +132,7 @@ def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
     result = {"item": item, "answered": answered, "rejoined": answered and rc is not None and changed != "false", **more}
     if answered:
         result.update(rc=rc, stdout=answers.answered(stdout if stdout is not None else "ray: %s joined\nchanged=%s\n" % (item, changed)))
+        result["said"] = step_result(None, result)["said"]
     return result
 
 
@@ -266,7 +268,7 @@ def state(name, pid="42", quiet="3"):
     (state("running", quiet="1800"), False, [], {"stalled": ""}),
 ])
 def test_the_training_plan(text, restart, lost, expected):
-    found = training_plan(text, {"restart": restart, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto"}, lost, "h")
+    found = training_plan(parse_training_state(text), {"restart": restart, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto"}, lost, "h")
     assert {key: found[key] for key in expected} == expected
 
 
@@ -292,7 +294,7 @@ ONE_MORE = ("h: the training had finished at step 4; started again with verl_tra
     (finished(4), {"restart": False}, ""),                   # left alone
 ])
 def test_a_finished_training_started_again_past_its_total_says_it_trains_one_step_more(text, launch, why):
-    found = training_plan(text, {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
+    found = training_plan(parse_training_state(text), {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
     assert (found["start"], found["stop_first"], found["why_again"]) == (launch.get("restart", True), False, why)
 
 
