@@ -68,7 +68,7 @@ COPY = """- name: The control script
     src: "%s/plugins/module_utils/{{ item }}"
     dest: "{{ verl_output_dir }}/localhost/{{ item }}"
     mode: "0644"
-  loop: [_failures.py, _keep_alive.py, _npu_smi.py]
+  loop: [_failures.py, _keep_alive.py, _npu_smi.py, _deploy_lock.py]
 """ % REPO
 
 
@@ -91,7 +91,7 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
     assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "npu_sampler.py",
-                     "_failures.py", "_keep_alive.py", "_npu_smi.py"]
+                     "_failures.py", "_keep_alive.py", "_npu_smi.py", "_deploy_lock.py"]
     # The NPU sampler is installed as the role holds it.
     sources = {"npu_sampler.py": REPO / "roles" / "training" / "files" / "npu_sampler.py"}
     for entry in wanted:

@@ -17,6 +17,8 @@ import os
 import re
 import subprocess
 
+from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import LOCK_REFUSED
+
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
 # restarting or paused, or the engine does not answer): the step did not run, so it neither failed nor changed anything.
 _NOT_RUN = re.compile(r"^(Error response from daemon: (No such container|[Cc]ontainer \S+ is (not running|paused|restarting))"
@@ -288,8 +290,6 @@ def decided_step(step, args, lock_env, run):
 
 # --- What a step answered, as the deploy reads it
 
-# verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
-LOCK_REFUSED = 4
 # How the head took the deploy's lock when another deploy held it (the training may have changed meanwhile).
 _LOCK_AFTER_ANOTHER = ("waited", "taken-over")
 _SCRIPT_PREFIX = re.compile(r"^verl_control\.sh on [^:]*: ")

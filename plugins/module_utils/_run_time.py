@@ -165,8 +165,9 @@ def _first_op(result):
 
 
 # The collection's own Python that runs on the nodes beside the control script: keep-alive's decision and the failure table it
-# reads (the training's supervisor runs _keep_alive.py), and the npu-smi parser the NPU sampler reads.
-NODE_PYTHON = ("_failures.py", "_keep_alive.py", "_npu_smi.py")
+# reads (the training's supervisor runs _keep_alive.py), the npu-smi parser the NPU sampler reads, and the deploy's lock
+# (the control script's steps on the head take, renew and release it with _deploy_lock.py).
+NODE_PYTHON = ("_failures.py", "_keep_alive.py", "_npu_smi.py", "_deploy_lock.py")
 
 
 def node_python_b64():

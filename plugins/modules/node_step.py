@@ -34,7 +34,7 @@ description:
     that only looks never reports changed).
   - With O(lock_folder), V(lock) and V(unlock) run on the host, without a container (the deploy takes its lock before its
     first change on any node, when there may be no container yet). It is the lock file in that folder, the host's side of
-    the folder the container's C(verl_control.sh) keeps it in, taken, renewed and released with the same rules.
+    the folder the container's C(verl_control.sh) keeps it in, taken, renewed and released by the same code.
   - It refuses its arguments before anything runs when O(container) is not a name Docker gives (one beginning with C(-) would be
     an option of C(docker exec)), a name in O(env) is not a variable name, or O(workdir) or O(chdir) is not an absolute path.
   - An action plugin.
