@@ -103,7 +103,7 @@ def not_run(rc, stdout, stderr):
 def read_answer(text):
     """A step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
     {"said": [str], "answer": {str: str}} (verl_control.sh's emit, a decided step's document(), and each role's script:
-    the container check, install_files.sh, reach.sh, the SwanLab proof); read: it was one. Anything
+    the container check, install_files.sh, reach.py, the SwanLab proof); read: it was one. Anything
     else (a script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
     lines are kept as said, for people, and never read as facts. Split on "\n" only: a U+2028 or a record separator in a
     value stays inside it."""
