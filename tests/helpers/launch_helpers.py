@@ -102,6 +102,7 @@ def write_scripts(config, folder, lock_folder="", **training_vars):
     shutil.copy(CONTROL, folder / CONTROL.name)
     for name in ("_failures.py", "_keep_alive.py", "_deploy_lock.py"):  # keep-alive's decision and the lock, beside the script as install.yml puts them
         shutil.copy(REPO / "plugins" / "module_utils" / name, folder / name)
+    shutil.copy(CONTROL.parent / "ray_members.py", folder / "ray_members.py")
     return folder
 
 

@@ -31,19 +31,12 @@
 # (ray, ray-check, ray-progress) and verify-look are decided in Python on the host (plugins/module_utils/_control_step.py),
 # between ray-look, ray-start, members, unlock and verify-facts. What the programs a step runs print (start_verl.sh,
 # ray start) goes to stderr, with the errors.
-# One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
-# messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
-# head (ray-look, ray-start, start-training, stop-training; members and verify-facts renew it). The lock is a file in the
-# state folder, on the host's log folder (it outlives the container): taken atomically in the same call that
-# starts the change, waited for within VERL_DEPLOY_LOCK_WAIT, taken over when its holder is gone (no step for its
-# lease and its call no longer runs), by _deploy_lock.py beside this script (plugins/module_utils/_deploy_lock.py, the
-# code deploy.yml takes the same file with on the head's host before its first change, node_step's lock, with a lease
-# that lasts until its Ray stage: these steps then find it held). Without the token (by hand, tests) no lock is taken.
-# A comparison (compare.yml) holds the lock across the deploys it runs (taken on the head's host, as deploy.yml takes
-# its own before its first change): it gives them its own token with
-# VERL_DEPLOY_LOCK_KEEP=1 (their end and their failures keep the lock: the comparison releases it) and a lease of its
-# own (VERL_DEPLOY_LOCK_LEASE, kept in the lock file: between two of its steps runs at most one mask's deploy). Its
-# deploys log below <verl_log_dir>/compare, so verl_control.env names the deployment's state folder as LOCK_FOLDER.
+# One deploy at a time: the steps that change the cluster on the head (ray-look, ray-start, start-training,
+# stop-training) take the deploy's lock, and members, verify-facts, npus-look and training-state keep it fresh, when the
+# deploy gives its identity (VERL_DEPLOY_LOCK_TOKEN, _HOLDER, _WAIT, a comparison's _KEEP and _LEASE); without it (by
+# hand, tests) no lock is taken. The lock is a file in LOCK_FOLDER (a comparison's deploys name the deployment's), else
+# the state folder, on the host's log folder; _deploy_lock.py beside this script takes, keeps and releases it: the code
+# deploy.yml takes the same file with on the head's host before its first change (its holder, lease and take-over rules).
 # Nothing here deletes a checkpoint or a log; only this node's Ray and training process are ever stopped.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -163,28 +156,9 @@ members() {
         echo ""
         return
     fi
-    # Ray's GCS client answers in about a third of the time a driver (ray.init) takes; it is not a public API, so
-    # where this Ray has none (or it fails), ask as a driver.
-    { timeout -k 5 15 python3 - "${master_ip}:${RAY_PORT}" 2>/dev/null <<'PY' || timeout -k 5 60 python3 - "${master_ip}:${RAY_PORT}" 2>/dev/null <<'PY'
-import sys
-
-from ray._raylet import GcsClient
-from ray.core.generated import gcs_pb2
-
-nodes = GcsClient(address=sys.argv[1]).get_all_node_info(timeout=10).values()
-alive = ("%s=%d" % (node.node_manager_address, dict(node.resources_total).get("NPU", 0)) for node in nodes
-         if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
-print(",".join(sorted(alive)))
-PY
-import sys
-
-import ray
-
-ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
-alive = ("%s=%d" % (node["NodeManagerAddress"], node["Resources"].get("NPU", 0)) for node in ray.nodes() if node["Alive"])
-print(",".join(sorted(alive)))
-PY
-    } | tail -n 1
+    # Ray's GCS client first, else as a driver (ray_members.py, beside this script).
+    { timeout -k 5 15 python3 -B ray_members.py gcs "${master_ip}:${RAY_PORT}" 2>/dev/null ||
+        timeout -k 5 60 python3 -B ray_members.py driver "${master_ip}:${RAY_PORT}" 2>/dev/null; } | tail -n 1
 }
 
 ray_node_lock() {
