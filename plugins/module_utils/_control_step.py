@@ -293,6 +293,7 @@ def decided_step(step, args, lock_env, run):
 # How the head took the deploy's lock when another deploy held it (the training may have changed meanwhile).
 _LOCK_AFTER_ANOTHER = ("waited", "taken-over")
 _SCRIPT_PREFIX = re.compile(r"^verl_control\.sh on [^:]*: ")
+_HOST_PREFIX = re.compile(r"^the Ray head [^:]*: ")
 STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch",
               "restart_at", "keep_alive")
 
@@ -434,6 +435,14 @@ def _ray_verdict(result, answer, host):
     }
 
 
+def _lock_verdict(result, answer, host):
+    """The deploy's lock taken on the head's host: lock, how (held, free, waited, taken-over); problem: why the deploy stops
+    here (another deploy holds it, or its folder cannot be written), named as the Ray stage names a refusal, or ""."""
+    refused = result.get("rc") not in (0, None)
+    return {"lock": answer.get("lock", ""),
+            "problem": "%s (head): %s" % (host, _HOST_PREFIX.sub("", (result.get("stderr") or "").strip())) if refused else ""}
+
+
 # The one table of steps: name -> (kind, primitives, verdict). kind: look (the script's step that changes nothing whatever
 # it answers; unlock is the run's own bookkeeping), change (the script's step that may change the node), decided look /
 # decided change (decided here, in Python, between the primitives it names: decided_step), host look (run on the head's
@@ -459,7 +468,7 @@ STEPS = {
     "stop-training": ("change", (), None),
     "stop-ray": ("change", (), None),
     "unlock": ("look", (), None),
-    "lock": ("host look", (), None),
+    "lock": ("host look", (), _lock_verdict),
     "come-back": ("primitive", (), None),
 }
 CONTROL_STEPS = tuple(name for name, (kind, _uses, _verdict) in STEPS.items() if kind != "primitive")

@@ -78,6 +78,21 @@ def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     assert ("training" in found) is (step == "training-state") and ("members" in found) is (step in ("members", "ray"))
 
 
+@pytest.mark.parametrize("result, expected", [
+    ({"rc": 0, "stdout": answered("lock: waited 3 s\nlock: waited for n1\nchanged=true\nstate=held\nlock=waited\n")},
+     {"changed": False, "lock": "waited", "problem": ""}),
+    # Refused: the host's words, named as the Ray stage names a refusal.
+    ({"rc": 4, "stdout": answered(""), "stderr": "the Ray head h1: another deploy is changing this cluster: c2 holds its lock. Fix: wait.\n"},
+     {"lock": "", "problem": "n1 (head): another deploy is changing this cluster: c2 holds its lock. Fix: wait."}),
+    ({"rc": 1, "stdout": "", "stderr": "the Ray head h1: the deploy's lock in /logs/.verl-deploy: [Errno 13] Permission denied. Fix: x"},
+     {"problem": "n1 (head): the deploy's lock in /logs/.verl-deploy: [Errno 13] Permission denied. Fix: x"}),
+    ({"skipped": True}, {"lock": "", "problem": ""}),
+])
+def test_the_lock_taken_on_the_heads_host(result, expected):
+    found = step_result("lock", result, "n1")
+    assert {key: found[key] for key in expected} == expected
+
+
 @pytest.mark.parametrize("result, problem", [
     ({"rc": 0, "stdout": "changed=true\n"}, ""),
     ({"failed": True, "msg": "No such container"}, ""),  # did not run: its module failed with its own words
