@@ -89,4 +89,3 @@ def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
 def test_a_wrong_call_is_refused(env):
     proc = reach(env, "connect", "5", "rendezvous=41234")
     assert proc.returncode == 2 and read_answer(proc.stdout)["said"][0].startswith("usage: reach listen"), proc.stdout
-

@@ -65,8 +65,8 @@ def answer(found, said=()):
 def connect(seconds, targets):
     found = {}
     for target in targets:
-        name, _, address = target.partition("=")
-        host, _, port = address.rpartition(":")
+        name, _eq, address = target.partition("=")
+        host, _colon, port = address.rpartition(":")
         try:
             with socket.create_connection((host, int(port)), timeout=seconds):
                 result = "ok"
