@@ -407,7 +407,7 @@ def _training_verdict(_result, answer, _host):
 def _ray_verdict(result, answer, host):
     """The head's `ray` (a worker's join runs in the background and is read with the others' by _run_time.ray_joins).
 
-    members: the Ray nodes its GCS listed alive after the step ("IP=NPUS,..."); complete: that list holds every node's NPUs
+    members: the Ray nodes its GCS listed alive after the step (["IP=NPUS", ...], as the members step's); complete: that list holds every node's NPUs
     (the wait has nothing to wait for when no worker joins); lock: how it took the deploy's lock; kept: the head's Ray was
     left alone and this deploy took the lock without waiting for another one (the settings check's read of the training
     still holds); released: the step released the lock itself (asked to by VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE, since a
@@ -428,7 +428,7 @@ def _ray_verdict(result, answer, host):
         problem = ("%s (head): Ray was started, but asking it for its nodes failed: %s. Fix: look at Ray in the container (ray status; "
                    "/tmp/ray/session_latest/logs), then run deploy.yml again." % (host, (result.get("stderr") or "").strip()[-600:] or "no output"))
     return {
-        "members": answer.get("members", ""), "complete": answer.get("complete") == "true", "lock": lock,
+        "members": _members(answer.get("members")), "complete": answer.get("complete") == "true", "lock": lock,
         "released": rc == 0 and answer.get("released") == "true",
         "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
         "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed), "problem": problem,

@@ -110,14 +110,14 @@ def test_a_step_that_must_end_well(result, problem):
 @pytest.mark.parametrize("result, expected", [
     # Left alone, the lock free: kept, nothing to say.
     ({"rc": 0, "stdout": "ray: in the cluster\nchanged=false\nstate=running\nlock=free\n" + MEMBERS + "complete=true\n"},
-     {"changed": False, "kept": True, "say": False, "complete": True, "members": "10.0.0.1=8,10.0.0.2=8", "problem": "",
+     {"changed": False, "kept": True, "say": False, "complete": True, "members": ["10.0.0.1=8", "10.0.0.2=8"], "problem": "",
       "released": False}),
     # Left alone, and the lock released by the step itself (a training runs from these settings on the whole cluster).
     ({"rc": 0, "stdout": "changed=false\nstate=in-cluster\nlock=free\n" + MEMBERS + "complete=true\nreleased=true\n"},
      {"changed": False, "kept": True, "say": False, "released": True}),
     # Started again: changed, said, not kept; workers still to join.
     ({"rc": 0, "stdout": HEAD_SAID + "changed=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"},
-     {"changed": True, "kept": False, "say": True, "complete": False, "members": "10.0.0.1=8", "problem": ""}),
+     {"changed": True, "kept": False, "say": True, "complete": False, "members": ["10.0.0.1=8"], "problem": ""}),
     # Left alone, but after waiting for another deploy's lock: the training may have changed meanwhile.
     ({"rc": 0, "stdout": "lock: waited 12 s\nchanged=false\nlock=waited\n" + MEMBERS + "complete=true\n"},
      {"changed": False, "kept": False, "say": True, "problem": ""}),
@@ -133,7 +133,7 @@ def test_a_step_that_must_end_well(result, problem):
      {"kept": False, "problem": "n1 (head): Ray did not start: its ray step ended with rc -; its last lines: timed out"}),
     # Started, but no node listed.
     ({"rc": 0, "stdout": "changed=true\nlock=held\nmembers=\n", "stderr": "ConnectionError: GCS"},
-     {"members": "", "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
+     {"members": [], "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
                                 "the container (ray status; /tmp/ray/session_latest/logs), then run deploy.yml again."}),
 ])
 def test_the_heads_ray_step(result, expected):
