@@ -24,11 +24,10 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (CONTROL_STEPS, DECIDED_STEPS, HOST_STEPS, PRIMITIVES, STEPS,
-                                                                                read_answer)
+                                                                                classify, parse_training_state, read_answer)
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_lines
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import (classify, launch_record, node_status, parse_training_state,
-                                                                                  status_answer, status_report)
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, node_status, status_answer, status_report
 from ansible_collections.verl.deploy.plugins.modules import node_step
 from helpers.launch_helpers import launch_ok, write_scripts
 

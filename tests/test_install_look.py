@@ -68,7 +68,7 @@ COPY = """- name: The control script
     src: "%s/plugins/module_utils/{{ item }}"
     dest: "{{ verl_output_dir }}/localhost/{{ item }}"
     mode: "0644"
-  loop: [_failures.py, _keep_alive.py, _npu_smi.py]
+  loop: [_failures.py, _keep_alive.py, _npu_smi.py, _deploy_lock.py]
 """ % REPO
 
 
@@ -90,10 +90,10 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     sent = json.loads((out / "wanted.json").read_text())
     wanted = sent["wanted"]
     names = [entry.split()[2] for entry in wanted]
-    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "npu_sampler.py",
-                     "_failures.py", "_keep_alive.py", "_npu_smi.py"]
+    assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "npu_sampler.py", "ray_members.py",
+                     "_failures.py", "_keep_alive.py", "_npu_smi.py", "_deploy_lock.py"]
     # The NPU sampler is installed as the role holds it.
-    sources = {"npu_sampler.py": REPO / "roles" / "training" / "files" / "npu_sampler.py"}
+    sources = {name: REPO / "roles" / "training" / "files" / name for name in ("npu_sampler.py", "ray_members.py")}
     for entry in wanted:
         mode, digest, name = entry.split()
         assert mode == ("755" if name.endswith(".sh") else "644")

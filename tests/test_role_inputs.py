@@ -3,7 +3,7 @@ stage set (`_verl_launch`, `_precheck_node`, `_ray_head`, ...), and nothing else
 
 What an entry point reads is found in its task files (the file of the entry point and those it includes or imports, in the
 same role) and in the role's vars/main.yml values those files use (a lazy var reads what its template reads); a fact belongs
-to the role whose tasks set it (set_fact). A fact read by one stage and set by another that its spec does not list fails
+to the role whose tasks set it (set_fact, or register). A fact read by one stage and set by another that its spec does not list fails
 here, and so does a listed one that nothing reads any more."""
 from __future__ import annotations
 
@@ -19,15 +19,15 @@ INCLUDE = re.compile(r"(?:include|import)_tasks:\s*(?:file:\s*)?([\w.]+\.yml)")
 
 
 def _facts_set_by_role():
-    """{fact: role} for every fact a role's tasks set with set_fact (top-level keys of its argument)."""
+    """{fact: role} for every fact a role's tasks set with set_fact (top-level keys of its argument) or register (a step's
+    result with its verdict: node_step)."""
     owners = {}
     for path in ROLES.glob("*/tasks/*.yml"):
         for task in _tasks(yaml.safe_load(path.read_text()) or []):
             facts = task.get("ansible.builtin.set_fact") or task.get("set_fact")
-            if isinstance(facts, dict):
-                for name in facts:
-                    if name.startswith("_") and not name.startswith("__"):
-                        owners.setdefault(name, path.parts[-3])
+            for name in list(facts if isinstance(facts, dict) else []) + [task.get("register") or ""]:
+                if name.startswith("_") and not name.startswith("__"):
+                    owners.setdefault(name, path.parts[-3])
     return owners
 
 

@@ -3,14 +3,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Controller side of verl.deploy.node_step (docs: plugins/modules/node_step.py): the module runs the step on the host in
 one round trip (in a container with `docker exec`), or its result is collected when it ran in the background; read here in
-Python (plugins/module_utils/_run_time.py: step_result)."""
+Python, with the step's verdict (plugins/module_utils/_control_step.py: step_result)."""
 from __future__ import annotations
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import rc_problem, step_result
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import argument_problem, rc_problem, step_result
 from ansible_collections.verl.deploy.plugins.modules.node_step import ARGUMENT_SPEC, CONSTRAINTS
 
 MODULE = "verl.deploy.node_step"
@@ -57,12 +56,14 @@ class ActionModule(ActionBase):
             module_args = {name: value for name, value in args.items() if name not in ("job", "fail_on_rc") and value is not None}
             wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
             done = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars, wrap_async=wrap_async)
-            if wrap_async or done.get("skipped"):
-                # Started in the background (its result is collected with job=), or not run in check mode.
+            if wrap_async:
+                # Started in the background: its result is collected with job=.
                 return merge_hash(result, dict(done, changed=False))
-            self._remove_tmp_path(self._connection._shell.tmpdir)
+            if not done.get("skipped"):
+                self._remove_tmp_path(self._connection._shell.tmpdir)
         result = merge_hash(result, done)
-        result.update(step_result(args["step"], done))
+        # Its verdict too when it did not run (check mode): a step that did not run changed nothing and answers nothing.
+        result.update(step_result(args["step"], done, task_vars.get("inventory_hostname", "?")))
         if isinstance(done.get("rc"), int):
             # It ran: failed only with fail_on_rc (said explicitly, as Ansible would take a non-zero rc for a failure).
             problem = rc_problem(said_as(args), done) if args["fail_on_rc"] else ""

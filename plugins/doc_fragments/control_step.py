@@ -3,11 +3,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
+
 
 class ModuleDocFragment:
     """A step of the control script (verl_control.sh) in the training container, as verl.deploy.node_step and
     verl.deploy.wait_progress name it (plugins/module_utils/_control_step.py: CONTROL_STEPS, control_argv)."""
 
+    # The choices are the table's (_control_step.STEPS): a new step is documented where it is defined.
     DOCUMENTATION = r"""
 options:
   step:
@@ -15,8 +18,7 @@ options:
       - A step of the control script, C(verl_control.sh) in O(workdir), run in O(container); V(lock) (and V(unlock)) with
         M(verl.deploy.node_step)'s C(lock_folder) run on the host.
     type: str
-    choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
-              stop-training, stop-ray, unlock, lock]
+    choices: [%s]
   workdir:
     description: The folder of the control script in the container (the deploy's C(verl_workdir)). Required with O(step) (but
       for the lock's steps on the host).
@@ -33,4 +35,4 @@ options:
     type: list
     elements: str
     default: []
-"""
+""" % ", ".join(CONTROL_STEPS)

@@ -19,7 +19,7 @@ options:
     type: bool
     required: true
   head_kept:
-    description: The head's Ray step's C(kept) (filter P(verl.deploy.ray_head_step#filter)).
+    description: The head's Ray step's C(kept) (its verdict, M(verl.deploy.node_step)).
     type: bool
     required: true
   workers_started:

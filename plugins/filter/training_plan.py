@@ -8,7 +8,8 @@ name: training_plan
 short_description: Whether the training stage starts the training on the head, and what it says
 version_added: 0.1.0
 description:
-  - Reads the answer of C(verl_control.sh training-state) and decides (in plugins/module_utils/_run_time.py) to start when it does not
+  - Reads the training's state (the C(training) of M(verl.deploy.node_step)'s C(training-state), or the filter
+    P(verl.deploy.training_state#filter)'s read of the pre-check's) and decides (in plugins/module_utils/_run_time.py) to start when it does not
     run (never started, crashed, stopped, orphaned), on C(verl_restart=true), or when its worker group lost a node; a
     finished training is not started again without C(verl_restart). Also the sentences for a training left alone, stalled,
     started again for its lost workers, or a finished one started again that trains only one step more (it resumes past
@@ -17,8 +18,8 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The output of C(verl_control.sh training-state).
-    type: str
+    description: The training's state, as M(verl.deploy.node_step) returns it for C(training-state) (its C(training)).
+    type: dict
     required: true
   launch:
     description: The launch configuration (its C(restart), C(status_stall_seconds), C(train_steps) and C(resume_mode) are read).
@@ -38,7 +39,7 @@ options:
 EXAMPLES = r"""
 - name: What to do with the training
   ansible.builtin.set_fact:
-    __training_plan: "{{ __training_state.stdout | verl.deploy.training_plan(_verl_launch, [], inventory_hostname) }}"
+    __training_plan: "{{ __training_state.training | verl.deploy.training_plan(_verl_launch, [], inventory_hostname) }}"
 """
 
 RETURN = r"""
@@ -48,9 +49,9 @@ _value:
 """
 
 
-def training_plan(text, launch, lost_workers, host):
+def training_plan(training, launch, lost_workers, host):
     from ansible_collections.verl.deploy.plugins.module_utils._run_time import training_plan as _training_plan
-    return _training_plan(text, launch, lost_workers, host)
+    return _training_plan(training, launch, lost_workers, host)
 
 
 class FilterModule:

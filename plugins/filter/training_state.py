@@ -39,7 +39,8 @@ _value:
 
 
 def training_state(text, stall_seconds=None):
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import failed, parse_training_state
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import parse_training_state
+    from ansible_collections.verl.deploy.plugins.module_utils._training_state import failed
     state = parse_training_state(text)
     return state if stall_seconds is None else dict(state, failed=failed(state, int(stall_seconds)))
 

@@ -4,11 +4,12 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 #
-# How a step runs on a node: the control script's steps, the command that runs a step on the host or in the training
-# container there (the node_step module runs it, for itself and as wait_progress's probe), and the steps decided there, in
-# Python, between the script's primitives: Ray's (keep or start this node's Ray, the nodes and NPUs joined) and the wait for
-# the training. Pure functions, table-tested in tests/unit/plugins/module_utils/test_control_step.py; standard library only,
-# for the module ships it to every host.
+# How a step runs on a node and what it answered: the one table of steps (STEPS), the command that runs a step on the host
+# or in the training container there (the node_step module runs it, for itself and as wait_progress's probe), the steps
+# decided there, in Python, between the script's primitives (Ray's: keep or start this node's Ray, the nodes and NPUs
+# joined; the wait for the training), and each step's verdict, which node_step returns as typed keys (step_result). Pure
+# functions, table-tested in tests/unit/plugins/module_utils/test_control_step.py and test_run_time.py; standard library
+# only, for the module ships it to every host.
 from __future__ import annotations
 
 import json
@@ -16,24 +17,7 @@ import os
 import re
 import subprocess
 
-# The one table of steps, name -> kind. look: the script's step that changes nothing whatever it answers (unlock is the
-# run's own bookkeeping); change: the script's step that may change the node; decided look / decided change: decided
-# here, in Python, between the script's primitives (decided_step); host look: run on the head's host, not in the
-# container (node_step's lock_folder: _deploy_lock.host_step; lock is the run's own bookkeeping too, and unlock runs in
-# either); primitive: the script's, run only by a decided step (supervise by start-training, come-back by the container's
-# start command). In the order of verl_control.sh's `case` and usage, which tests/test_control_script.py holds equal to
-# it; node_step's and wait_progress' choices are CONTROL_STEPS.
-STEPS = {
-    "members": "look", "ray-progress": "decided look", "ray": "decided change", "ray-check": "decided look",
-    "ray-look": "primitive", "ray-start": "primitive", "training-state": "look", "start-training": "change",
-    "supervise": "primitive", "verify-look": "decided look", "verify-facts": "primitive", "npus-look": "look", "status": "look",
-    "stop-training": "change", "stop-ray": "change", "unlock": "look", "lock": "host look", "come-back": "primitive",
-}
-CONTROL_STEPS = tuple(name for name, kind in STEPS.items() if kind != "primitive")
-LOOK_STEPS = frozenset(name for name, kind in STEPS.items() if kind.endswith("look"))
-DECIDED_STEPS = tuple(name for name, kind in STEPS.items() if kind.startswith("decided"))
-HOST_STEPS = tuple(name for name, kind in STEPS.items() if kind.startswith("host"))
-PRIMITIVES = tuple(name for name, kind in STEPS.items() if kind == "primitive")
+from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import LOCK_REFUSED
 
 # What the Docker CLI says when `docker exec` could not start the step at all (the container is missing, stopped,
 # restarting or paused, or the engine does not answer): the step did not run, so it neither failed nor changed anything.
@@ -119,7 +103,7 @@ def not_run(rc, stdout, stderr):
 def read_answer(text):
     """A step as the deploy reads it: {said, answer, read}. The step's whole stdout is one JSON document
     {"said": [str], "answer": {str: str}} (verl_control.sh's emit, a decided step's document(), and each role's script:
-    the container check, install_files.sh, reach.sh, the SwanLab proof); read: it was one. Anything
+    the container check, install_files.sh, reach.py, the SwanLab proof); read: it was one. Anything
     else (a script of an earlier release, a step that died before it could answer) answers nothing: its non-empty
     lines are kept as said, for people, and never read as facts. Split on "\n" only: a U+2028 or a record separator in a
     value stays inside it."""
@@ -302,3 +286,210 @@ def decided_step(step, args, lock_env, run):
         looked = run("verify-facts", [], lock_env)
         return verify_look(_answered(looked)[0]) if looked["rc"] == 0 else looked
     return ray_step(step, args, lock_env, run)
+
+
+# --- What a step answered, as the deploy reads it
+
+# How the head took the deploy's lock when another deploy held it (the training may have changed meanwhile).
+_LOCK_AFTER_ANOTHER = ("waited", "taken-over")
+_SCRIPT_PREFIX = re.compile(r"^verl_control\.sh on [^:]*: ")
+_HOST_PREFIX = re.compile(r"^the Ray head [^:]*: ")
+STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch",
+              "restart_at", "keep_alive")
+
+
+def classify(found):
+    """The training's state from the facts `verl_control.sh training-state` answers (the control script looks, this
+    decides): running (its process runs), orphaned (it runs, but the Ray session it started in is not the one that runs
+    now: ray_session_started against ray_session), else not-started (never started: no started_at), stopped (stopped_at),
+    restarting (it failed, and keep-alive's supervisor waits to start it again or is starting it: restart_at, attempt_at),
+    finished (exit code 0) or crashed; no answer at all (no container, no script) is unknown."""
+    if "pid" not in found:
+        return "unknown"
+    if found.get("pid"):
+        started_in, now_in = found.get("ray_session_started", ""), found.get("ray_session", "")
+        return "orphaned" if started_in and started_in != now_in else "running"
+    if not found.get("started_at"):
+        return "not-started"
+    if found.get("stopped_at"):
+        return "stopped"
+    if not found.get("exit_code") and found.get("supervisor") and (found.get("restart_at") or found.get("attempt_at")):
+        return "restarting"
+    return "finished" if found.get("exit_code") == "0" else "crashed"
+
+
+def keep_alive_records(text):
+    """keep-alive's decisions (the supervisor's keep_alive.jsonl, its last lines as training-state answers them)."""
+    records = []
+    for line in str(text or "").split("\n"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+    return records
+
+
+def quiet_for(found):
+    """Seconds since the running training's last step, else its start (now: the script's clock); "" when it does not run
+    (a deploy names a stalled one it leaves alone)."""
+    if "now" not in found:
+        return ""
+    since = (found.get("last_step") or "").split(" ")[0] or found.get("started_at", "")
+    if not found.get("pid") or not since.isdigit() or not str(found["now"]).isdigit():
+        return ""
+    return str(int(found["now"]) - int(since))
+
+
+def training_read(found):
+    """The training's state from the facts training-state (and the head's status) answered: STATE_KEYS, classified, its
+    keep-alive records and its launch record (None without one) read."""
+    state = {key: found.get(key, "") for key in STATE_KEYS}
+    state["state"], state["quiet_for"] = classify(found), quiet_for(found)
+    state["keep_alive"] = keep_alive_records(state["keep_alive"])
+    try:
+        state["launch"] = json.loads(state["launch"]) if state["launch"] else None
+    except ValueError:
+        state["launch"] = None
+    return state
+
+
+def parse_training_state(text):
+    """The answer of `verl_control.sh training-state` (one JSON document) as the training's state (launch: the record, or
+    None). Anything else (no container, a control script of an earlier release, which a deploy updates before it reads
+    the training again) reads as state "unknown": nothing a node's files hold is read as a fact."""
+    return training_read(read_answer(text)["answer"])
+
+
+def last_lines(result, count=4):
+    lines = result.get("stderr_lines") or (result.get("stderr") or "").splitlines()
+    return " | ".join(lines[-count:]) or result.get("msg") or "(no output)"
+
+
+def step_changed(result):
+    """The one definition of "changed" for a step of the control script (and the role scripts that answer as it does): what
+    its answer says (changed=true|false). Without that answer: a step that ran and failed half-way (an exit code other
+    than 0) may have changed something (e.g. `ray` stopped a stale Ray, then its start failed); a step refused for another
+    deploy's lock (4), one that ended well without saying (an older script's step), and one that never ran its script (no
+    exit code: skipped, no container, a node that did not answer) changed nothing."""
+    found = read_answer(result.get("stdout", ""))["answer"]
+    rc = result.get("rc")
+    if rc == LOCK_REFUSED:
+        return False
+    if "changed" in found:
+        return found["changed"] == "true"
+    return isinstance(rc, int) and rc != 0
+
+
+def rc_problem(what, result):
+    """Why a step that must end well (verl.deploy.node_step's fail_on_rc) failed, or "": it ran and ended with an exit code
+    other than 0; refused for another deploy's lock, the script's own words (who holds it, the fix). A step that could not
+    run at all failed already with its module's words."""
+    rc = result.get("rc")
+    if not isinstance(rc, int) or rc == 0:
+        return ""
+    if rc == LOCK_REFUSED:
+        return "%s was refused: %s" % (what, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
+    return "%s ended with rc %d; its last lines: %s" % (what, rc, last_lines(result))
+
+
+def _members_verdict(result, answer, _host):
+    """members: the Ray nodes alive, ["IP=NPUS", ...]; none when the head could not be asked."""
+    return {"members": _members(answer.get("members")) if result.get("rc") == 0 else []}
+
+
+def _training_verdict(_result, answer, _host):
+    """training: the training's state (training_read); "unknown" without an answer."""
+    return {"training": training_read(answer)}
+
+
+def _ray_verdict(result, answer, host):
+    """The head's `ray` (a worker's join runs in the background and is read with the others' by _run_time.ray_joins).
+
+    members: the Ray nodes its GCS listed alive after the step (["IP=NPUS", ...], as the members step's); complete: that list holds every node's NPUs
+    (the wait has nothing to wait for when no worker joins); lock: how it took the deploy's lock; kept: the head's Ray was
+    left alone and this deploy took the lock without waiting for another one (the settings check's read of the training
+    still holds); released: the step released the lock itself (asked to by VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE, since a
+    training runs from these settings, it left Ray alone and found every node's NPUs): no unlock step follows, and a later
+    step that changes something takes the lock again; say: the step's sentences are worth showing (how it took the lock,
+    or what it did to Ray); problem: why the deploy stops here, or ""."""
+    if "state" in answer and "lock" not in answer:
+        return {}
+    rc, lock = result.get("rc"), answer.get("lock", "")
+    changed = step_changed(result)
+    problem = ""
+    if rc == LOCK_REFUSED:
+        problem = "%s (head): %s" % (host, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
+    elif rc != 0:
+        problem = "%s (head): Ray did not start: its ray step ended with rc %s; its last lines: %s" % (
+            host, "-" if rc is None else rc, last_lines(result))
+    elif not answer.get("members"):
+        problem = ("%s (head): Ray was started, but asking it for its nodes failed: %s. Fix: look at Ray in the container (ray status; "
+                   "/tmp/ray/session_latest/logs), then run deploy.yml again." % (host, (result.get("stderr") or "").strip()[-600:] or "no output"))
+    return {
+        "members": _members(answer.get("members")), "complete": answer.get("complete") == "true", "lock": lock,
+        "released": rc == 0 and answer.get("released") == "true",
+        "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
+        "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed), "problem": problem,
+    }
+
+
+def _lock_verdict(result, answer, host):
+    """The deploy's lock taken on the head's host: lock, how (held, free, waited, taken-over); problem: why the deploy stops
+    here (another deploy holds it, or its folder cannot be written), named as the Ray stage names a refusal, or ""."""
+    refused = result.get("rc") not in (0, None)
+    return {"lock": answer.get("lock", ""),
+            "problem": "%s (head): %s" % (host, _HOST_PREFIX.sub("", (result.get("stderr") or "").strip())) if refused else ""}
+
+
+# The one table of steps: name -> (kind, primitives, verdict). kind: look (the script's step that changes nothing whatever
+# it answers; unlock is the run's own bookkeeping), change (the script's step that may change the node), decided look /
+# decided change (decided here, in Python, between the primitives it names: decided_step), host look (run on the head's
+# host, not in the container: node_step's lock_folder, _deploy_lock.host_step; lock is the run's own bookkeeping too, and
+# unlock runs in either), primitive (the script's, run only by a decided step; supervise by start-training, come-back by
+# the container's start command). verdict(result, answer, host): the typed keys node_step returns beside changed, answer
+# and said (step_result), None for none. In the order of verl_control.sh's `case` and usage, which
+# tests/test_control_script.py holds equal to it; node_step's and wait_progress' choices are CONTROL_STEPS.
+STEPS = {
+    "members": ("look", (), _members_verdict),
+    "ray-progress": ("decided look", ("members",), None),
+    "ray": ("decided change", ("ray-look", "ray-start", "members", "unlock"), _ray_verdict),
+    "ray-check": ("decided look", ("ray-look",), None),
+    "ray-look": ("primitive", (), None),
+    "ray-start": ("primitive", (), None),
+    "training-state": ("look", (), _training_verdict),
+    "start-training": ("change", (), None),
+    "supervise": ("primitive", (), None),
+    "verify-look": ("decided look", ("verify-facts",), None),
+    "verify-facts": ("primitive", (), None),
+    "npus-look": ("look", (), None),
+    "status": ("look", (), None),
+    "stop-training": ("change", (), None),
+    "stop-ray": ("change", (), None),
+    "unlock": ("look", (), None),
+    "lock": ("host look", (), _lock_verdict),
+    "come-back": ("primitive", (), None),
+}
+CONTROL_STEPS = tuple(name for name, (kind, _uses, _verdict) in STEPS.items() if kind != "primitive")
+LOOK_STEPS = frozenset(name for name, (kind, _uses, _verdict) in STEPS.items() if kind.endswith("look"))
+DECIDED_STEPS = tuple(name for name, (kind, _uses, _verdict) in STEPS.items() if kind.startswith("decided"))
+HOST_STEPS = tuple(name for name, (kind, _uses, _verdict) in STEPS.items() if kind.startswith("host"))
+PRIMITIVES = tuple(name for name, (kind, _uses, _verdict) in STEPS.items() if kind == "primitive")
+
+
+def step_result(step, result, host="?"):
+    """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
+
+    step: the control script's step, or None for a role's script (install_files.sh, the container check, the SwanLab proof):
+    each answers with one JSON document (read_answer). changed: step_changed, and never for a step that only looks; a
+    role's script changed something only when it says so (changed "true"), so that one that only reads need not say;
+    answer: its answer as a dict; said: its sentences for people; and the step's verdict (STEPS), host naming the node in
+    its messages."""
+    read = read_answer(result.get("stdout", ""))
+    if step is None:
+        # A role's script, or a background job collected without its step's name (a worker's join).
+        return {"changed": read["answer"].get("changed") == "true", "answer": read["answer"], "said": read["said"]}
+    found = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": read["answer"], "said": read["said"]}
+    verdict = STEPS[step][2]
+    return dict(found, **verdict(result, read["answer"], host)) if verdict else found

@@ -8,13 +8,15 @@
 # head's host (node_step's steps `lock` and `unlock` with lock_folder). The token tells this run's steps from another
 # deploy's; the holder text is what a refused deploy reads ("the deploy of controller awx-1 pid 4242 (AWX job 17)").
 # The lock is one file, <verl_log_dir>/.verl-deploy/deploy.lock on the head: verl_log_dir is mounted at the same path in
-# the training container, whose verl_control.sh takes, renews and releases the same file with the same rules (lock_take).
-# A deploy takes it here, on the host, before its first change on any node (there may be no container yet).
+# the training container. A deploy takes it on the host, before its first change on any node (there may be no container
+# yet); the container's verl_control.sh takes, renews and releases the same file through this same file, installed
+# beside it (_run_time.NODE_PYTHON): `python3 -I -B _deploy_lock.py take|end|unlock ...` (main), standard library only.
 from __future__ import annotations
 
 import json
 import os
 import socket
+import sys
 import time
 
 
@@ -156,10 +158,13 @@ def outer_lock(text):
     return {"token": found["token"], "holder": found["holder"], "lease": lease, "folder": found.get("folder") or ""}
 
 
-# --- The lock on the head's host (node_step's `lock` and `unlock` with lock_folder): verl_control.sh's rules, in Python.
+# --- The lock itself: taken, renewed and released on the head's host (node_step's `lock` and `unlock` with lock_folder)
+# and in its training container (verl_control.sh, through main).
 LOCK_FILE = "deploy.lock"
-# Seconds between two looks at another deploy's lock while waiting for it (verl_control.sh's `sleep 2`).
+# Seconds between two looks at another deploy's lock while waiting for it.
 LOOK_EVERY = 2
+# The exit code of a step refused for another deploy's lock: it changed nothing.
+LOCK_REFUSED = 4
 
 
 def lock_values(lock_env):
@@ -242,21 +247,23 @@ def _read(path, clock):
     return lock_fields(text), max(age, 0)
 
 
-def _create(path, values, clock):
-    """The lock created only if none exists (O_EXCL): True, or False when another was there."""
+def _create(path, values, clock, pid):
+    """The lock created only if none exists (O_EXCL): True, or False when another was there. pid: the call that holds it
+    (a verl_control.sh's, whose run tells a holder that is gone from one that still works)."""
     try:
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         return False
     with os.fdopen(handle, "w", encoding="utf-8") as lock:
         lock.write("token=%s\nholder=%s\nsince=%d\npid=%d\nlease=%s\n" % (
-            values[TOKEN_ENV], values.get(HOLDER_ENV) or "a deploy", int(clock()), os.getpid(), values.get(LEASE_ENV) or LEASE))
+            values[TOKEN_ENV], values.get(HOLDER_ENV) or "a deploy", int(clock()), pid, values.get(LEASE_ENV) or LEASE))
     return True
 
 
-def _renew(path, fields, values):
-    """This run's lock made fresh, with the lease this step gives (written aside, then renamed over it: atomic)."""
-    fields = dict(fields, lease=str(values.get(LEASE_ENV) or LEASE))
+def _renew(path, fields, values, pid):
+    """This run's lock made fresh, its call now this one (a holder is gone only when no call of it runs) and its lease this
+    step's (the longer one a deploy took before its first change ends at Ray's stage); written aside, then renamed over it."""
+    fields = dict(fields, pid=str(pid), lease=str(values.get(LEASE_ENV) or LEASE))
     aside = "%s.%d" % (path, os.getpid())
     with open(aside, "w", encoding="utf-8") as handle:
         handle.write("".join("%s=%s\n" % pair for pair in fields.items()))
@@ -267,10 +274,21 @@ def _answer(rc, said, answer, stderr=""):
     return {"rc": rc, "stdout": json.dumps({"said": said, "answer": answer}, sort_keys=True), "stderr": stderr}
 
 
-def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sleep):
-    """The step `lock` on the head's host: this run's lock taken (or renewed, when it holds it) in folder, waiting at most
-    VERL_DEPLOY_LOCK_WAIT s for another deploy's, then refused (rc 4, naming it) as verl_control.sh's lock_take does. The answer
-    says how: held (this run's already), free, waited, taken-over (from a deploy that is gone)."""
+def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sleep, pid=None):
+    """The step `lock` on the head's host: acquire, answered as the script's steps answer, its last sentence how it was
+    taken and for whom."""
+    rc, how, said, refused = acquire(folder, values, where, runs, clock, sleep, pid)
+    if rc:
+        return _answer(rc, said, {}, refused)
+    said.append("lock: %s for %s" % (how, values.get(HOLDER_ENV) or "this run"))
+    return _answer(0, said, {"changed": str(how != "held").lower(), "state": "held", "lock": how})
+
+
+def acquire(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sleep, pid=None):
+    """This run's lock taken (or renewed, when it holds it) in folder, waiting at most VERL_DEPLOY_LOCK_WAIT s for another
+    deploy's, then refused (4, naming it): (rc, how, said, refusal). how: held (this run's already), free, waited,
+    taken-over (from a deploy that is gone); pid: the call that holds it (None: this process)."""
+    pid = pid or os.getpid()
     path = os.path.join(folder, LOCK_FILE)
     os.makedirs(folder, exist_ok=True)
     token, wait = values[TOKEN_ENV], int(values.get(WAIT_ENV) or 300)
@@ -292,7 +310,7 @@ def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sl
             continue
         if state == "busy":
             if clock() - start >= wait:
-                return _answer(4, said, {}, refusal(where, fields, age, wait))
+                return LOCK_REFUSED, "", said, refusal(where, fields, age, wait)
             if not waited:
                 said.append("lock: %s holds the cluster's lock since %s; waiting at most %d s." % (
                     fields.get("holder") or "another deploy", when(fields.get("since")), wait))
@@ -300,24 +318,38 @@ def take(folder, values, where, runs=holder_runs, clock=time.time, sleep=time.sl
             sleep(LOOK_EVERY)
             continue
         if state == "mine":
-            _renew(path, fields, values)
-            how = "held"
-        elif not _create(path, values, clock):
-            continue  # another deploy took it first: look again
-        else:
-            how = "taken-over" if over else ("waited" if waited else "free")
+            _renew(path, fields, values, pid)
+            return 0, "held", said, ""
+        if _create(path, values, clock, pid):
             if waited:
                 said.append("lock: taken after waiting %d s for another deploy." % (clock() - start))
-        said.append("lock: %s for %s" % (how, values.get(HOLDER_ENV) or "this run"))
-        return _answer(0, said, {"changed": str(how != "held").lower(), "state": "held", "lock": how})
+            return 0, "taken-over" if over else ("waited" if waited else "free"), said, ""
+        # Another deploy took it first: look again.
+
+
+def _mine(path, values):
+    fields, _age = _read(path, time.time)
+    return fields is not None and bool(values.get(TOKEN_ENV)) and fields.get("token") == values[TOKEN_ENV]
+
+
+def end(folder, values, code):
+    """When a step of the holder in the container exits: its lock fresh again when it went well (0) or is to be looked at
+    again (3); released when it failed, for the deploy ends with that failure; kept when the lock is a comparison's
+    (VERL_DEPLOY_LOCK_KEEP): it goes on with its next mask and releases the lock at its end."""
+    path = os.path.join(folder, LOCK_FILE)
+    if not _mine(path, values):
+        return
+    if values.get(KEEP_ENV) or str(code) in ("0", "3"):
+        os.utime(path)
+    else:
+        os.remove(path)
 
 
 def release(folder, values):
     """The step `unlock` on the head's host, as verl_control.sh's: kept for a run that holds it across deploys (KEEP), released
     by its holder, else not held."""
     path = os.path.join(folder, LOCK_FILE)
-    fields, _age = _read(path, time.time)
-    if fields is None or not values.get(TOKEN_ENV) or fields.get("token") != values[TOKEN_ENV]:
+    if not _mine(path, values):
         return _answer(0, ["lock: not held by this deploy"], {"changed": "false", "state": "not-held"})
     if values.get(KEEP_ENV):
         os.utime(path)
@@ -338,3 +370,35 @@ def host_step(step, folder, lock_env, where=None):
     except OSError as exc:
         return {"rc": 1, "stdout": "", "stderr": "%s: the deploy's lock in %s: %s. Fix: make verl_log_dir writable by the Ansible user "
                 "on the head (or connect as root), then run again." % (where, folder, exc)}
+
+
+def main(argv, env):
+    """verl_control.sh's lock, in the container (its steps on the head): take|end CODE|unlock FOLDER WHERE PID, this run's
+    identity in env (VERL_DEPLOY_LOCK_*). take prints how it was taken, then its sentences, one a line (4: refused, the
+    refusal on stderr); end prints nothing; unlock prints the step's document, as the host's unlock answers."""
+    command, rest = (argv[1:2] or [""])[0], argv[2:]
+    if command not in ("take", "end", "unlock") or len(rest) != (4 if command == "end" else 3):
+        sys.stderr.write("usage: _deploy_lock.py take|end CODE|unlock FOLDER WHERE PID\n")
+        return 2
+    code = rest.pop(0) if command == "end" else ""
+    folder, where, pid = rest
+    values = {key: value for key, value in env.items() if key.startswith("VERL_DEPLOY_LOCK_")}
+    try:
+        if command == "end":
+            end(folder, values, code)
+            return 0
+        if command == "unlock":
+            sys.stdout.write(release(folder, values)["stdout"] + "\n")
+            return 0
+        rc, how, said, refused = acquire(folder, values, where, pid=int(pid))
+    except OSError as exc:
+        sys.stderr.write("%s: the deploy's lock in %s: %s\n" % (where, folder, exc))
+        return 1
+    sys.stdout.write("".join(line + "\n" for line in [how] + said))
+    if refused:
+        sys.stderr.write(refused + "\n")
+    return rc
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv, os.environ))

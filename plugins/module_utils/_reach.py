@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Private to the verl.deploy collection: may change without notice.
-"""Whether each node's container reaches the head's Ray port and verl's rank-0 node, from what roles/ray/files/reach.sh
+"""Whether each node's container reaches the head's Ray port and verl's rank-0 node, from what roles/ray/files/reach.py
 printed.
 
 Once Ray is up, verl's rank-0 node (rank0_node: not always the head) listens on a port picked as verl picks its
@@ -38,7 +38,7 @@ def rank0_node(nodes):
 
 
 def parse(stdout):
-    """{name: (address, port, result)} of reach.sh connect's answer, {NAME: "ADDRESS:PORT RESULT"}."""
+    """{name: (address, port, result)} of reach.py connect's answer, {NAME: "ADDRESS:PORT RESULT"}."""
     found = {}
     for name, value in read_answer(stdout)["answer"].items():
         target, _space, result = value.partition(" ")
@@ -49,7 +49,7 @@ def parse(stdout):
 
 
 def listened(stdout):
-    """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.sh listen's output."""
+    """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.py listen's output."""
     values = read_answer(stdout)["answer"]
     port = values.get("port", "")
     return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "")}
@@ -58,7 +58,7 @@ def listened(stdout):
 def unreached(results, rank0="", listener=None):
     """One sentence per node whose container did not reach a port, naming node, address, port and fix.
 
-    results: [{'host': node, 'stdout': reach.sh connect's output, 'rc': its exit code}], every node's (rank 0's too);
+    results: [{'host': node, 'stdout': reach.py connect's output, 'rc': its exit code}], every node's (rank 0's too);
     rank0: the name of verl's rank-0 node (rank0_node); listener: its listened() (the port and the ephemeral range
     where verl's rendezvous port lies), or None when nobody listened.
     """

@@ -5,7 +5,8 @@
 # Private to the verl.deploy collection: may change without notice.
 #
 # What the deploy decides at run time, from what the control script's steps answered (verl_control.sh in the training
-# container: its answer, its exit code, its stderr) and the facts the stages before declared. Pure functions,
+# container: its answer, its exit code, its stderr; each step's own verdict is _control_step.step_result's) and the facts
+# the stages before declared. Pure functions,
 # each with its table in tests/unit/plugins/module_utils/test_run_time.py; the playbooks call them through the filters
 # of the same names, once per step, and keep the result under a declared name.
 from __future__ import annotations
@@ -14,18 +15,10 @@ import base64
 import hashlib
 import json
 import os
-import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import LOOK_STEPS, in_cluster, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, last_lines, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import (
-    _number, _step, is_stalled, parse_training_state)
-
-# verl_control.sh's exit code for a step refused for another deploy's lock: it changed nothing.
-LOCK_REFUSED = 4
-# How the head took the deploy's lock when another deploy held it (the training may have changed meanwhile).
-_LOCK_AFTER_ANOTHER = ("waited", "taken-over")
-_SCRIPT_PREFIX = re.compile(r"^verl_control\.sh on [^:]*: ")
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import _number, _step, is_stalled
 
 
 def _true(value):
@@ -33,96 +26,11 @@ def _true(value):
     return value.strip().lower() in ("true", "yes", "1") if isinstance(value, str) else bool(value)
 
 
-def _last_lines(result, count=4):
-    lines = result.get("stderr_lines") or (result.get("stderr") or "").splitlines()
-    return " | ".join(lines[-count:]) or result.get("msg") or "(no output)"
-
-
-def step_changed(result):
-    """The one definition of "changed" for a step of the control script (and the role scripts that answer as it does): what
-    its answer says (changed=true|false). Without that answer: a step that ran and failed half-way (an exit code other
-    than 0) may have changed something (e.g. `ray` stopped a stale Ray, then its start failed); a step refused for another
-    deploy's lock (4), one that ended well without saying (an older script's step), and one that never ran its script (no
-    exit code: skipped, no container, a node that did not answer) changed nothing."""
-    found = read_answer(result.get("stdout", ""))["answer"]
-    rc = result.get("rc")
-    if rc == LOCK_REFUSED:
-        return False
-    if "changed" in found:
-        return found["changed"] == "true"
-    return isinstance(rc, int) and rc != 0
-
-
-def step_result(step, result):
-    """A step's result as the tasks read it (verl.deploy.node_step returns it beside the command's rc, stdout and stderr).
-
-    step: the control script's step, or None for a role's script (install_files.sh, the container check, the SwanLab proof):
-    each answers with one JSON document (read_answer). changed: step_changed, and never for a step that only looks; a
-    role's script changed something only when it says so (changed "true"), so that one that only reads need not say;
-    answer: its answer as a dict; said: its sentences for people; training (training-state): the
-    training as parse_training_state reads it; members (members): the Ray nodes alive, ["IP=NPUS", ...]."""
-    text = result.get("stdout", "")
-    read = read_answer(text)
-    if step is None:
-        # A role's script, or a background job collected without its step's name (a worker's join).
-        return {"changed": read["answer"].get("changed") == "true", "answer": read["answer"], "said": read["said"]}
-    found = {"changed": step not in LOOK_STEPS and step_changed(result), "answer": read["answer"], "said": read["said"]}
-    if step == "training-state":
-        found["training"] = parse_training_state(text)
-    if step == "members":
-        found["members"] = [member for member in read["answer"].get("members", "").split(",") if member] if result.get("rc") == 0 else []
-    return found
-
-
-def rc_problem(what, result):
-    """Why a step that must end well (verl.deploy.node_step's fail_on_rc) failed, or "": it ran and ended with an exit code
-    other than 0; refused for another deploy's lock, the script's own words (who holds it, the fix). A step that could not
-    run at all failed already with its module's words."""
-    rc = result.get("rc")
-    if not isinstance(rc, int) or rc == 0:
-        return ""
-    if rc == LOCK_REFUSED:
-        return "%s was refused: %s" % (what, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
-    return "%s ended with rc %d; its last lines: %s" % (what, rc, _last_lines(result))
-
-
-def ray_head_step(result, host):
-    """The head's `ray` step (verl.deploy.node_step) as the deploy reads it.
-
-    members: the Ray nodes its GCS listed alive after the step ("IP=NPUS,..."); complete: that list holds every node's NPUs
-    (the wait has nothing to wait for when no worker joins); kept: the head's Ray was left alone and this deploy took the
-    lock without waiting for another one (the settings check's read of the training still holds); released: the step
-    released the lock itself (asked to by VERL_DEPLOY_LOCK_RELEASE_IF_WHOLE, since a training runs from these settings,
-    it left Ray alone and found every node's NPUs): no unlock step follows, and a later step that changes something takes
-    the lock again; say: the step's
-    sentences are worth showing (how it took the lock, or what it did to Ray); problem: why the deploy stops here, or ""."""
-    read = read_answer(result.get("stdout", ""))
-    found = read["answer"]
-    rc, lock = result.get("rc"), found.get("lock", "")
-    changed = step_changed(result)
-    problem = ""
-    if rc == LOCK_REFUSED:
-        problem = "%s (head): %s" % (host, _SCRIPT_PREFIX.sub("", (result.get("stderr") or "").strip()))
-    elif rc != 0:
-        problem = "%s (head): Ray did not start: its ray step ended with rc %s; its last lines: %s" % (
-            host, "-" if rc is None else rc, _last_lines(result))
-    elif not found.get("members"):
-        problem = ("%s (head): Ray was started, but asking it for its nodes failed: %s. Fix: look at Ray in the container (ray status; "
-                   "/tmp/ray/session_latest/logs), then run deploy.yml again." % (host, (result.get("stderr") or "").strip()[-600:] or "no output"))
-    return {
-        "changed": changed, "members": found.get("members", ""), "complete": found.get("complete") == "true", "lock": lock,
-        "released": rc == 0 and found.get("released") == "true",
-        "kept": rc == 0 and not changed and lock not in _LOCK_AFTER_ANOTHER,
-        "say": rc == LOCK_REFUSED or lock in _LOCK_AFTER_ANOTHER or (rc == 0 and changed),
-        "said": read["said"], "problem": problem,
-    }
-
-
 def ray_joins(workers, master, port, wait=None):
     """The workers' joins as each collected its own, and the head's wait, as the head reports them (report.yml).
 
     workers: every worker's variables (hostvars); a worker whose join ran in the background in this run holds
-    __ray_join_result (collect.yml: async_status's result with item, answered, rejoined). wait: the head's wait's result
+    __ray_join_result (collect.yml: node_step's collected result, its sentences read (said), with item, answered, rejoined). wait: the head's wait's result
     (wait.yml; skipped when there was nothing to wait for).
     unanswered: the workers that stopped answering; rejoined: those whose Ray was started again (the training's workers on
     them are gone); said: what the joins said; problem: one sentence per join that did not end well (still running when its
@@ -134,11 +42,11 @@ def ray_joins(workers, master, port, wait=None):
     problem = ""
     if failed:
         problem = " ".join("%s (worker): Ray did not join the head: its ray step ended with rc %s; its last lines: %s."
-                           % (r["item"], "-" if r.get("rc") is None else r["rc"], _last_lines(r)) for r in failed)
+                           % (r["item"], "-" if r.get("rc") is None else r["rc"], last_lines(r)) for r in failed)
         problem += " Fix: check Ray on those nodes (status.yml), the network between them and %s:%s." % (master, port)
     wait = wait or {"skipped": True}
     return {"unanswered": unanswered, "rejoined": [r["item"] for r in rejoined],
-            "said": [line for r in results for line in read_answer(r.get("stdout", ""))["said"]], "problem": problem,
+            "said": [line for r in results for line in r.get("said") or []], "problem": problem,
             "wait_failed": not wait.get("skipped") and wait.get("rc", 1) != 0}
 
 
@@ -174,15 +82,16 @@ def training_left_as_found(left_alone, head_kept, workers_started):
     """Whether the training is as the settings check read it, on a cluster this run left as it was: that read found a
     training this run leaves alone (one that runs from these settings, or one that finished, and no verl_restart: the
     settings check's _training_left_alone), the head's Ray was left alone and this deploy waited for no other one's lock
-    (ray_head_step's kept), and no worker's Ray was started in this run. Then the read still holds (no second read), and
+    (the head's ray step's kept: _control_step.step_result), and no worker's Ray was started in this run. Then the read still holds (no second read), and
     the reach check has nothing to tell (no probe): nothing is started, and a running training's rendezvous went through
     those ports already."""
     return _true(left_alone) and _true(head_kept) and not workers_started
 
 
-def training_plan(state_text, launch, lost_workers, host):
-    """What the training stage does on the head, from `verl_control.sh training-state`'s answer and the launch
-    configuration (its restart, status_stall_seconds, train_steps, resume_mode).
+def training_plan(now, launch, lost_workers, host):
+    """What the training stage does on the head, from the training's state (training-state's verdict:
+    _control_step.parse_training_state) and the launch configuration (its restart, status_stall_seconds, train_steps,
+    resume_mode).
 
     start: it does not run (never started, crashed, stopped, orphaned by a restarted Ray), or verl_restart=true, or it runs
     but its worker group lost a node; a training that finished (exit code 0) is not started again without verl_restart.
@@ -190,7 +99,6 @@ def training_plan(state_text, launch, lost_workers, host):
     A finished training started again that resumes (resume_mode auto, it saved) past this run's train_steps trains one
     step more and ends, as verl's fit loop starts at the resumed step + 1 and that step reaches the total: why_again says
     so, and how to train further or start over."""
-    now = parse_training_state(state_text)
     state = now["state"]
     restart = _true(launch.get("restart"))
     stall_seconds = _number(launch.get("status_stall_seconds"), 1800)
@@ -257,8 +165,9 @@ def _first_op(result):
 
 
 # The collection's own Python that runs on the nodes beside the control script: keep-alive's decision and the failure table it
-# reads (the training's supervisor runs _keep_alive.py), and the npu-smi parser the NPU sampler reads.
-NODE_PYTHON = ("_failures.py", "_keep_alive.py", "_npu_smi.py")
+# reads (the training's supervisor runs _keep_alive.py), the npu-smi parser the NPU sampler reads, and the deploy's lock
+# (the control script's steps on the head take, renew and release it with _deploy_lock.py).
+NODE_PYTHON = ("_failures.py", "_keep_alive.py", "_npu_smi.py", "_deploy_lock.py")
 
 
 def node_python_b64():

@@ -15,7 +15,7 @@ import json
 import shlex
 import time
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, read_answer, training_read
 from ansible_collections.verl.deploy.plugins.module_utils._failures import diagnose
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
@@ -45,8 +45,6 @@ NOT_IN_RECORD = frozenset((
     "tracker_keys", "tracker_keys_dir",
     "feature_mask", "swanlab_host", "swanlab_mode", "swanlab_workspace", "swanlab_log_dir", "swanlab_api_key_file",
 ))
-STATE_KEYS = ("state", "pid", "exit_code", "started_at", "stopped_at", "first_step", "last_step", "ray_session", "log", "quiet_for", "launch",
-              "restart_at", "keep_alive")
 _SHOWN = 120
 
 
@@ -98,46 +96,6 @@ def control_values(config, lock_folder=""):
     return head + "".join("%s=%s\n" % (name, shlex.quote(str(value))) for name, value in values)
 
 
-def parse_training_state(text):
-    """The answer of `verl_control.sh training-state` (one JSON document) as the training's state (launch: the record, or
-    None). Anything else (no container, a control script of an earlier release, which a deploy updates before it reads
-    the training again) reads as state "unknown": nothing a node's files hold is read as a fact."""
-    return _state_from(read_answer(text)["answer"])
-
-
-def classify(found):
-    """The training's state from the facts `verl_control.sh training-state` answers (the control script looks, this
-    decides): running (its process runs), orphaned (it runs, but the Ray session it started in is not the one that runs
-    now: ray_session_started against ray_session), else not-started (never started: no started_at), stopped (stopped_at),
-    restarting (it failed, and keep-alive's supervisor waits to start it again or is starting it: restart_at, attempt_at),
-    finished (exit code 0) or crashed; no answer at all (no container, no script) is unknown."""
-    if "pid" not in found:
-        return "unknown"
-    if found.get("pid"):
-        started_in, now_in = found.get("ray_session_started", ""), found.get("ray_session", "")
-        return "orphaned" if started_in and started_in != now_in else "running"
-    if not found.get("started_at"):
-        return "not-started"
-    if found.get("stopped_at"):
-        return "stopped"
-    if not found.get("exit_code") and found.get("supervisor") and (found.get("restart_at") or found.get("attempt_at")):
-        return "restarting"
-    return "finished" if found.get("exit_code") == "0" else "crashed"
-
-
-def keep_alive_records(text):
-    """keep-alive's decisions (the supervisor's keep_alive.jsonl, its last lines as training-state answers them)."""
-    records = []
-    for line in str(text or "").split("\n"):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
 def keep_alive_summary(training):
     """(lines, stats) of keep-alive's restarts of this training: how many, the last one's cause, step and where it
     resumed, and, when it gave up, why."""
@@ -154,28 +112,6 @@ def keep_alive_summary(training):
     if records[-1].get("decision") != "restart":
         lines.append("keep-alive: not restarted after exit code %s: %s" % (records[-1].get("exit_code") or "?", records[-1].get("why")))
     return lines, {"restarts": len(restarts), "records": records[-5:]}
-
-
-def quiet_for(found):
-    """Seconds since the running training's last step, else its start (now: the script's clock); "" when it does not run
-    (a deploy names a stalled one it leaves alone)."""
-    if "now" not in found:
-        return ""
-    since = (found.get("last_step") or "").split(" ")[0] or found.get("started_at", "")
-    if not found.get("pid") or not since.isdigit() or not str(found["now"]).isdigit():
-        return ""
-    return str(int(found["now"]) - int(since))
-
-
-def _state_from(found):
-    state = {key: found.get(key, "") for key in STATE_KEYS}
-    state["state"], state["quiet_for"] = classify(found), quiet_for(found)
-    state["keep_alive"] = keep_alive_records(state["keep_alive"])
-    try:
-        state["launch"] = json.loads(state["launch"]) if state["launch"] else None
-    except ValueError:
-        state["launch"] = None
-    return state
 
 
 def _show(value):
@@ -367,7 +303,7 @@ def _ray_sentences(facts):
 
 
 def _training_sentences(facts, tails, stall_seconds):
-    training = _state_from(facts)
+    training = training_read(facts)
     state, pid, now = training["state"], training["pid"], _number(facts.get("now"))
     last = _step(training["last_step"])
     progress = "no step logged yet"
@@ -456,7 +392,7 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     head_node = by_name.get(head) or {}
     answers = {node["name"]: status_answer(node.get("answer")) for node in ordered}
     head_facts, head_tails = answers.get(head) or status_answer("")
-    training = _state_from(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
+    training = training_read(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
     state = "stalled" if is_stalled(training, stall_seconds) else training["state"]
     # Which phase of verl's loop logged last, and NaN losses or zero rewards in its last steps (the log's tail in the answer).
     phase = last_phase(head_tails["log"]) if state != "unknown" else last_phase([])

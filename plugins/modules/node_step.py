@@ -20,7 +20,8 @@ description:
     counts the nodes and NPUs the head lists. V(verify-look) reads the training's facts (V(verify-facts)) and says whether
     it runs and its log grew, or it finished, or it ended before it ran.
   - A control script's step, and a role's script (O(argv)), answers with one JSON document, its sentences for people and
-    its answer for the playbooks (every value a string, whatever bytes it holds). The task's
+    its answer for the playbooks (every value a string, whatever bytes it holds), and the module returns the step's verdict
+    on it as typed keys (RV(training), RV(members), RV(kept), RV(problem) and the others, from the table of steps). The task's
     C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(lock) and V(unlock) (the run's own bookkeeping) never
     report changed. Without that answer, a step that ended with an exit code other than 0 may have changed something half-way and
@@ -34,7 +35,7 @@ description:
     that only looks never reports changed).
   - With O(lock_folder), V(lock) and V(unlock) run on the host, without a container (the deploy takes its lock before its
     first change on any node, when there may be no container yet). It is the lock file in that folder, the host's side of
-    the folder the container's C(verl_control.sh) keeps it in, taken, renewed and released with the same rules.
+    the folder the container's C(verl_control.sh) keeps it in, taken, renewed and released by the same code.
   - It refuses its arguments before anything runs when O(container) is not a name Docker gives (one beginning with C(-) would be
     an option of C(docker exec)), a name in O(env) is not a variable name, or O(workdir) or O(chdir) is not an absolute path.
   - An action plugin.
@@ -130,10 +131,37 @@ training:
   returned: with O(step=training-state)
   type: dict
 members:
-  description: For V(members), the Ray nodes alive, each C(IP=NPUS); empty when the head could not be asked.
-  returned: with O(step=members)
+  description: For V(members), the Ray nodes alive, each C(IP=NPUS); empty when the head could not be asked. For the head's
+    V(ray), those its GCS listed alive after the step.
+  returned: with O(step=members) or O(step=ray)
   type: list
   elements: str
+complete:
+  description: For the head's V(ray), whether the nodes alive hold every node's NPUs.
+  returned: with O(step=ray)
+  type: bool
+kept:
+  description: For the head's V(ray), whether its Ray was left alone and this deploy took the lock without waiting for
+    another one.
+  returned: with O(step=ray)
+  type: bool
+released:
+  description: For the head's V(ray), whether the step released the deploy's lock itself.
+  returned: with O(step=ray)
+  type: bool
+say:
+  description: For the head's V(ray), whether its sentences are worth showing (how it took the lock, what it did to Ray).
+  returned: with O(step=ray)
+  type: bool
+lock:
+  description: For the head's V(ray) and V(lock), how the deploy's lock was taken (V(held), V(free), V(waited),
+    V(taken-over)); empty when it was not.
+  returned: with O(step=ray) or O(step=lock)
+  type: str
+problem:
+  description: For the head's V(ray) and V(lock), why the deploy stops here, naming the head, or empty.
+  returned: with O(step=ray) or O(step=lock)
+  type: str
 finished:
   description: With O(job), whether the job has ended.
   returned: with O(job)

@@ -100,8 +100,9 @@ def write_scripts(config, folder, lock_folder="", **training_vars):
         path.chmod(0o755)
     (folder / CONTROL_VALUES).write_text(control_values(config, lock_folder))
     shutil.copy(CONTROL, folder / CONTROL.name)
-    for name in ("_failures.py", "_keep_alive.py"):  # keep-alive's decision, beside the script as install.yml puts it
+    for name in ("_failures.py", "_keep_alive.py", "_deploy_lock.py"):  # keep-alive's decision and the lock, beside the script as install.yml puts them
         shutil.copy(REPO / "plugins" / "module_utils" / name, folder / name)
+    shutil.copy(CONTROL.parent / "ray_members.py", folder / "ray_members.py")
     return folder
 
 

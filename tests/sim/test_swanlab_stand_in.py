@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _swanlab_proof as sp
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import step_result
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import step_result
 
 SIM = Path(__file__).resolve().parent
 REPO = SIM.parents[1]

@@ -31,19 +31,12 @@
 # (ray, ray-check, ray-progress) and verify-look are decided in Python on the host (plugins/module_utils/_control_step.py),
 # between ray-look, ray-start, members, unlock and verify-facts. What the programs a step runs print (start_verl.sh,
 # ray start) goes to stderr, with the errors.
-# One deploy at a time: a deploy gives VERL_DEPLOY_LOCK_TOKEN (this run), VERL_DEPLOY_LOCK_HOLDER (who, for
-# messages) and VERL_DEPLOY_LOCK_WAIT (seconds) in the environment of the steps that change the cluster on the
-# head (ray-look, ray-start, start-training, stop-training; members and verify-facts renew it). The lock is a file in the
-# state folder, on the host's log folder (it outlives the container): taken atomically in the same call that
-# starts the change, waited for within VERL_DEPLOY_LOCK_WAIT, taken over when its holder is gone (no step for
-# LOCK_LEASE s and its call no longer runs). Without the token (by hand, tests) no lock is taken. deploy.yml takes the
-# same file on the head's host before its first change (node_step's lock, plugins/module_utils/_deploy_lock.py, the same
-# rules), with a lease that lasts until its Ray stage: these steps then find it held.
-# A comparison (compare.yml) holds the lock across the deploys it runs (taken on the head's host, as deploy.yml takes
-# its own before its first change): it gives them its own token with
-# VERL_DEPLOY_LOCK_KEEP=1 (their end and their failures keep the lock: the comparison releases it) and a lease of its
-# own (VERL_DEPLOY_LOCK_LEASE, kept in the lock file: between two of its steps runs at most one mask's deploy). Its
-# deploys log below <verl_log_dir>/compare, so verl_control.env names the deployment's state folder as LOCK_FOLDER.
+# One deploy at a time: the steps that change the cluster on the head (ray-look, ray-start, start-training,
+# stop-training) take the deploy's lock, and members, verify-facts, npus-look and training-state keep it fresh, when the
+# deploy gives its identity (VERL_DEPLOY_LOCK_TOKEN, _HOLDER, _WAIT, a comparison's _KEEP and _LEASE); without it (by
+# hand, tests) no lock is taken. The lock is a file in LOCK_FOLDER (a comparison's deploys name the deployment's), else
+# the state folder, on the host's log folder; _deploy_lock.py beside this script takes, keeps and releases it: the code
+# deploy.yml takes the same file with on the head's host before its first change (its holder, lease and take-over rules).
 # Nothing here deletes a checkpoint or a log; only this node's Ray and training process are ever stopped.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -61,8 +54,6 @@ STATE_DIR="${LOG_DIR}/.verl-deploy"
 START_OUT="${LOG_DIR}/start_verl.out"
 # Each start's output is kept: the previous ones as start_verl.out.1 (newest) to .${START_OUT_KEEP}.
 START_OUT_KEEP=4
-LOCK="${LOCK_FOLDER:-${STATE_DIR}}/deploy.lock"
-LOCK_LEASE=120
 # Ray's temporary folder (its session_latest): --temp-dir of verl_ray_start_args (RAY_TEMP_DIR, from verl_control.env),
 # else Ray's default. Ray records the cluster it started (ray_current_cluster) in one or the other, by release.
 RAY_DEFAULT_DIR="${RAY_TMPDIR:-/tmp}/ray"
@@ -72,7 +63,7 @@ SAID=()
 ANSWERED=()
 # supervise's output is the training's (start_verl.out): no answer there.
 QUIET=""
-# The lock this step holds until it exits (lock_take, lock_renew): lock_end judges it then.
+# The lock this step holds until it exits (lock_take, lock_renew): lock_py end judges it then.
 LOCK_ARMED=""
 
 say() { SAID+=("$*"); }
@@ -94,7 +85,7 @@ sys.stdout.write(json.dumps({"said": args[1:1 + count], "answer": answer}, sort_
 
 finish() {
     local code=$?
-    [ -z "${LOCK_ARMED}" ] || lock_end "${code}"
+    [ -z "${LOCK_ARMED}" ] || lock_py end "${code}" || true
     [ -n "${QUIET}" ] || emit || true
     exit "${code}"
 }
@@ -116,35 +107,9 @@ head_only() {
 
 now() { printf '%(%s)T' -1; }
 
-when() { date -d "@$1" '+%Y-%m-%d %H:%M:%S'; }
-
-# --- One deploy at a time (the lock on the head)
-lock_field() { sed -n "s/^$1=//p" "${2:-${LOCK}}" 2>/dev/null | head -n 1; }
-
-lock_age() { echo $(($(now) - $(stat -c %Y "${LOCK}" 2>/dev/null || now))); }
-
-lock_lease() {
-    # The lease the holder wrote (a comparison's is longer), else LOCK_LEASE.
-    local lease
-    lease="$(lock_field lease)"
-    if [[ "${lease}" =~ ^[0-9]+$ ]]; then echo "${lease}"; else echo "${LOCK_LEASE}"; fi
-}
-
-lock_gone() {
-    # The holder is gone when it made no step for LOCK_LEASE s and the call that took the lock no longer runs.
-    local pid
-    pid="$(lock_field pid)"
-    [ "$(lock_age)" -gt "$(lock_lease)" ] || return 1
-    [ -n "${pid}" ] && [ -r "/proc/${pid}/cmdline" ] && tr '\0' ' ' <"/proc/${pid}/cmdline" | grep -q verl_control.sh && return 1
-    return 0
-}
-
-lock_write() {
-    # Atomic: a new lock is created only if none exists (noclobber is O_EXCL).
-    mkdir -p "$(dirname "${LOCK}")"
-    (set -o noclobber && printf 'token=%s\nholder=%s\nsince=%s\npid=%s\nlease=%s\n' "${VERL_DEPLOY_LOCK_TOKEN}" \
-        "${VERL_DEPLOY_LOCK_HOLDER:-a deploy}" "$(now)" "$$" "${VERL_DEPLOY_LOCK_LEASE:-${LOCK_LEASE}}" >"${LOCK}") 2>/dev/null
-}
+# --- One deploy at a time (the lock on the head): _deploy_lock.py beside this script, the same code, rules and words
+# as the take on the head's host (node_step's lock), with this call as the lock's holder ($$).
+lock_py() { python3 -I -B _deploy_lock.py "$@" "${LOCK_FOLDER:-${STATE_DIR}}" "verl_control.sh on ${HOST}" "$$"; }
 
 lock_take() {
     # Taken (or renewed, when this deploy holds it) before a step that changes the cluster; waits at most
@@ -152,84 +117,23 @@ lock_take() {
     # step's answer: none (no token), held (this deploy's already), free, waited, taken-over (from a deploy that is gone).
     LOCK_HOW=none
     [ -n "${VERL_DEPLOY_LOCK_TOKEN:-}" ] || return 0
-    mkdir -p "${STATE_DIR}"
-    local wait="${VERL_DEPLOY_LOCK_WAIT:-300}" deadline waited="" holder since lease
-    deadline=$((SECONDS + wait))
-    while :; do
-        if [ "$(lock_field token)" = "${VERL_DEPLOY_LOCK_TOKEN}" ]; then
-            # This deploy's already: its call is now this one (a holder is gone only when no call of it runs), and its lease
-            # this step's (the longer one the deploy took before its first change ends here, at Ray's stage).
-            { sed -e "s/^pid=.*/pid=$$/" -e "s/^lease=.*/lease=${VERL_DEPLOY_LOCK_LEASE:-${LOCK_LEASE}}/" "${LOCK}" >"${LOCK}.$$" &&
-                mv -f "${LOCK}.$$" "${LOCK}"; } 2>/dev/null || touch "${LOCK}"
-            LOCK_ARMED=1
-            LOCK_HOW=held
-            return 0
-        fi
-        if lock_write; then
-            [ -z "${waited}" ] || say "lock: taken after waiting $((SECONDS + wait - deadline)) s for another deploy."
-            [ "${LOCK_HOW}" = taken-over ] || LOCK_HOW="$([ -n "${waited}" ] && echo waited || echo free)"
-            LOCK_ARMED=1
-            return 0
-        fi
-        holder="$(lock_field holder)"
-        since="$(lock_field since)"
-        lease="$(lock_lease)"
-        if [ -f "${LOCK}" ] && lock_gone; then
-            # Only one deploy moves this lock aside (rename is atomic); it then takes a new one.
-            if mv "${LOCK}" "${LOCK}.gone.$$" 2>/dev/null; then
-                rm -f "${LOCK}.gone.$$"
-                say "lock: taken over from ${holder} (since $(when "${since:-0}")): that deploy is gone (no step for more than ${lease} s)."
-                LOCK_HOW=taken-over
-            fi
-            continue
-        fi
-        if [ "${SECONDS}" -ge "${deadline}" ]; then
-            echo "verl_control.sh on ${HOST}: another deploy is changing this cluster: ${holder:-unknown} holds its lock since $(when "${since:-0}") (last step $(lock_age) s ago). This deploy waited ${wait} s (verl_deploy_lock_timeout) and changed nothing. Fix: let that deploy end (or stop it), then run again; the lock of a deploy that is gone is taken over ${lease} s after its last step." >&2
-            exit 4
-        fi
-        [ -n "${waited}" ] || say "lock: ${holder:-another deploy} holds the cluster's lock since $(when "${since:-0}"); waiting at most ${wait} s."
-        waited=1
-        sleep 2
-    done
+    local out code=0 taken
+    out="$(lock_py take)" || code=$?
+    mapfile -t taken <<<"${out}"
+    SAID+=("${taken[@]:1}")
+    [ "${code}" = 0 ] || exit "${code}"
+    LOCK_HOW="${taken[0]}"
+    LOCK_ARMED=1
 }
 
-lock_mine() { [ -n "${VERL_DEPLOY_LOCK_TOKEN:-}" ] && [ "$(lock_field token)" = "${VERL_DEPLOY_LOCK_TOKEN}" ]; }
-
-lock_renew() {
-    # A step of the holder that changes nothing keeps its lock fresh, and so does its end.
-    if lock_mine; then
-        touch "${LOCK}"
-        LOCK_ARMED=1
-    fi
-}
-
-lock_end() {
-    # When the holder's step exits (finish): fresh again when it went well (0) or is to be looked at again (3);
-    # released when it failed, for the deploy ends with that failure; kept when the lock is a comparison's
-    # (VERL_DEPLOY_LOCK_KEEP): it goes on with its next mask and releases the lock at its end.
-    if lock_mine; then
-        if [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ] || [ "$1" = 0 ] || [ "$1" = 3 ]; then
-            touch "${LOCK}"
-        else
-            rm -f "${LOCK}"
-        fi
-    fi
-}
+# A step of the holder that changes nothing keeps its lock fresh when it exits (lock_py end, from finish), as its other
+# steps do: fresh when it went well (0) or is to be looked at again (3), released when it failed, kept for a comparison.
+lock_renew() { [ -z "${VERL_DEPLOY_LOCK_TOKEN:-}" ] || LOCK_ARMED=1; }
 
 unlock() {
     head_only unlock
-    if lock_mine && [ -n "${VERL_DEPLOY_LOCK_KEEP:-}" ]; then
-        touch "${LOCK}"
-        say "lock: kept for ${VERL_DEPLOY_LOCK_HOLDER:-the run that holds it}, which releases it when it ends"
-        answer changed=false state=kept
-    elif lock_mine; then
-        rm -f "${LOCK}"
-        say "lock: released"
-        answer changed=true state=released
-    else
-        say "lock: not held by this deploy"
-        answer changed=false state=not-held
-    fi
+    QUIET=1
+    lock_py unlock
 }
 
 # --- Ray
@@ -252,28 +156,9 @@ members() {
         echo ""
         return
     fi
-    # Ray's GCS client answers in about a third of the time a driver (ray.init) takes; it is not a public API, so
-    # where this Ray has none (or it fails), ask as a driver.
-    { timeout -k 5 15 python3 - "${master_ip}:${RAY_PORT}" 2>/dev/null <<'PY' || timeout -k 5 60 python3 - "${master_ip}:${RAY_PORT}" 2>/dev/null <<'PY'
-import sys
-
-from ray._raylet import GcsClient
-from ray.core.generated import gcs_pb2
-
-nodes = GcsClient(address=sys.argv[1]).get_all_node_info(timeout=10).values()
-alive = ("%s=%d" % (node.node_manager_address, dict(node.resources_total).get("NPU", 0)) for node in nodes
-         if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
-print(",".join(sorted(alive)))
-PY
-import sys
-
-import ray
-
-ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
-alive = ("%s=%d" % (node["NodeManagerAddress"], node["Resources"].get("NPU", 0)) for node in ray.nodes() if node["Alive"])
-print(",".join(sorted(alive)))
-PY
-    } | tail -n 1
+    # Ray's GCS client first, else as a driver (ray_members.py, beside this script).
+    { timeout -k 5 15 python3 -B ray_members.py gcs "${master_ip}:${RAY_PORT}" 2>/dev/null ||
+        timeout -k 5 60 python3 -B ray_members.py driver "${master_ip}:${RAY_PORT}" 2>/dev/null; } | tail -n 1
 }
 
 ray_node_lock() {

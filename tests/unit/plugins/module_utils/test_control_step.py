@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
-    CONTROL_STEPS, LOOK_STEPS, all_joined, argument_problem, container_command, control_argv, decided_step, document, in_cluster,
+    CONTROL_STEPS, LOOK_STEPS, STEPS, all_joined, argument_problem, container_command, control_argv, decided_step, document, in_cluster,
     joined, not_run, ray_plan, ray_step, read_answer, released_if_whole, verify_look)
 from helpers.answers import parse_lines, sentences
 
@@ -228,3 +228,10 @@ def test_verify_look_reads_the_facts_of_its_primitive_and_passes_on_its_failure(
 def test_node_steps_arguments_are_refused_before_anything_runs(params, refused):
     problem = argument_problem(params)
     assert problem.startswith(refused) if refused else problem == "", problem
+
+
+def test_the_table_of_steps_names_what_each_decided_step_runs():
+    """A decided step names the primitives it runs, each a step of the table; the others run none."""
+    assert all(kind.startswith("decided") == bool(uses) for kind, uses, _verdict in STEPS.values())
+    assert {use for _kind, uses, _verdict in STEPS.values() for use in uses} <= set(STEPS)
+    assert all(verdict is None or callable(verdict) for _kind, _uses, verdict in STEPS.values())

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils._deploy_lock import (
-    LEASE, deploy_lock, holder_runs, holder_state, host_step, lease_before_ray, lease_of, lock_fields, lock_values, outer_lock, playbook_pid,
+    LEASE, deploy_lock, holder_runs, holder_state, host_step, lease_before_ray, lease_of, lock_fields, lock_values, main, outer_lock, playbook_pid,
     release, take, taken_back_from)
 
 
@@ -241,9 +241,9 @@ def test_a_lock_taken_over_but_taken_first_by_another_deploy_is_waited_for_not_c
     os.utime(lock, (1, 1))
     real = _deploy_lock._create
 
-    def create_lost(path, _values, clock):  # the other deploy creates its lock between this one's rename and create
+    def create_lost(path, _values, clock, pid):  # the other deploy creates its lock between this one's rename and create
         monkeypatch.setattr(_deploy_lock, "_create", real)
-        real(path, values("winner"), clock)
+        real(path, values("winner"), clock, pid)
         return False
 
     monkeypatch.setattr(_deploy_lock, "_create", create_lost)
@@ -251,3 +251,29 @@ def test_a_lock_taken_over_but_taken_first_by_another_deploy_is_waited_for_not_c
     done = take(str(tmp_path), values("loser", wait=4), "h1", runs=lambda pid: False, clock=clock, sleep=clock.sleep)
     assert done["rc"] == 4 and "the deploy of controller winner holds its lock" in done["stderr"], done
     assert "token=winner\n" in lock.read_text()
+
+
+def test_the_control_scripts_lock_is_this_same_code(tmp_path, capsys):
+    """verl_control.sh takes, ends and releases the lock through this file beside it (main): take prints how, then its
+    sentences, its call's pid written as the holder's; end keeps a step's lock fresh (0, 3) or releases it (a failure, but a
+    comparison's); unlock answers the host's document; a refusal is the host's words on stderr, exit 4."""
+    folder, where = str(tmp_path), "verl_control.sh on h1"
+    assert main(["_deploy_lock.py", "take", folder, where, "4242"], values("a")) == 0
+    assert capsys.readouterr().out == "free\n" and "pid=4242\n" in (tmp_path / "deploy.lock").read_text()
+    assert main(["_deploy_lock.py", "take", folder, where, "4343"], values("a", VERL_DEPLOY_LOCK_LEASE="600")) == 0
+    assert capsys.readouterr().out == "held\n" and "pid=4343\nlease=600\n" in (tmp_path / "deploy.lock").read_text()
+    assert main(["_deploy_lock.py", "take", folder, where, "1"], values("b", wait=0)) == 4
+    said = capsys.readouterr()
+    assert said.out == "\n", said
+    assert said.err.startswith("verl_control.sh on h1: another deploy is changing this cluster: the deploy of controller a "), said
+    for code, kept in (("0", True), ("3", True), ("1", False)):
+        main(["_deploy_lock.py", "take", folder, where, "1"], values("a"))
+        assert main(["_deploy_lock.py", "end", code, folder, where, "1"], values("a")) == 0
+        assert (tmp_path / "deploy.lock").exists() is kept, code
+    main(["_deploy_lock.py", "take", folder, where, "1"], values("a"))
+    main(["_deploy_lock.py", "end", "1", folder, where, "1"], values("a", VERL_DEPLOY_LOCK_KEEP="1"))
+    assert (tmp_path / "deploy.lock").exists()
+    capsys.readouterr()
+    assert main(["_deploy_lock.py", "unlock", folder, where, "1"], values("a")) == 0
+    assert json.loads(capsys.readouterr().out)["answer"] == {"changed": "true", "state": "released"}
+    assert main(["_deploy_lock.py", "lock", folder], {}) == 2

@@ -1,4 +1,4 @@
-"""verl's rank-0 node and the judgement of every node's connects (plugins/module_utils/_reach.py), on reach.sh's answers
+"""verl's rank-0 node and the judgement of every node's connects (plugins/module_utils/_reach.py), on reach.py's answers
 (one JSON document, written here as KEY=VALUE lines: helpers.answers.answered)."""
 from __future__ import annotations
 

@@ -12,9 +12,10 @@ import json
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest
 from helpers import answers
 from helpers.answers import answered, training
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
+    parse_training_state, rc_problem, step_changed, step_result)
 from ansible_collections.verl.deploy.plugins.module_utils._run_time import (
-    container_check, install_plan, ray_head_step, ray_joining, ray_joins, rc_problem, step_changed, step_result,
-    training_left_as_found, training_plan, where_to_look, worker_in_ray)
+    container_check, install_plan, ray_joining, ray_joins, training_left_as_found, training_plan, where_to_look, worker_in_ray)
 
 HEAD_SAID = "ray: started on the head\n"
 MEMBERS = "members=10.0.0.1=8,10.0.0.2=8\n"
@@ -74,7 +75,22 @@ def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     assert {key: found[key] for key in expected if key != "training"} == {k: v for k, v in expected.items() if k != "training"}
     for key, value in expected.get("training", {}).items():
         assert found["training"][key] == value
-    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step == "members")
+    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step in ("members", "ray"))
+
+
+@pytest.mark.parametrize("result, expected", [
+    ({"rc": 0, "stdout": answered("lock: waited 3 s\nlock: waited for n1\nchanged=true\nstate=held\nlock=waited\n")},
+     {"changed": False, "lock": "waited", "problem": ""}),
+    # Refused: the host's words, named as the Ray stage names a refusal.
+    ({"rc": 4, "stdout": answered(""), "stderr": "the Ray head h1: another deploy is changing this cluster: c2 holds its lock. Fix: wait.\n"},
+     {"lock": "", "problem": "n1 (head): another deploy is changing this cluster: c2 holds its lock. Fix: wait."}),
+    ({"rc": 1, "stdout": "", "stderr": "the Ray head h1: the deploy's lock in /logs/.verl-deploy: [Errno 13] Permission denied. Fix: x"},
+     {"problem": "n1 (head): the deploy's lock in /logs/.verl-deploy: [Errno 13] Permission denied. Fix: x"}),
+    ({"skipped": True}, {"lock": "", "problem": ""}),
+])
+def test_the_lock_taken_on_the_heads_host(result, expected):
+    found = step_result("lock", result, "n1")
+    assert {key: found[key] for key in expected} == expected
 
 
 @pytest.mark.parametrize("result, problem", [
@@ -94,14 +110,14 @@ def test_a_step_that_must_end_well(result, problem):
 @pytest.mark.parametrize("result, expected", [
     # Left alone, the lock free: kept, nothing to say.
     ({"rc": 0, "stdout": "ray: in the cluster\nchanged=false\nstate=running\nlock=free\n" + MEMBERS + "complete=true\n"},
-     {"changed": False, "kept": True, "say": False, "complete": True, "members": "10.0.0.1=8,10.0.0.2=8", "problem": "",
+     {"changed": False, "kept": True, "say": False, "complete": True, "members": ["10.0.0.1=8", "10.0.0.2=8"], "problem": "",
       "released": False}),
     # Left alone, and the lock released by the step itself (a training runs from these settings on the whole cluster).
     ({"rc": 0, "stdout": "changed=false\nstate=in-cluster\nlock=free\n" + MEMBERS + "complete=true\nreleased=true\n"},
      {"changed": False, "kept": True, "say": False, "released": True}),
     # Started again: changed, said, not kept; workers still to join.
     ({"rc": 0, "stdout": HEAD_SAID + "changed=true\nstate=started\nlock=held\nmembers=10.0.0.1=8\ncomplete=false\n"},
-     {"changed": True, "kept": False, "say": True, "complete": False, "members": "10.0.0.1=8", "problem": ""}),
+     {"changed": True, "kept": False, "say": True, "complete": False, "members": ["10.0.0.1=8"], "problem": ""}),
     # Left alone, but after waiting for another deploy's lock: the training may have changed meanwhile.
     ({"rc": 0, "stdout": "lock: waited 12 s\nchanged=false\nlock=waited\n" + MEMBERS + "complete=true\n"},
      {"changed": False, "kept": False, "say": True, "problem": ""}),
@@ -117,11 +133,11 @@ def test_a_step_that_must_end_well(result, problem):
      {"kept": False, "problem": "n1 (head): Ray did not start: its ray step ended with rc -; its last lines: timed out"}),
     # Started, but no node listed.
     ({"rc": 0, "stdout": "changed=true\nlock=held\nmembers=\n", "stderr": "ConnectionError: GCS"},
-     {"members": "", "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
+     {"members": [], "problem": "n1 (head): Ray was started, but asking it for its nodes failed: ConnectionError: GCS. Fix: look at Ray in "
                                 "the container (ray status; /tmp/ray/session_latest/logs), then run deploy.yml again."}),
 ])
 def test_the_heads_ray_step(result, expected):
-    found = ray_head_step(dict(result, stdout=answered(result["stdout"])), "n1")
+    found = step_result("ray", dict(result, stdout=answered(result["stdout"])), "n1")
     assert {key: found[key] for key in expected} == expected
     if expected.get("say"):
         assert found["said"] == [line for line in result["stdout"].splitlines() if "=" not in line]
@@ -131,6 +147,7 @@ def join(item, rc=0, changed="false", answered=True, stdout=None, **more):
     result = {"item": item, "answered": answered, "rejoined": answered and rc is not None and changed != "false", **more}
     if answered:
         result.update(rc=rc, stdout=answers.answered(stdout if stdout is not None else "ray: %s joined\nchanged=%s\n" % (item, changed)))
+        result["said"] = step_result(None, result)["said"]
     return result
 
 
@@ -266,7 +283,7 @@ def state(name, pid="42", quiet="3"):
     (state("running", quiet="1800"), False, [], {"stalled": ""}),
 ])
 def test_the_training_plan(text, restart, lost, expected):
-    found = training_plan(text, {"restart": restart, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto"}, lost, "h")
+    found = training_plan(parse_training_state(text), {"restart": restart, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto"}, lost, "h")
     assert {key: found[key] for key in expected} == expected
 
 
@@ -292,7 +309,7 @@ ONE_MORE = ("h: the training had finished at step 4; started again with verl_tra
     (finished(4), {"restart": False}, ""),                   # left alone
 ])
 def test_a_finished_training_started_again_past_its_total_says_it_trains_one_step_more(text, launch, why):
-    found = training_plan(text, {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
+    found = training_plan(parse_training_state(text), {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
     assert (found["start"], found["stop_first"], found["why_again"]) == (launch.get("restart", True), False, why)
 
 

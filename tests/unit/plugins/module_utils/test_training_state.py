@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import classify, launch_drift, launch_record, parse_training_state
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import classify, parse_training_state
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_drift, launch_record
 from helpers import answers
 from helpers.answers import answered, parse_lines, training
 from helpers.launch_helpers import SECRET_KEY, SWANLAB_ON, launch_ok

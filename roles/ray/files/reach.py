@@ -1,20 +1,21 @@
-# shellcheck shell=bash
-# Run by the Ray stage in the training containers (docker exec), once Ray is up and before the training starts:
-#   bash -c "$(cat reach.sh)" reach listen SECONDS COUNT                   (on verl's rank-0 node)
-#   bash -c "$(cat reach.sh)" reach connect SECONDS NAME=ADDRESS:PORT ...  (on every node)
-# Nodes that joined Ray can still be unable to reach each other's other ports: verl's worker groups rendezvous
-# (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port its rank-0 node picks among the free ones (the first
-# node by address as text, not always the head), and a firewall or security group that opens only Ray's port lets Ray
-# form and the training hang for 30 minutes
-# ("TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out").
-# listen: a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range), kept in the
-#   background for SECONDS or COUNT connections; answers port (N) and range (LOW-HIGH,
-#   /proc/sys/net/ipv4/ip_local_port_range), then returns.
-# connect: one bounded TCP connect per NAME=ADDRESS:PORT; answers NAME: "ADDRESS:PORT ok", or "ADDRESS:PORT" and why not.
-# The answer is one JSON document on stdout, {"said": [...], "answer": {...}}. Exit code 0 for both modes whatever the result
-# (the deploy judges the answer); 2 for a wrong call.
-set -o pipefail
-exec timeout -k 5 120 python3 - "$@" <<'PYTHON'
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Run by the Ray stage in the training containers (docker exec, the image's python3), once Ray is up and before the
+training starts:
+  timeout -k 5 120 python3 -c "$(cat reach.py)" listen SECONDS COUNT                   (on verl's rank-0 node)
+  timeout -k 5 120 python3 -c "$(cat reach.py)" connect SECONDS NAME=ADDRESS:PORT ...  (on every node)
+Nodes that joined Ray can still be unable to reach each other's other ports: verl's worker groups rendezvous
+(torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port its rank-0 node picks among the free ones (the first
+node by address as text, not always the head), and a firewall or security group that opens only Ray's port lets Ray
+form and the training hang for 30 minutes
+("TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out").
+listen: a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range), kept in the
+  background for SECONDS or COUNT connections; answers port (N) and range (LOW-HIGH,
+  /proc/sys/net/ipv4/ip_local_port_range), then returns.
+connect: one bounded TCP connect per NAME=ADDRESS:PORT; answers NAME: "ADDRESS:PORT ok", or "ADDRESS:PORT" and why not.
+The answer is one JSON document on stdout, {"said": [...], "answer": {...}}. Exit code 0 for both modes whatever the result
+(the deploy judges the answer); 2 for a wrong call."""
 import json
 import os
 import socket
@@ -64,8 +65,8 @@ def answer(found, said=()):
 def connect(seconds, targets):
     found = {}
     for target in targets:
-        name, _, address = target.partition("=")
-        host, _, port = address.rpartition(":")
+        name, _eq, address = target.partition("=")
+        host, _colon, port = address.rpartition(":")
         try:
             with socket.create_connection((host, int(port)), timeout=seconds):
                 result = "ok"
@@ -84,4 +85,3 @@ elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target for t
 else:
     answer({}, ["usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ..."])
     sys.exit(2)
-PYTHON
