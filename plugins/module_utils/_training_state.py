@@ -94,10 +94,17 @@ def control_values(config, lock_folder="", ray_names=None):
         # has (empty: searched), and TensorBoard's folder when it is one of the run's loggers.
         ("NPU_SAMPLE_SECONDS", config.get("npu_sample_seconds", 0)), ("NPU_SMI", config.get("npu_smi") or ""),
         ("TENSORBOARD_DIR", (config.get("tensorboard") or {}).get("dir", "")),
+        # ... and SwanLab's project and the training's experiment when SwanLab records (a run per node beside the training's).
+        ("NPU_SWANLAB_PROJECT", config.get("project_name", "") if _swanlab_records(config) else ""),
+        ("NPU_SWANLAB_EXPERIMENT", config.get("experiment_name", "") if _swanlab_records(config) else ""),
     )
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])
     return head + "".join("%s=%s\n" % (name, shlex.quote(str(value))) for name, value in values)
+
+
+def _swanlab_records(config):
+    return bool(config.get("swanlab_enabled")) and (config.get("swanlab") or {}).get("mode") != "disabled"
 
 
 def parse_training_state(text):

@@ -59,3 +59,16 @@ def test_each_ray_node_is_named_by_its_inventory_name(tmp_path):
                           capture_output=True, text=True, check=True)
     assert node_names(proc.stdout) == {"10.0.0.1": "node1", "10.0.0.2": "gpu-b.rack2"}
     assert "\nRAY_NAMES=''\n" in control_values(launch_ok())
+
+
+@pytest.mark.parametrize("overrides, project", [
+    ({"verl_swanlab_enabled": True, "verl_swanlab_mode": "local"}, "verl_hlm"),
+    ({"verl_swanlab_enabled": True, "verl_swanlab_mode": "disabled"}, ""),  # SwanLab records nothing: no charts either
+    ({}, ""),
+])
+def test_the_npu_sampler_charts_in_swanlab_when_it_records(overrides, project):
+    """NPU_SWANLAB_PROJECT and NPU_SWANLAB_EXPERIMENT: the training's project and experiment, for the sampler's own run."""
+    config = launch_ok(**overrides)
+    text = control_values(config)
+    assert "\nNPU_SWANLAB_PROJECT=%s\n" % (project or "''") in text
+    assert "\nNPU_SWANLAB_EXPERIMENT=%s\n" % (config["experiment_name"] if project else "''") in text
