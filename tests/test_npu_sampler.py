@@ -229,3 +229,99 @@ def test_an_unwritable_log_folder_loses_the_samples_not_the_sampler(tmp_path):
     (tmp_path / "logs").write_text("a file where the log folder should be")
     assert sampler.main(str(workdir), proc=fake_proc(tmp_path), limit=2, sleep=lambda _seconds: None) == 0
     assert (tmp_path / "calls").read_text().splitlines() == ["info", "info"]
+
+
+# --- SwanLab's charts (swanlab among the loggers): a stand-in of the SDK's calls, which verl's own tracking makes too
+
+KEY = "sk-sampler-test-4b1d"
+
+
+class FakeSwanLab:
+    """What the sampler calls of the swanlab module: login(key), init(...) -> a run whose log(data, step) is kept, finish()."""
+
+    def __init__(self, fail=None):
+        self.calls, self.fail = [], fail
+
+    def login(self, key):
+        self.calls.append(("login", key))
+
+    def init(self, **kwargs):
+        self.calls.append(("init", kwargs))
+        if self.fail:
+            raise RuntimeError(self.fail)
+        return self
+
+    def log(self, data, step=None):
+        self.calls.append(("log", data, step))
+
+    def finish(self):
+        self.calls.append(("finish",))
+
+
+def with_swanlab(tmp_path, module, env, project="verl_hlm", experiment="qwen3-8b-dapo"):
+    sampler, workdir = workdir_with(tmp_path, tensorboard=False)
+    values = workdir / "verl_control.env"
+    values.write_text(values.read_text().replace("HOST='node1'", "HOST='gpu-a.rack1'") +
+                      "NPU_SWANLAB_PROJECT='%s'\nNPU_SWANLAB_EXPERIMENT='%s'\n" % (project, experiment))
+    return sampler, workdir, sampler.Sampler(fake_proc(tmp_path), sampler.SwanLabCharts(lambda: module, env))
+
+
+def samples_of(tmp_path, node="gpu-a.rack1"):
+    return [json.loads(line) for line in (tmp_path / "logs" / ("npu_samples.%s.jsonl" % node)).read_text().splitlines()]
+
+
+def test_with_swanlab_the_samples_are_charts_of_a_run_of_the_nodes_own(tmp_path):
+    """One run per node in the training's project, opened as verl opens its (login with the key from start_verl.sh's
+    environment, then init), every sample's scalars logged at its Unix time, the run finished when the sampler ends."""
+    module = FakeSwanLab()
+    env = {"SWANLAB_MODE": "cloud", "SWANLAB_LOG_DIR": "/data/swanlog", "SWANLAB_API_KEY": KEY}
+    sampler, workdir, looped = with_swanlab(tmp_path, module, env)
+    values = sampler.read_values(str(workdir / "verl_control.env"))
+    assert looped.sample(values, 1800000000.5) == looped.sample(values, 1800000030.2) == "kept"
+    looped.swanlab.close()
+    (login, init, first, second, finish) = module.calls
+    assert login == ("login", KEY) and finish == ("finish",)
+    assert init[1] == {"project": "verl_hlm", "experiment_name": "qwen3-8b-dapo-npu-gpu-a.rack1", "mode": "cloud",
+                       "logdir": "/data/swanlog/npu", "config": {"node": "gpu-a.rack1", "training": "qwen3-8b-dapo"},
+                       "description": "NPU samples of gpu-a.rack1 (verl.deploy's npu_sampler.py) for the training qwen3-8b-dapo"}
+    assert KEY not in json.dumps(init[1])
+    # SwanLab's keys: letters, digits, " _-/" (a node's "." becomes "_"); the TensorBoard scalars, under the same names.
+    assert first[2] == 1800000000 and second[2] == 1800000030 and len(first[1]) == 8 * 5
+    assert first[1]["npu/gpu-a_rack1/4/hbm_used_gb"] == pytest.approx(64748 / 1024.0)
+    assert first[1]["npu/gpu-a_rack1/0/power_w"] == pytest.approx(100.2)
+    assert all("error" not in line and "swanlab" not in line for line in samples_of(tmp_path))
+
+
+@pytest.mark.parametrize("env, project", [
+    ({}, "verl_hlm"),  # started outside start_verl.sh: no SwanLab environment
+    ({"SWANLAB_MODE": "cloud"}, ""),  # swanlab is not one of the run's loggers (verl_control.env's values empty)
+])
+def test_without_swanlab_the_sdk_is_never_loaded(tmp_path, env, project):
+    def load():
+        raise AssertionError("swanlab imported")
+    sampler, workdir, looped = with_swanlab(tmp_path, None, env, project=project)
+    looped.swanlab.load = load
+    assert looped.sample(sampler.read_values(str(workdir / "verl_control.env")), 1800000000) == "kept"
+
+
+def test_a_failing_sdk_turns_the_charts_off_once_with_its_words_and_never_the_key(tmp_path, monkeypatch):
+    """The SDK's error (a refused login or run, a missing package) in one line of the samples file, the key masked if the
+    SDK quoted it; the samples go on, and the SDK is not called again."""
+    module = FakeSwanLab(fail="API Request Failed: [401] invalid key %s | POST /api/login/api_key" % KEY)
+    sampler, workdir, looped = with_swanlab(tmp_path, module, {"SWANLAB_MODE": "cloud", "SWANLAB_API_KEY": KEY})
+    values = sampler.read_values(str(workdir / "verl_control.env"))
+    for now in (1800000000, 1800000030, 1800000060):
+        assert looped.sample(values, now) == "kept"
+    assert [call[0] for call in module.calls] == ["login", "init"]
+    lines = samples_of(tmp_path)
+    assert [("swanlab" in line, "npus" in line) for line in lines] == [(False, True), (True, False), (False, True), (False, True)]
+    assert lines[1]["swanlab"] == "RuntimeError: API Request Failed: [401] invalid key *** | POST /api/login/api_key"
+    assert KEY not in (tmp_path / "logs" / "npu_samples.gpu-a.rack1.jsonl").read_text()
+    # A missing package is the same: its ImportError, once.
+    shutil.rmtree(tmp_path / "logs")
+    looped = sampler.Sampler(fake_proc(tmp_path / "other"), sampler.SwanLabCharts(env={"SWANLAB_MODE": "local"}))
+    monkeypatch.setitem(sys.modules, "swanlab", None)  # import swanlab fails, whatever this machine has
+    for name in ("SWANLAB_PROBE_MONITOR", "SWANLAB_PROBE_REQUIREMENTS"):
+        monkeypatch.setenv(name, "false")  # what the sampler sets before the import (this test's process keeps its own)
+    assert looped.sample(values, 1800000000) == "kept"
+    assert samples_of(tmp_path)[1]["swanlab"].startswith("ModuleNotFoundError: import of swanlab halted")

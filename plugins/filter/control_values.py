@@ -23,6 +23,10 @@ options:
     description: The folder of the deploy's lock when it is not the deployment's own state folder (a comparison's deploys).
     type: str
     default: ""
+  ray_names:
+    description: Each node's inventory name and the IP address its Ray node has, for keep-alive to name a node that left Ray.
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
@@ -40,9 +44,9 @@ _value:
 """
 
 
-def control_values(config, lock_folder=''):
+def control_values(config, lock_folder='', ray_names=None):
     from ansible_collections.verl.deploy.plugins.module_utils._training_state import control_values as _control_values
-    return _control_values(config, lock_folder)
+    return _control_values(config, lock_folder, ray_names)
 
 
 class FilterModule:

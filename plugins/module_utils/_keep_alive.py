@@ -40,10 +40,11 @@ NODE_LEFT = {"key": "node_left", "class": "a node left the Ray cluster", "transi
              "only_followers": False, "node": "", "line": ""}
 
 
-def ray_now(address, since, need):
-    """(have, left, need) for decide: the NPUs of the nodes the head's GCS at `address` lists alive, and how many nodes it
-    lists dead since `since` (a node that left and joined again is a new node; its old one is dead); None when Ray does
-    not answer (no GCS, no ray module, a silent GCS: bounded by 10 s)."""
+def ray_now(address, since, need, names=None):
+    """(have, left, need) for decide: the NPUs of the nodes the head's GCS at `address` lists alive, the nodes that left
+    during the attempt, by inventory name (names: Ray's node IP -> inventory name; else the IP), and the NPUs the training
+    needs. Left: listed dead since `since` (a node that left and joined again is a new node; its old one is dead). None
+    when Ray does not answer (no GCS, no ray module, a silent GCS: bounded by 10 s)."""
     if not address:
         return None
     try:
@@ -54,8 +55,14 @@ def ray_now(address, since, need):
     except Exception:  # pylint: disable=broad-except  # whatever Ray raises, nothing is known of the nodes
         return None
     alive = sum(dict(node.resources_total).get("NPU", 0) for node in nodes if node.state == gcs_pb2.GcsNodeInfo.ALIVE)
-    left = sum(1 for node in nodes if node.state == gcs_pb2.GcsNodeInfo.DEAD and node.end_time_ms / 1000.0 >= since)
-    return int(alive), left, need
+    left = dict.fromkeys((names or {}).get(node.node_manager_address, node.node_manager_address) for node in nodes
+                         if node.state == gcs_pb2.GcsNodeInfo.DEAD and node.end_time_ms / 1000.0 >= since)
+    return int(alive), list(left), need
+
+
+def node_names(text):
+    """Ray's node IP -> inventory name, from verl_control.env's RAY_NAMES ("IP=NAME,IP=NAME")."""
+    return dict(entry.split("=", 1) for entry in str(text or "").split(",") if "=" in entry)
 
 
 def settled(look, first, seconds=30, every=5, sleep=time.sleep):
@@ -75,15 +82,15 @@ def decide(first, history, now, step, policy, npus=None):
     """(restart, why, wait, first): whether the training that failed with `first` (first_failure's 'first', or None) at
     `step` is started again, and the cause decided on. history: this training's earlier decisions (records); policy:
     {'max', 'window', 'wait'} (restarts allowed within window seconds, the first wait in seconds); npus: (have, left, need),
-    the NPUs Ray lists alive, the nodes it lists dead since the attempt began and the NPUs the training needs (fewer alive,
-    or one dead: a node left, NODE_LEFT, whatever the logs say). Never: keep-alive
-    off, no line of the table, a deterministic failure (a follower alone too: the cause is another node's, unread here),
-    the same failure at the same step as a restart before (the retry repeated it), a node's own fault a second time in the
-    window, the bound reached."""
+    the NPUs Ray lists alive, the names of the nodes it lists dead since the attempt began and the NPUs the training needs
+    (fewer alive, or one dead: a node left, NODE_LEFT, whatever the logs say). Never: keep-alive off, no line of the table,
+    a deterministic failure (a follower alone too: the cause is another node's, unread here), the same failure at the same
+    step as a restart before (the retry repeated it), a node's own fault or a node that left Ray a second time in the
+    window (that node is named, to be taken out), the bound reached."""
     allowed, window = int(policy.get("max") or 0), int(policy.get("window") or 0)
-    if npus and (npus[0] < npus[2] or npus[1] > 0):
-        first = dict(NODE_LEFT, line="%d node(s) left Ray during the attempt; %d of %d NPUs in it when the training ended" % (
-            npus[1], npus[0], npus[2]))
+    if npus and (npus[0] < npus[2] or npus[1]):
+        first = dict(NODE_LEFT, node=", ".join(npus[1]), left=list(npus[1]), line="%s left Ray during the attempt; %d of %d NPUs "
+                     "in it when the training ended" % (", ".join(npus[1]) or "a node", npus[0], npus[2]))
     if allowed <= 0:
         return False, "keep-alive is off (verl_keep_alive=0)", 0, first
     if not first:
@@ -94,13 +101,17 @@ def decide(first, history, now, step, policy, npus=None):
     if not first["transient"]:
         return False, "%s is deterministic: a restart repeats it" % first["class"], 0, first
     restarts = [record for record in history if record.get("decision") == "restart"]
+    recent = [record for record in restarts if now - float(record.get("time") or 0) < window]
+    # A node that fails twice in the window is taken for a faulty node: named, with the inventory change to make.
+    take_out = "take that node out (remove it from the inventory's ray_head or ray_workers group, or fix it), then run deploy.yml"
+    if first.get("node_fault") and any(record.get("node") == first["node"] and record.get("node_fault") for record in recent):
+        return False, "%s on %s a second time within %d s: %s" % (first["class"], first["node"], window, take_out), 0, first
+    again = [node for node in first.get("left") or [] if any(node in (record.get("left") or []) for record in recent)]
+    if again:
+        return False, "%s left the Ray cluster a second time within %d s: %s" % (", ".join(again), window, take_out), 0, first
     if any(record.get("key") == first["key"] and str(record.get("step")) == str(step) for record in restarts):
         return False, ("%s again at step %s, as before the last restart: it repeats, so it is taken as deterministic"
                        % (first["class"], step or "unknown")), 0, first
-    recent = [record for record in restarts if now - float(record.get("time") or 0) < window]
-    if first.get("node_fault") and any(record.get("node") == first["node"] and record.get("node_fault") for record in recent):
-        return False, ("%s on %s a second time within %d s: take that node out (remove it from the inventory, or fix "
-                       "it), then run deploy.yml" % (first["class"], first["node"], window)), 0, first
     if len(recent) >= allowed:
         return False, ("%d restart(s) within the last %d s already (verl_keep_alive=%d, verl_keep_alive_window=%d)"
                        % (len(recent), window, allowed, window)), 0, first
@@ -160,7 +171,8 @@ def main(argv, env):
     policy = {"max": env.get("KEEP_ALIVE", "0"), "window": env.get("KEEP_ALIVE_WINDOW", "0"),
               "wait": env.get("KEEP_ALIVE_WAIT", "0")}
     need = int(env.get("KEEP_ALIVE_NPUS") or 0)
-    npus = settled(lambda: ray_now(env.get("KEEP_ALIVE_GCS"), since, need), first)
+    names = node_names(env.get("RAY_NAMES"))
+    npus = settled(lambda: ray_now(env.get("KEEP_ALIVE_GCS"), since, need, names), first)
     restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, npus)
     # Where it resumes from: the checkpoint verl's tracker names when this training saved one, else where it began.
     tracker = os.path.join(ckpts_dir, "latest_checkpointed_iteration.txt")
@@ -168,7 +180,8 @@ def main(argv, env):
     record = {"time": now, "decision": "restart" if restart else "give-up", "why": why, "wait": wait, "exit_code": code,
               "step": step, "resume_from": _read(tracker) if saved else "", "node": (first or {}).get("node", ""),
               "key": (first or {}).get("key", ""), "class": (first or {}).get("class", ""),
-              "line": (first or {}).get("line", "")[:300], "node_fault": bool((first or {}).get("node_fault"))}
+              "line": (first or {}).get("line", "")[:300], "node_fault": bool((first or {}).get("node_fault")),
+              "left": (first or {}).get("left") or []}
     with open(os.path.join(state_dir, RECORDS), "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record, sort_keys=True) + "\n")
     sys.stdout.write("%s %d %s\n" % (record["decision"], wait, "auto" if saved else ""))

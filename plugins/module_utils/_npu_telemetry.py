@@ -7,7 +7,7 @@
 
 """What status.yml makes of the NPU samplers' lines (roles/training/files/npu_sampler.py writes them, one JSON line per
 sample: time, node, every, processes, npus: [{id, hbm_used_mb, hbm_total_mb, aicore_pct, temp_c, health, power_w}], or
-an error): each node's use over its last samples, and a node whose NPUs idle while the others work.
+an error, or why its SwanLab charts went off): each node's use over its last samples, and a node whose NPUs idle while the others work.
 Pure functions; status_report (_training_state.py) calls them with the lines each node's status step answered."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def node_use(records, clock):
     Returns None without a record, else {time, age (s, None without a clock), every, recent (bool), samples (how many the
     figures are of), aicore_pct (the mean over its NPUs and samples), hbm_used_gb and hbm_total_gb (the newest sample),
     temp_max_c (over the samples), power_w (the newest sample's sum), unhealthy (the ids not OK in the newest), error (the
-    newest record's, when it is one)}."""
+    newest record's, when it is one), swanlab (why the sampler's SwanLab charts went off, when a record says so)}."""
     if not records:
         return None
     newest = records[-1]
@@ -59,6 +59,7 @@ def node_use(records, clock):
            "recent": age is not None and age <= max(STALE_INTERVALS * every, STALE_FLOOR),
            # A node's own words (npu-smi's error, its health words) pass the terminal's gate on their way to the stats.
            "error": terminal_text(newest["error"]) if isinstance(newest.get("error"), str) else None,
+           "swanlab": next((terminal_text(record["swanlab"]) for record in records if isinstance(record.get("swanlab"), str)), None),
            "aicore_pct": None, "hbm_used_gb": None, "hbm_total_gb": None, "temp_max_c": None, "power_w": None, "unhealthy": []}
     if not samples:
         return use
@@ -116,7 +117,8 @@ def use_lines(uses, running):
             node, _figure(use["aicore_pct"], " %"), _figure(use["hbm_used_gb"], ""), _figure(use["hbm_total_gb"], ""),
             _figure(use["temp_max_c"], " C"), _figure(use["power_w"], " W"), use["samples"], when,
             "" if use["recent"] else " (not recent)") + (
-            "; NOT OK: %s" % ", ".join(use["unhealthy"]) if use["unhealthy"] else ""))
+            "; NOT OK: %s" % ", ".join(use["unhealthy"]) if use["unhealthy"] else "") + (
+            "; SwanLab charts off: %s" % use["swanlab"] if use["swanlab"] else ""))
     if running:
         for node, aicore, mean in idle_nodes(uses):
             lines.append("NPUs IDLE on %s: AICore %s %% while the other nodes average %s %%: its workers wait on the others "

@@ -70,12 +70,12 @@ def launch_record(config, run_training=""):
 CONTROL_VALUES = "verl_control.env"
 
 
-def control_values(config, lock_folder=""):
+def control_values(config, lock_folder="", ray_names=None):
     """The text of verl_control.env for a host's launch configuration: its name and Ray role, the cluster's shape, Ray's
     temporary folder, and the one definition of the training process (pgrep -f pattern), its logs, its checkpoints and
     the deploy's lock.
     lock_folder: where the lock lives when it is not the deployment's own state folder (a comparison's deploys log
-    below <verl_log_dir>/compare and keep the deployment's lock)."""
+    below <verl_log_dir>/compare and keep the deployment's lock); ray_names: {inventory name: the IP its Ray node has}."""
     values = (
         ("HOST", config["host"]), ("ROLE", config["role"]), ("NPU_PER_NODE", config["npu_per_node"]), ("NNODES", config["nnodes"]),
         ("RAY_PORT", config["ray_port"]), ("DASHBOARD_PORT", config["dashboard_port"]),
@@ -86,32 +86,46 @@ def control_values(config, lock_folder=""):
         # Keep-alive's bound (_keep_alive.decide), read again by the supervisor at each failure.
         ("KEEP_ALIVE", config.get("keep_alive", 0)), ("KEEP_ALIVE_WINDOW", config.get("keep_alive_window", 0)),
         ("KEEP_ALIVE_WAIT", config.get("keep_alive_wait", 0)),
+        # Which inventory host each Ray node is (IP=NAME,...): keep-alive names a node that left Ray by it.
+        ("RAY_NAMES", ",".join("%s=%s" % (ip, name) for name, ip in sorted((ray_names or {}).items()) if ip)),
         # The NPU sampler's (npu_sampler.py reads them before each sample): its interval (0: off), the npu-smi the container
         # has (empty: searched), and TensorBoard's folder when it is one of the run's loggers.
         ("NPU_SAMPLE_SECONDS", config.get("npu_sample_seconds", 0)), ("NPU_SMI", config.get("npu_smi") or ""),
         ("TENSORBOARD_DIR", (config.get("tensorboard") or {}).get("dir", "")),
+        # ... and SwanLab's project and the training's experiment when SwanLab records (a run per node beside the training's).
+        ("NPU_SWANLAB_PROJECT", config.get("project_name", "") if _swanlab_records(config) else ""),
+        ("NPU_SWANLAB_EXPERIMENT", config.get("experiment_name", "") if _swanlab_records(config) else ""),
     )
     head = "# %s: verl_control.sh's values for %s (Ray %s), written by verl.deploy; do not edit (deploy again).\n" % (
         CONTROL_VALUES, config["host"], config["role"])
     return head + "".join("%s=%s\n" % (name, shlex.quote(str(value))) for name, value in values)
 
 
+def _swanlab_records(config):
+    return bool(config.get("swanlab_enabled")) and (config.get("swanlab") or {}).get("mode") != "disabled"
+
+
 def keep_alive_summary(training):
     """(lines, stats) of keep-alive's restarts of this training: how many, the last one's cause, step and where it
-    resumed, and, when it gave up, why."""
+    resumed, the nodes that left Ray (how often), and, when it gave up, why."""
     records = training.get("keep_alive") or []
     restarts = [record for record in records if record.get("decision") == "restart"]
+    left = {}
+    for record in records:
+        for node in record.get("left") or []:
+            left[node] = left.get(node, 0) + 1
     if not records:
-        return [], {"restarts": 0, "records": []}
+        return [], {"restarts": 0, "records": [], "left": {}}
     lines = []
     if restarts:
         last = restarts[-1]
-        lines.append("keep-alive: %d restart(s); the last at %s: %s at step %s (%s), resumed from %s" % (
+        lines.append("keep-alive: %d restart(s); the last at %s: %s at step %s (%s), resumed from %s%s" % (
             len(restarts), _when(last.get("time")), last.get("class") or "a failure", last.get("step") or "unknown",
-            last.get("node") or "?", "step %s" % last["resume_from"] if last.get("resume_from") else "its start's own checkpoint"))
+            last.get("node") or "?", "step %s" % last["resume_from"] if last.get("resume_from") else "its start's own checkpoint",
+            "; left Ray: %s" % ", ".join("%s (%dx)" % item for item in left.items()) if left else ""))
     if records[-1].get("decision") != "restart":
         lines.append("keep-alive: not restarted after exit code %s: %s" % (records[-1].get("exit_code") or "?", records[-1].get("why")))
-    return lines, {"restarts": len(restarts), "records": records[-5:]}
+    return lines, {"restarts": len(restarts), "records": records[-5:], "left": left}
 
 
 def _show(value):

@@ -235,3 +235,31 @@ def test_a_server_older_than_the_sdk_is_refused_and_the_fix_lifts_it(server, tmp
     old.server.old_server = False
     proc, verdict = head.prove(on(old))
     assert proc.returncode == 0 and verdict["problems"] == [] and verdict["created"], proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------- the NPU sampler's charts with the real SDK
+
+def test_the_npu_samplers_charts_reach_the_server_as_a_run_of_the_nodes_own(server, tmp_path, sdk_python):
+    """The sampler (roles/training/files/npu_sampler.py) in the environment start_verl.sh exports for a cloud run: its
+    samples, logged by swanlab 0.10.3, reach the server in a run '<experiment>-npu-<node>' of the training's project, which
+    it finishes when it ends; the key is only in its environment, never in its arguments, output or files."""
+    from test_npu_sampler import fake_proc, workdir_with  # pylint: disable=import-outside-toplevel
+    swan = server()
+    _module, workdir = workdir_with(tmp_path, tensorboard=False)
+    with (workdir / "verl_control.env").open("a") as values:
+        values.write("NPU_SWANLAB_PROJECT='verl_hlm'\nNPU_SWANLAB_EXPERIMENT='qwen3-8b-dapo'\n")
+    env = {"HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", ""), "TMPDIR": str(tmp_path), "SWANLAB_MODE": "cloud",
+           "SWANLAB_WORKSPACE": "TrainingMaster", "SWANLAB_LOG_DIR": str(tmp_path / "swanlog"), "SWANLAB_API_KEY": KEY,
+           "SWANLAB_HOST": swan.url, "SWANLAB_API_HOST": swan.url, "SWANLAB_WEB_HOST": swan.url}
+    program = ("import sys; sys.path.insert(0, sys.argv[1]); import npu_sampler; "
+               "npu_sampler.main(sys.argv[1], proc=sys.argv[2], limit=2, sleep=lambda _seconds: None)")
+    argv = [str(sdk_python), "-c", program, str(workdir), fake_proc(tmp_path)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=180, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    samples = [json.loads(line) for line in (tmp_path / "logs" / "npu_samples.node1.jsonl").read_text().splitlines()]
+    assert [sorted(line) for line in samples] == [["every", "node", "npus", "processes", "time"]] * 2, samples
+    assert swan.server.runs_in("TrainingMaster", "verl_hlm") == [("qwen3-8b-dapo-npu-node1", "FINISHED")]
+    assert any(line.startswith("POST /api/house/metrics 20") for line in swan.lines()), swan.lines()
+    assert KEY not in proc.stdout + proc.stderr + " ".join(argv)
+    assert not [path for path in tmp_path.rglob("*") if path.is_file() and path.name != "server.log"
+                and KEY in path.read_text(errors="replace")]

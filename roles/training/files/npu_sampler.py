@@ -16,13 +16,20 @@ Each sample taken while a process holds an NPU of this node (npu-smi's process t
 - with TENSORBOARD_DIR set (tensorboard is one of the run's loggers), scalars npu/<HOST>/<id>/<name> in an event file of
   TENSORBOARD_DIR/npu/<HOST> (a run of its own beside verl's: TensorBoard follows one growing file per folder), written by
   hand in the format torch.utils.tensorboard's SummaryWriter writes, as an image may lack the tensorboard package. The
-  step is the sample's Unix time, the same clock on every node.
+  step is the sample's Unix time, the same clock on every node;
+- with NPU_SWANLAB_PROJECT set (swanlab is one of the run's loggers; SwanLab's own hardware charts stay empty inside NPU
+  containers, SwanLab#1384), the same scalars in SwanLab, in a run of this node's own beside the training's:
+  <NPU_SWANLAB_EXPERIMENT>-npu-<HOST> in that project (one SwanLab run per process), opened as verl opens its run, with
+  the environment start_verl.sh exported (SWANLAB_MODE, SWANLAB_LOG_DIR, the host, and SWANLAB_API_KEY, given to
+  swanlab.login only, never an argument or a line here). SwanLab's own monitor stays off (it would run npu-smi again). A
+  failure of the SDK turns the charts off for this sampler's life: one line {"time", "node", "swanlab": why}.
 An npu-smi that fails is one line {"time", "node", "error"} (at most one per ERROR_EVERY seconds), never an exit.
 Python 3.7+, standard library only.
 """
 import fcntl
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -192,6 +199,58 @@ class EventFile:
         self.handle.close()
 
 
+# --- SwanLab
+
+def _import_swanlab():
+    # SwanLab's own hardware monitor would sample the NPUs again, and its pip freeze costs a second of CPU (swanlab 0.10's
+    # settings read these; older releases ignore them).
+    os.environ.setdefault("SWANLAB_PROBE_MONITOR", "false")
+    os.environ.setdefault("SWANLAB_PROBE_REQUIREMENTS", "false")
+    import swanlab  # pylint: disable=import-outside-toplevel  # the container's, installed by deploy.yml's SwanLab stage
+    return swanlab
+
+
+class SwanLabCharts:
+    """This node's run in SwanLab, opened at its first sample (load: the swanlab module)."""
+
+    def __init__(self, load=_import_swanlab, env=None):
+        self.load, self.env = load, os.environ if env is None else env
+        self.module, self.run, self.opened, self.off = None, None, None, None
+
+    def add(self, values, node, now, tags):
+        """The sample's scalars logged; returns why the charts went off now, else None."""
+        want = (values.get("NPU_SWANLAB_PROJECT", ""), values.get("NPU_SWANLAB_EXPERIMENT", ""))
+        if not want[0] or not self.env.get("SWANLAB_MODE") or self.off == want:
+            return None
+        if self.opened != want:
+            self.close()
+        try:
+            if self.run is None:
+                self.module = self.load()
+                if self.env.get("SWANLAB_API_KEY"):
+                    self.module.login(self.env["SWANLAB_API_KEY"])
+                self.run = self.module.init(
+                    project=want[0], experiment_name="%s-npu-%s" % (want[1], node), config={"node": node, "training": want[1]},
+                    description="NPU samples of %s (verl.deploy's npu_sampler.py) for the training %s" % (node, want[1]),
+                    logdir=os.path.join(self.env.get("SWANLAB_LOG_DIR") or "swanlog", "npu"), mode=self.env["SWANLAB_MODE"])
+                self.opened = want
+            self.run.log({re.sub(r"[^0-9A-Za-z _/-]", "_", tag): value for tag, value in tags.items()}, step=int(now))
+        except Exception as exc:  # pylint: disable=broad-except  # whatever the SDK raises ends the charts, never the sampler
+            self.off = want
+            self.close()
+            why = "%s: %s" % (type(exc).__name__, exc)
+            return why.replace(self.env["SWANLAB_API_KEY"], "***") if self.env.get("SWANLAB_API_KEY") else why
+        return None
+
+    def close(self):
+        if self.run is not None:
+            self.run, self.opened = None, None
+            try:
+                self.module.finish()
+            except Exception:  # pylint: disable=broad-except
+                pass
+
+
 # --- The sampler
 
 def append_line(path, line, max_bytes=MAX_BYTES):
@@ -249,9 +308,10 @@ def read_npus(program):
 class Sampler:
     """The loop's state: the event file open, when an error was last written."""
 
-    def __init__(self, proc="/proc"):
+    def __init__(self, proc="/proc", swanlab=None):
         self.proc = proc
         self.events = None
+        self.swanlab = swanlab or SwanLabCharts()
         self.last_error = 0
 
     def sample(self, values, now):
@@ -278,10 +338,16 @@ class Sampler:
         line = record(node, now, seconds, info)
         os.makedirs(log_dir, exist_ok=True)
         append_line(samples, json.dumps(line, sort_keys=True) + "\n")
-        self.tensorboard(values.get("TENSORBOARD_DIR", ""), node, now, line)
+        tags = {}
+        for entry in line["npus"]:
+            tags.update(scalars(node, entry))
+        self.tensorboard(values.get("TENSORBOARD_DIR", ""), node, now, tags)
+        off = self.swanlab.add(values, node, now, tags)
+        if off:
+            append_line(samples, json.dumps({"time": int(now), "node": node, "every": seconds, "swanlab": off}) + "\n")
         return "kept"
 
-    def tensorboard(self, root, node, now, line):
+    def tensorboard(self, root, node, now, tags):
         folder = os.path.join(root, "npu", node) if root else ""
         if self.events is not None and self.events.folder != folder:
             self.events.close()
@@ -290,10 +356,7 @@ class Sampler:
             return
         if self.events is None:
             self.events = EventFile(folder, now)
-        values = {}
-        for entry in line["npus"]:
-            values.update(scalars(node, entry))
-        self.events.add(now, int(now), values)
+        self.events.add(now, int(now), tags)
 
 
 def hold(path):
@@ -339,6 +402,7 @@ def main(workdir, proc="/proc", clock=time.time, sleep=time.sleep, limit=None):
             left -= 1.0
     if sampler.events is not None:
         sampler.events.close()
+    sampler.swanlab.close()
     held.close()
     return 0
 

@@ -318,7 +318,7 @@ supervise() {
             gcs=""
             ! gcs_runs || gcs="$(addresses 2>/dev/null | cut -d' ' -f1):${RAY_PORT}"
             read -r decision wait resume < <(KEEP_ALIVE="${KEEP_ALIVE:-0}" KEEP_ALIVE_WINDOW="${KEEP_ALIVE_WINDOW:-0}" \
-                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_GCS="${gcs}" KEEP_ALIVE_NPUS="$((NNODES * NPU_PER_NODE))" \
+                KEEP_ALIVE_WAIT="${KEEP_ALIVE_WAIT:-0}" KEEP_ALIVE_GCS="${gcs}" KEEP_ALIVE_NPUS="$((NNODES * NPU_PER_NODE))" RAY_NAMES="${RAY_NAMES:-}" \
                 timeout -k 5 120 python3 -I -B _keep_alive.py decide "${STATE_DIR}" "$(latest_log)" "${RAY_DIR}" "${CKPTS_DIR}" \
                 "${HOST}" "${code}" 2>>"${STATE_DIR}/keep_alive.err")
             rm -f "${STATE_DIR}/deciding"

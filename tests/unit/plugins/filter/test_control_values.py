@@ -47,3 +47,28 @@ def test_a_worker_is_named_as_one():
     text = control_values(launch_ok(host="node2", is_head=False, nnodes=2, verl_train_batch_size=16))
     assert "\nHOST=node2\nROLE=worker\n" in text and "\nNNODES=2\n" in text
     assert text.startswith("# verl_control.env: verl_control.sh's values for node2 (Ray worker)")
+
+
+def test_each_ray_node_is_named_by_its_inventory_name(tmp_path):
+    """RAY_NAMES: keep-alive names a node that left Ray by it (_keep_alive.node_names reads it back); a host whose address
+    is not known yet is left out."""
+    from ansible_collections.verl.deploy.plugins.module_utils._keep_alive import node_names
+    text = control_values(launch_ok(), "", {"node1": "10.0.0.1", "gpu-b.rack2": "10.0.0.2", "node3": ""})
+    (tmp_path / "verl_control.env").write_text(text)
+    proc = subprocess.run(["bash", "-c", "set -euo pipefail; . ./verl_control.env; printf %s \"${RAY_NAMES}\""], cwd=tmp_path,
+                          capture_output=True, text=True, check=True)
+    assert node_names(proc.stdout) == {"10.0.0.1": "node1", "10.0.0.2": "gpu-b.rack2"}
+    assert "\nRAY_NAMES=''\n" in control_values(launch_ok())
+
+
+@pytest.mark.parametrize("overrides, project", [
+    ({"verl_swanlab_enabled": True, "verl_swanlab_mode": "local"}, "verl_hlm"),
+    ({"verl_swanlab_enabled": True, "verl_swanlab_mode": "disabled"}, ""),  # SwanLab records nothing: no charts either
+    ({}, ""),
+])
+def test_the_npu_sampler_charts_in_swanlab_when_it_records(overrides, project):
+    """NPU_SWANLAB_PROJECT and NPU_SWANLAB_EXPERIMENT: the training's project and experiment, for the sampler's own run."""
+    config = launch_ok(**overrides)
+    text = control_values(config)
+    assert "\nNPU_SWANLAB_PROJECT=%s\n" % (project or "''") in text
+    assert "\nNPU_SWANLAB_EXPERIMENT=%s\n" % (config["experiment_name"] if project else "''") in text

@@ -44,7 +44,11 @@ def test_the_answers_lines_are_read_and_a_damaged_one_skipped():
      {"error": "npu-smi failed with dcmi error -8005\\x1b[2J", "aicore_pct": 10.0, "age": 5, "samples": 1}),
     ([{"time": NOW - 5, "node": "n", "every": 30, "error": "npu-smi not found"}], NOW,
      {"error": "npu-smi not found", "aicore_pct": None, "samples": 0}),
-], ids=["none", "two-samples", "old", "short-interval", "no-clock", "unhealthy", "error-after-samples", "error-only"])
+    # The sampler's SwanLab charts went off (its SDK's words, written once after that sample): the figures stay.
+    ([sample(60, 10), {"time": NOW - 60, "node": "n", "every": 30, "swanlab": "ModuleNotFoundError: No module named 'swanlab'"},
+      sample(30, 30)], NOW, {"swanlab": "ModuleNotFoundError: No module named 'swanlab'", "aicore_pct": 20.0, "samples": 2,
+                             "error": None}),
+], ids=["none", "two-samples", "old", "short-interval", "no-clock", "unhealthy", "error-after-samples", "error-only", "swanlab-off"])
 def test_a_nodes_use(records, clock, expected):
     found = node_use(records, clock)
     if expected is None:
@@ -74,12 +78,14 @@ def test_only_recent_samples_count_for_idle():
 
 
 def test_the_status_lines():
-    uses = {"h": use(sample(60, 40), sample(30, 42)), "w1": use(sample(20, 1)), "w2": use(sample(700, 30)), "w3": None,
+    uses = {"h": use(sample(60, 40), sample(30, 42), {"time": NOW - 30, "node": "h", "swanlab": "RuntimeError: refused"}),
+            "w1": use(sample(20, 1)), "w2": use(sample(700, 30)), "w3": None,
             "w4": use({"time": NOW - 3, "node": "w4", "every": 30, "error": "npu-smi not found in the container"})}
     lines = use_lines(uses, running=True)
     assert lines == [
         "NPU use (each node's last samples, verl_npu_sample_seconds):",
-        "  h: AICore 41 % mean, HBM 58.6/128 GB, max 46 C, 180 W; 2 sample(s), newest 30 s ago",
+        "  h: AICore 41 % mean, HBM 58.6/128 GB, max 46 C, 180 W; 2 sample(s), newest 30 s ago; SwanLab charts off: "
+        "RuntimeError: refused",
         "  w1: AICore 1 % mean, HBM 58.6/128 GB, max 46 C, 180 W; 1 sample(s), newest 20 s ago",
         "  w2: AICore 30 % mean, HBM 58.6/128 GB, max 46 C, 180 W; 1 sample(s), newest 700 s ago (not recent)",
         "  w3: no sample (its sampler has written none: it starts with Ray, and samples while the training holds the NPUs)",
