@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._run_time import step_result
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import step_result
 from helpers.launch_helpers import CANN_SET_ENV, SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash

@@ -482,7 +482,7 @@ def first_failure_report(looks, head, head_answer, node_ips=None):
     facts, tails = status_answer(head_answer)
     ordered = [dict(look or {}, name=name) for name, look in (looks or {}).items()]
     ips = dict((node_ips or {}), **({head: facts["current_ip"]} if facts.get("current_ip") else {}))
-    lines, stats = _first_failure(ordered, {}, head, tails["log"] or tails["start_output"], _state_from(facts), ips)
+    lines, stats = _first_failure(ordered, {}, head, tails["log"] or tails["start_output"], training_read(facts), ips)
     return {"lines": lines, "stats": stats}
 
 
