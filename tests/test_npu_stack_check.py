@@ -190,16 +190,23 @@ def test_without_a_workdir_to_look_at_it_only_checks(tmp_path, container):
 
 
 @pytest.mark.parametrize("running, answered, judged", [(True, "running", True), (False, "none", False)])
-def test_its_look_says_whether_the_raylet_runs_for_the_ray_stage(tmp_path, container, running, answered, judged):
-    """The Ray stage leaves a worker the head lists alive without a call of its own when this look saw its raylet running.
-    pgrep here answers as the container's would (the host's own pgrep also sees the simulated clusters' raylets)."""
+def test_its_look_says_whether_the_raylet_and_the_sampler_run(tmp_path, container, running, answered, judged):
+    """The Ray stage leaves a worker the head lists alive without a call of its own when this look saw its raylet running;
+    the launch-scripts stage starts the NPU sampler only where the raylet runs without one (here the sampler runs when
+    the raylet does not). pgrep here answers as the container's would (the host's own pgrep also sees the simulated
+    clusters' raylets)."""
     bin_dir = Path(container["PATH"].split(":")[0])
-    (bin_dir / "pgrep").write_text('#!/bin/sh\n[ "$*" = "-x raylet" ] || exit 2\nexit %d\n' % (0 if running else 1))
+    (bin_dir / "pgrep").write_text('#!/bin/sh\ncase "$*" in "-x raylet") exit %d ;; "-x npu_sampler") exit %d ;; esac\nexit 2\n'
+                                   % ((0, 1) if running else (1, 0)))
     (bin_dir / "pgrep").chmod(0o755)
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
-    assert proc.returncode == 0 and read_answer(proc.stdout)["answer"]["raylet"] == answered, proc.stdout + proc.stderr
-    assert image_stack({"rc": 0, "stdout": proc.stdout}, "dapo")["raylet"] is judged
-    assert image_stack({"rc": 0, "stdout": '{"said": [], "answer": {"look": ""}}'}, "dapo")["raylet"] is None  # it did not look
+    answer = read_answer(proc.stdout)["answer"]
+    assert proc.returncode == 0 and answer["raylet"] == answered, proc.stdout + proc.stderr
+    assert answer["sampler"] == ("none" if running else "running"), answer
+    verdict = image_stack({"rc": 0, "stdout": proc.stdout}, "dapo")
+    assert verdict["raylet"] is judged and verdict["sampler"] is not judged
+    unlooked = image_stack({"rc": 0, "stdout": '{"said": [], "answer": {"look": ""}}'}, "dapo")
+    assert unlooked["raylet"] is None and unlooked["sampler"] is None  # it did not look
 
 
 def test_a_file_name_or_npu_smi_words_stay_inside_their_value(tmp_path, container):

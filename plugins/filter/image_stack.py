@@ -91,6 +91,11 @@ _value:
         - Whether Ray's raylet ran in the container when the check looked (its answer's C(raylet)); none when it did not say.
           The Ray stage leaves a worker alone without a call of its own when it ran and the head lists the node.
       type: bool
+    sampler:
+      description:
+        - Whether the NPU sampler ran in the container when the check looked (its answer's C(sampler)); none when it did not
+          say. The launch-scripts stage starts one beside a raylet that runs without it.
+      type: bool
     probe_failed:
       description:
         - When the input is the check's registered result and it exited non-zero, what it said last, its exit code and the fix
@@ -104,7 +109,7 @@ import json
 def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", chip=None, launch=None):
     from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
     from ansible_collections.verl.deploy.plugins.module_utils._versions import check_stack, probe_failure
-    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None, "ray": None}
+    verdict = {"problems": [], "notes": [], "verl": None, "launch_files": [], "probe_failed": "", "raylet": None, "sampler": None, "ray": None}
     if isinstance(output, dict):  # the check's registered result
         if output.get("rc") not in (0, None) or output.get("failed"):
             return dict(verdict, probe_failed=probe_failure(output.get("rc"), output.get("stdout"), output.get("stderr") or output.get("msg"),
@@ -113,6 +118,7 @@ def image_stack(output, algorithm, rendered=None, allow_newer=False, image="", c
     found = read_answer(output)["answer"]
     verdict["launch_files"] = [entry for entry in found.get("look", "").split(",") if entry]
     verdict["raylet"] = found["raylet"] == "running" if "raylet" in found else None
+    verdict["sampler"] = found["sampler"] == "running" if "sampler" in found else None
     if "stack" not in found:
         return dict(verdict, problems=["the container check answered no stack (an older or edited npu_stack_check.sh?). Fix: run "
                                        "the deploy with this collection's own files."])

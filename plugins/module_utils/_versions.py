@@ -904,8 +904,8 @@ def driver_fit(found, image, host="this node"):
     if behind:
         return "", ("%s %s older than %s, the Ascend HDK CANN %s (the image %s) is released with; Huawei lists it as compatible, but "
                     "a report failed there until the upgrade (vllm-ascend#15411: CANN 9.1.0 on driver 25.2.2, fixed by 26.1.1). If "
-                    "the training fails at an NPU operation: %s." % (head, "are" if len(behind) > 1 else "is", entry["released_with"],
-                                                                    cann, image, upgrade))
+                    "the training fails at an NPU operation: %s." % (
+                        head, "are" if len(behind) > 1 else "is", entry["released_with"], cann, image, upgrade))
     return "", ""
 
 

@@ -45,11 +45,13 @@ fi
 # With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first the answer's look,
 # "MODE SHA256 NAME,..." for the launch files there (*.sh, *.env, launch.json, the collection's Python (_*.py) and the NPU sampler at its top; empty when there are none), so
 # that the launch-scripts stage needs no call of its own to compare them; and raylet, running|none, whether Ray's raylet
-# runs here, so that the Ray stage leaves a worker the head lists alive without a call of its own.
+# runs here, so that the Ray stage leaves a worker the head lists alive without a call of its own; and sampler, whether
+# the NPU sampler runs (a Ray kept from an earlier release may have none: the launch-scripts stage then starts it).
 if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
     # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
     parts+=("look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh *.env launch.json _*.py npu_sampler.py | paste -sd, -)")
-    parts+=("raylet=$(pgrep -x raylet >/dev/null 2>&1 && echo running || echo none)")
+    parts+=("raylet=$(pgrep -x raylet >/dev/null 2>&1 && echo running || echo none)"
+        "sampler=$(pgrep -x npu_sampler >/dev/null 2>&1 && echo running || echo none)")
 fi
 if ! smi="$(npu-smi info 2>&1)"; then
     parts+=("say=npu-smi info failed in the container: $(printf '%s' "${smi}" | tail -n 4 | tr -s ' \n' ' ')")

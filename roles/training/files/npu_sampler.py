@@ -408,4 +408,9 @@ def main(workdir, proc="/proc", clock=time.time, sleep=time.sleep, limit=None):
 
 
 if __name__ == "__main__":
+    try:  # its process name, by which the container stage's check sees whether a sampler runs (pgrep -x npu_sampler)
+        with open("/proc/self/comm", "w") as comm:
+            comm.write("npu_sampler")
+    except OSError:
+        pass
     sys.exit(main(os.path.dirname(os.path.abspath(__file__))))
