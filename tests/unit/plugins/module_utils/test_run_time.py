@@ -309,7 +309,8 @@ ONE_MORE = ("h: the training had finished at step 4; started again with verl_tra
     (finished(4), {"restart": False}, ""),                   # left alone
 ])
 def test_a_finished_training_started_again_past_its_total_says_it_trains_one_step_more(text, launch, why):
-    found = training_plan(parse_training_state(text), {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}, [], "h")
+    settings = {"restart": True, "status_stall_seconds": 1800, "train_steps": 4, "resume_mode": "auto", **launch}
+    found = training_plan(parse_training_state(text), settings, [], "h")
     assert (found["start"], found["stop_first"], found["why_again"]) == (launch.get("restart", True), False, why)
 
 
