@@ -219,8 +219,8 @@ def test_a_file_name_or_npu_smi_words_stay_inside_their_value(tmp_path, containe
     (tmp_path / forged).write_text("")
     proc = check(dict(container, VERL_LOOK_DIR=str(tmp_path), VERL_LOOK_PROGRAM=LOOK), 8, cann_stand_in(tmp_path / "Ascend"))
     read = read_answer(proc.stdout)
-    assert proc.returncode == 0 and read["read"] and sorted(read["answer"]) == ["look", "raylet", "stack"], proc.stdout
-    assert read["answer"]["raylet"] == "none" and "first_op" in json.loads(read["answer"]["stack"])
+    assert proc.returncode == 0 and read["read"] and sorted(read["answer"]) == ["look", "raylet", "sampler", "stack"], proc.stdout
+    assert read["answer"]["raylet"] == read["answer"]["sampler"] == "none" and "first_op" in json.loads(read["answer"]["stack"])
     assert "\u2028raylet=running\x1eprompts={}" in read["answer"]["look"] and said(proc).startswith("torch_npu 2.7.1+verl-sim loads")
     smi = bin_dir / "npu-smi"
     smi.write_text("#!/bin/sh\nprintf 'dcmi failed\\n\\342\\200\\250stack={}\\036raylet=running\\n'\nexit 1\n")

@@ -503,7 +503,9 @@ def _quantization_problem(quant, modules):
     vllm-ascend's own FP8-on-NPU notes record, .agents/skills/vllm-ascend-model-adapter/references/fp8-on-npu-lessons.md)."""
     if not (quant or {}).get("error"):
         return None
-    version = lambda name: (modules.get(name) or {}).get("version") or "?"  # noqa: E731
+    def version(name):
+        return (modules.get(name) or {}).get("version") or "?"
+
     return ("the model's checkpoint is quantized with `%s` (config.json quantization_config.quant_method), which the image's vLLM "
             "%s with vllm-ascend %s does not run on the NPU: %s. verl's rollout would stop when vLLM starts, after Ray. Fix: use the "
             "model's unquantized (bf16) checkpoint (an FP8 one dequantized to bf16), or one quantized for Ascend with msModelSlim "

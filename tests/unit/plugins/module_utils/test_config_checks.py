@@ -388,11 +388,11 @@ def test_the_hccl_window_is_canns_formula_for_the_rollouts_mc2_batch():
     need = hccl_buffsize_need(cluster(**MOE_ROLLOUT))
     assert need == {"mb": 957, "ep": 16, "tp": 4, "max_bs": 128, "seqs": 1024, "local": 16}
     # Fewer sequences, a smaller window: max_num_seqs 16 -> 4 tokens per rank.
-    fewer = dict(MOE_ROLLOUT, extra_overrides=MOE_ROLLOUT["extra_overrides"] + ["actor_rollout_ref.rollout.max_num_seqs=16"])
+    fewer = {**MOE_ROLLOUT, "extra_overrides": MOE_ROLLOUT["extra_overrides"] + ["actor_rollout_ref.rollout.max_num_seqs=16"]}
     assert hccl_buffsize_need(cluster(**fewer))["mb"] == 30
     # A dense model, or no expert parallelism in the rollout: no MC2, nothing needed.
-    assert hccl_buffsize_need(cluster(**dict(MOE_ROLLOUT, num_experts=0))) is None
-    assert hccl_buffsize_need(cluster(**dict(MOE_ROLLOUT, extra_overrides=UNEVEN))) is None
+    assert hccl_buffsize_need(cluster(**{**MOE_ROLLOUT, "num_experts": 0})) is None
+    assert hccl_buffsize_need(cluster(**{**MOE_ROLLOUT, "extra_overrides": UNEVEN})) is None
 
 
 def test_a_too_small_hccl_buffsize_is_refused_and_its_fix_passes():

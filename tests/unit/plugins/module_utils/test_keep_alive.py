@@ -53,6 +53,8 @@ CASES = [
     # The wait doubles, up to its bound.
     (HCCL, [restart(NOTIFY, str(step)) for step in range(8)], "99", dict(POLICY, max=20, wait=600), True, "restart 9 of 20", 1800),
 ]
+
+
 # A node that left Ray (fewer NPUs alive than the training's, or one listed dead, by inventory name): restarted whatever the
 # logs hold, within the bound; the same failure at the same step again gives up; an unknown count (the GCS did not answer)
 # decides on the logs alone. The same node leaving twice in the window is named, with the inventory change to make.
