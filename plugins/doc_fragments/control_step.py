@@ -3,14 +3,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 from __future__ import annotations
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import CONTROL_STEPS
-
 
 class ModuleDocFragment:
     """A step of the control script (verl_control.sh) in the training container, as verl.deploy.node_step and
     verl.deploy.wait_progress name it (plugins/module_utils/_control_step.py: CONTROL_STEPS, control_argv)."""
 
-    # The choices are the table's (_control_step.STEPS): a new step is documented where it is defined.
+    # The choices are the table's (_control_step.STEPS), as tests/test_node_step.py holds them: ansible-test reads this text
+    # as a literal.
     DOCUMENTATION = r"""
 options:
   step:
@@ -18,7 +17,8 @@ options:
       - A step of the control script, C(verl_control.sh) in O(workdir), run in O(container); V(lock) (and V(unlock)) with
         M(verl.deploy.node_step)'s C(lock_folder) run on the host.
     type: str
-    choices: [%s]
+    choices: [members, ray-progress, ray, ray-check, training-state, start-training, verify-look, npus-look, status,
+              stop-training, stop-ray, unlock, lock]
   workdir:
     description: The folder of the control script in the container (the deploy's C(verl_workdir)). Required with O(step) (but
       for the lock's steps on the host).
@@ -35,4 +35,4 @@ options:
     type: list
     elements: str
     default: []
-""" % ", ".join(CONTROL_STEPS)
+"""

@@ -503,6 +503,7 @@ def _quantization_problem(quant, modules):
     vllm-ascend's own FP8-on-NPU notes record, .agents/skills/vllm-ascend-model-adapter/references/fp8-on-npu-lessons.md)."""
     if not (quant or {}).get("error"):
         return None
+
     def version(name):
         return (modules.get(name) or {}).get("version") or "?"
 
