@@ -9,9 +9,11 @@ scripts go to a temporary folder).
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +94,9 @@ def test_the_expected_checksums_are_those_of_the_rendered_scripts(tmp_path):
     names = [entry.split()[2] for entry in wanted]
     assert names == ["start_verl.sh", "run_training.sh", "verl_control.env", "verl_control.sh", "launch.json", "npu_sampler.py", "ray_members.py",
                      "_failures.py", "_keep_alive.py", "_npu_smi.py", "_deploy_lock.py"]
+    # The container stage's look names each of them (else every re-run installs the one it missed again: not idempotent).
+    look = re.search(r"look \. ([^|]*)\|", (REPO / "roles" / "container" / "files" / "npu_stack_check.sh").read_text()).group(1).split()
+    assert [name for name in names if not any(fnmatch.fnmatch(name, pattern) for pattern in look)] == [], look
     # The NPU sampler is installed as the role holds it.
     sources = {name: REPO / "roles" / "training" / "files" / name for name in ("npu_sampler.py", "ray_members.py")}
     for entry in wanted:
