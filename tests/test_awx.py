@@ -16,10 +16,11 @@ import yaml
 from helpers import awx_job
 from helpers.awx_job import BIN, REPO, SURVEYS, awx_launch, awx_variables, closed_ports_inventory, run_job, survey_answers
 
-ARGUMENT_SPECS = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]
-SPEC = ARGUMENT_SPECS["main"]["options"]
-# compare.yml's own argument (masks) is declared by the entry point it is planned in; its settings are main's.
-SPECS = {"compare": dict(SPEC, **ARGUMENT_SPECS["compare_plan"]["options"])}
+SPEC = yaml.safe_load((REPO / "roles/verl/meta/argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+# compare.yml's own argument (masks) is declared by the entry point it is planned in (verl.deploy.compare's plan); its
+# settings are main's.
+PLAN = yaml.safe_load((REPO / "roles/compare/meta/argument_specs.yml").read_text())["argument_specs"]["plan"]
+SPECS = {"compare": dict(SPEC, **PLAN["options"])}
 CREDENTIAL_TYPES = yaml.safe_load((REPO / "awx/credential_types.yml").read_text())
 # `mask` is the short form of verl_feature_mask (its default is `mask`, else 0000000).
 ALIASES = {"mask": ("verl_feature_mask", "0000000")}

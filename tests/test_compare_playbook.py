@@ -139,9 +139,9 @@ def test_the_checkpoint_folder_is_read_on_every_node_before_the_folders_are_made
     play = tmp_path / "storage.yml"
     play.write_text(yaml.safe_dump([
         {"hosts": "localhost", "gather_facts": False, "tasks": [{"ansible.builtin.set_fact": {
-            "_verl_compare": {"node_dir": str(logs / "compare"), "to_run": ["0000000", "1100000"]}}}]},
+            "_compare_plan": {"node_dir": str(logs / "compare"), "to_run": ["0000000", "1100000"]}}}]},
         {"hosts": "ray_head:ray_workers", "gather_facts": False, "any_errors_fatal": True, "tasks": [
-            {"ansible.builtin.include_role": {"name": "verl.deploy.verl", "tasks_from": "compare_storage"}}]}]))
+            {"ansible.builtin.include_role": {"name": "verl.deploy.compare", "tasks_from": "storage"}}]}]))
     env = dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0")
     proc = subprocess.run([ANSIBLE_PLAYBOOK, str(play), "-i", str(hosts)], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -172,7 +172,7 @@ def test_a_smoke_launch_whose_save_run_is_refused_names_the_phase_and_fails(tmp_
 
 
 def test_the_rescue_of_a_run_tells_ansibles_timeout_from_another_failure(tmp_path):
-    """compare_mask.yml's and smoke_run.yml's rescue read Ansible's own failed result: a task past its timeout keyword (as the
+    """mask.yml's and smoke_run.yml's rescue (roles/compare) read Ansible's own failed result: a task past its timeout keyword (as the
     deploy past verl_compare_timeout) and a step that fails otherwise, each in its words (the unit table test has the rest)."""
     play = tmp_path / "rescue.yml"
     steps = {"timeout": {"ansible.builtin.command": "sleep 10", "timeout": 3}, "other": {"ansible.builtin.fail": {"msg": "boom"}}}

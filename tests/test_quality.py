@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent  # not resolved: the venv's bin, not the base 
 
 MODULES = ("verl.deploy.npu_info", "verl.deploy.feature_mask", "verl.deploy.launch_config", "verl.deploy.log_bundle",
            "verl.deploy.node_facts", "verl.deploy.wait_progress", "verl.deploy.failure_scan")
-ROLES = ("verl.deploy.verl", "verl.deploy.training", "verl.deploy.day2")
+ROLES = ("verl.deploy.verl", "verl.deploy.training", "verl.deploy.day2", "verl.deploy.compare")
 
 
 def _env():

@@ -20,7 +20,7 @@ from ansible_collections.verl.deploy.plugins.module_utils._training_state import
 from helpers.launch_helpers import RULES, SECRET_KEY, SPEC, SWANLAB_ON, launch_ok
 
 TABLE = table(SPEC, RULES)
-# What compare.yml's extra vars and its own settings give every mask's deploy (roles/verl/vars/main.yml _verl_compare_settings).
+# What compare.yml's extra vars and its own settings give every mask's deploy (roles/compare/vars/main.yml _compare_settings).
 COMPARISON = {"verl_train_tp": 8, "verl_train_pp": 1, "verl_feature_mask": "1000000", "verl_log_dir": "/mnt/logs/compare",
               "verl_ckpts_dir": "/mnt/logs/compare/ckpts/m0000001", "verl_train_steps": 3, "verl_save_freq": -1, "verl_test_freq": -1,
               "verl_resume_mode": "disable", "verl_resume_from_path": "", "verl_experiment_name": "", "verl_gen_tp": 8,
