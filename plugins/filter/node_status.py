@@ -11,7 +11,7 @@ description:
   - The node's container and the NPUs in use, then what C(verl_control.sh status) found, said in sentences (this node in
     Ray, the image's verl and, on the head, the training's state, its start output and its log's last lines), or why it
     found nothing (no control script in the container, or the step's own error).
-  - The step answers facts only, which P(verl.deploy.node_step#module) reads (RV(facts), RV(tails), RV(training)); the sentences
+  - The step answers facts only, which P(verl.deploy.node_step#module) returns read (its C(facts), C(tails) and C(training)); the sentences
     are made here, and P(verl.deploy.status_report#filter) decides the verdict from the same facts.
 author:
   - verl-deploy maintainers (!UNKNOWN)

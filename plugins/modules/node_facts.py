@@ -109,7 +109,7 @@ options:
   training:
     description:
       - The training container of this host (C(container)) and its C(workdir), to read the training's state there as the
-        control script answers it (C(verl_control.sh training-state), run as C(docker exec) runs it: the engine's exec API)
+        control script answers it (C(verl_control.sh training-state), run as C(docker exec) runs it, with the engine's exec API)
         when that container runs, into RV(training). The Ray head's deploy reads the training this way, in this one call.
       - Omitted, nothing is run.
     type: dict

@@ -141,7 +141,7 @@ tails:
   returned: with O(step=status)
   type: dict
 other_release:
-  description: For V(status), whether a control script of an earlier release answered (no document: nothing it said is read).
+  description: For V(status), whether a control script of an earlier release answered (no document, so nothing it said is read).
   returned: with O(step=status)
   type: bool
 members:
