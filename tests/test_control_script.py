@@ -27,8 +27,9 @@ from ansible_collections.verl.deploy.plugins.module_utils._control_step import (
                                                                                 classify, parse_training_state, read_answer)
 from ansible_collections.verl.deploy.plugins.module_utils._launch_config import training_entry
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_lines
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, node_status, status_answer, status_report
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import launch_record, node_status, status_report
 from ansible_collections.verl.deploy.plugins.modules import node_step
+from helpers.answers import status_step
 from helpers.launch_helpers import launch_ok, write_scripts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -160,7 +161,13 @@ def shown(run, stall=1800):
     """What status.yml shows of this node (node_status says the status step's facts), as one text."""
     proc = run("status", "", "5")
     assert proc.returncode == 0, proc.stderr
-    return "\n".join(node_status({"rc": 0, "stdout": proc.stdout}, "verl", "running", "-", "/verl/verl_control.sh", stall))
+    return "\n".join(node_status(status_step(proc.stdout), "verl", "running", "-", "/verl/verl_control.sh", stall))
+
+
+def status_of(proc):
+    """The status step's facts and tails, as node_step reads them."""
+    found = status_step(proc.stdout, proc.returncode)
+    return found["facts"], found["tails"]
 
 
 def wait_for(check, seconds=20):
@@ -194,7 +201,7 @@ def test_start_records_steps_and_the_exit_code_of_a_crash(control):
     # tails are text (the log's "state=..." line is the log's, not the training's state).
     with open(control.logs / "verl_qwen3_8b_run_1.log", "a", encoding="utf-8") as log:
         log.write("state=running\n")
-    found, tails = status_answer(control("status", "", "5").stdout)
+    found, tails = status_of(control("status", "", "5"))
     assert (found["in_ray"], classify(found), found["exit_code"]) == ("no", "crashed", "3"), found
     assert tails["log"][-1] == "state=running" and tails["start_output"], tails
     assert "log: %s/verl_qwen3_8b_run_1.log (last 5 lines)" % control.logs in status
@@ -597,7 +604,7 @@ def test_status_answers_which_control_script_this_is(control):
     """status.yml tells a script that another release of verl-deploy installed by this answer (the script's SHA-256)."""
     proc = control("status", "", "5")
     assert proc.returncode == 0, proc.stderr
-    assert status_answer(proc.stdout)[0]["control"] == hashlib.sha256((control.folder / "verl_control.sh").read_bytes()).hexdigest()
+    assert status_of(proc)[0]["control"] == hashlib.sha256((control.folder / "verl_control.sh").read_bytes()).hexdigest()
 
 
 def test_the_script_without_its_values_names_the_fix(control):
@@ -741,7 +748,7 @@ def test_forged_node_files_change_no_verdict(control, breaker):
     assert state(control)["state"] == "crashed"
     (control.folder / "verl" / "version").mkdir(parents=True)
     (control.folder / "verl" / "version" / "version").write_text("0.7.0%s%s" % (breaker, FORGED.replace("\n", breaker)))
-    facts, _tails = status_answer(control("status", "", "5").stdout)
+    facts, _tails = status_of(control("status", "", "5"))
     assert (facts["role"], facts["verl"].split(breaker)[0]) == ("head", "0.7.0"), facts
 
 
@@ -755,7 +762,7 @@ def test_escape_sequences_a_node_holds_reach_no_console_line_raw(control):
     gated = terminal_lines(status)
     assert all(line.isprintable() for line in gated) and any("\\x1b[1A\\x1b[2K forged lineU+202E" in line for line in gated), gated
     report = status_report([{"name": "h", "answered": True, "container": "running", "container_runs": True, "npu": None,
-                             "npus_in_use": "-", "answer": control("status", "", "5").stdout}], "h", 1800)
+                             "npus_in_use": "-", "status": status_step(control("status", "", "5").stdout)}], "h", 1800)
     assert all(line.isprintable() for line in report["lines"] + report["alarms"] + report["failing"]), report["lines"]
 
 
@@ -783,6 +790,6 @@ def test_status_answers_the_npu_samplers_last_lines_and_the_nodes_clock(control)
     host = re.search(r"^HOST=(.*)$", (control.folder / "verl_control.env").read_text(), re.M).group(1).strip("'")
     (control.logs / ("npu_samples.%s.jsonl" % host)).write_text("".join('{"time": %d, "node": "n", "npus": []}\n' % t for t in range(6)))
     proc = control("status", "", "5")
-    facts, tails = status_answer(proc.stdout)
+    facts, tails = status_of(proc)
     assert [record["time"] for record in tails["npu_samples"]] == [2, 3, 4, 5]
     assert facts["clock"].isdigit() and "npu_samples" not in facts

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.filter.reach_listened import reach_listened
 from ansible_collections.verl.deploy.plugins.filter.reach_problems import reach_problems
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer, step_result
+from ansible_collections.verl.deploy.plugins.module_utils._reach import listened
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "roles/ray/files/reach.py"
@@ -33,6 +33,11 @@ def reach(env, *args, timeout=60):
                           timeout=timeout, check=False)
 
 
+def stepped(host, proc):
+    """A node's check as reach.yml keeps it from node_step's result."""
+    return dict(step_result(None, {"rc": proc.returncode, "stdout": proc.stdout}), host=host, rc=proc.returncode, stderr=proc.stderr)
+
+
 def closed_port():
     """A port of 127.0.0.1 nobody listens on: bound, never listened, then released."""
     with socket.socket() as sock:
@@ -45,7 +50,7 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
     proc = reach(env, "listen", "30", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert time.monotonic() - started < 10, "docker exec must not wait for the listener"
-    listener = reach_listened(proc.stdout)
+    listener = listened(read_answer(proc.stdout)["answer"])
     low, high = (int(part) for part in listener["range"].split("-"))
     assert low <= listener["port"] <= high, "a port as the kernel picks a free one"
     ray = socket.socket()
@@ -59,7 +64,7 @@ def test_the_listener_returns_at_once_with_its_port_and_serves_the_workers_in_th
     assert worker.returncode == 0, worker.stdout + worker.stderr
     assert read_answer(worker.stdout) == {"said": [], "read": True, "answer": {
         "ray": "127.0.0.1:%d ok" % ray_port, "rendezvous": "127.0.0.1:%d ok" % listener["port"]}}
-    assert reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "head", proc.stdout) == []
+    assert reach_problems([stepped("worker-1", worker)], "head", read_answer(proc.stdout)["answer"]) == []
     # The second connection was the last the listener waits for: it is gone.
     reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % listener["port"])
     deadline = time.monotonic() + 10
@@ -76,8 +81,7 @@ def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
     worker = reach(env, "connect", "5", "rendezvous=127.0.0.1:%d" % port)
     assert worker.returncode == 0 and read_answer(worker.stdout)["answer"] == {
         "rendezvous": "127.0.0.1:%d failed: Connection refused" % port}, worker.stdout
-    listener = '{"said": [], "answer": {"port": "%d", "range": "32768-60999"}}' % port
-    problems = reach_problems([{"host": "worker-1", "stdout": worker.stdout, "rc": 0}], "worker-2", listener)
+    problems = reach_problems([stepped("worker-1", worker)], "worker-2", {"port": str(port), "range": "32768-60999"})
     assert problems == [
         "worker-1: from its container, 127.0.0.1:%d did not answer (rendezvous; a free port worker-2 listened on as verl's "
         "rendezvous (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) picks one from the range 32768-60999; worker-2 "

@@ -26,10 +26,11 @@ options:
     description: The Ray head's inventory name (its folder holds the training's start time).
     type: str
     required: true
-  head_answer:
-    description: With the looks, what the head's C(verl_control.sh status) printed (its log's tail, the training's start).
-    type: str
-    default: ""
+  head_status:
+    description: With the looks, the head's V(status) step as P(verl.deploy.node_step#module) returns it (its log's tail, the
+      training's start).
+    type: dict
+    default: {}
   node_ips:
     description: With the looks, each node's address (a worker's line the head's log holds is that worker's).
     type: dict
@@ -45,7 +46,7 @@ EXAMPLES = r"""
 
 - name: Name the first failure from every node's look (the deploy's verify)
   ansible.builtin.debug:
-    msg: "{{ {'node1': node1_look, 'node2': node2_look} | verl.deploy.first_failure('node1', head_status.stdout) }}"
+    msg: "{{ {'node1': node1_look, 'node2': node2_look} | verl.deploy.first_failure('node1', head_status) }}"
 """
 
 RETURN = r"""
@@ -59,10 +60,10 @@ _value:
 """
 
 
-def first_failure(source, head, head_answer="", node_ips=None):
+def first_failure(source, head, head_status=None, node_ips=None):
     if isinstance(source, dict):
         from ansible_collections.verl.deploy.plugins.module_utils._training_state import first_failure_report
-        return first_failure_report(source, str(head), str(head_answer or ""), dict(node_ips or {}))
+        return first_failure_report(source, str(head), dict(head_status or {}), dict(node_ips or {}))
     from ansible_collections.verl.deploy.plugins.module_utils._failures import diagnose_bundle
     return diagnose_bundle(str(source), str(head))
 

@@ -15,7 +15,7 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The launch record the running training started from (C(launch) of the P(verl.deploy.training_state#filter) filter's result).
+    description: The launch record the running training started from (C(launch) of the training M(verl.deploy.node_step) or M(verl.deploy.node_facts) read).
     type: raw
     required: true
   now:

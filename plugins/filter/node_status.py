@@ -11,13 +11,13 @@ description:
   - The node's container and the NPUs in use, then what C(verl_control.sh status) found, said in sentences (this node in
     Ray, the image's verl and, on the head, the training's state, its start output and its log's last lines), or why it
     found nothing (no control script in the container, or the step's own error).
-  - The step answers facts only (C(KEY=VALUE) lines and the tails); the sentences are made here, and
-    P(verl.deploy.status_report#filter) decides the verdict from the same facts.
+  - The step answers facts only, which P(verl.deploy.node_step#module) returns read (its C(facts), C(tails) and C(training)); the sentences
+    are made here, and P(verl.deploy.status_report#filter) decides the verdict from the same facts.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The registered result of the status step (skipped while the container is down).
+    description: The registered result of P(verl.deploy.node_step#module)'s V(status) step (skipped while the container is down).
     type: dict
     required: true
   container:

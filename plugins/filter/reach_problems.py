@@ -16,7 +16,7 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: One entry per node, C(host), C(stdout) and C(rc) of the check.
+    description: One entry per node, C(host), C(answer), C(said), C(stderr) and C(rc) of the check (as P(verl.deploy.node_step#module) returns them).
     type: list
     elements: dict
     required: true
@@ -25,15 +25,15 @@ options:
     type: str
     required: true
   listened:
-    description: The standard output of the rank-0 node's listener (its answer's C(port) and C(range)).
-    type: str
-    default: ""
+    description: The answer of the rank-0 node's listener (C(port) and C(range)).
+    type: dict
+    default: {}
 """
 
 EXAMPLES = r"""
 - name: Stop if a node cannot reach the head's Ray port or verl's rank-0 node
   ansible.builtin.assert:
-    that: results | verl.deploy.reach_problems('node2', listener.stdout) | length == 0
+    that: results | verl.deploy.reach_problems('node2', listener.answer) | length == 0
 """
 
 RETURN = r"""
@@ -44,7 +44,7 @@ _value:
 """
 
 
-def reach_problems(results, rank0, listened=""):
+def reach_problems(results, rank0, listened=None):
     from ansible_collections.verl.deploy.plugins.module_utils._reach import listened as _listened
     from ansible_collections.verl.deploy.plugins.module_utils._reach import unreached
     return unreached(results or [], rank0, _listened(listened))

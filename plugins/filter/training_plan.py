@@ -8,8 +8,8 @@ name: training_plan
 short_description: Whether the training stage starts the training on the head, and what it says
 version_added: 0.1.0
 description:
-  - Reads the training's state (the C(training) of M(verl.deploy.node_step)'s C(training-state), or the filter
-    P(verl.deploy.training_state#filter)'s read of the pre-check's) and decides (in plugins/module_utils/_run_time.py) to start when it does not
+  - Reads the training's state (the C(training) of M(verl.deploy.node_step)'s C(training-state), or of the pre-check's
+    M(verl.deploy.node_facts)) and decides (in plugins/module_utils/_run_time.py) to start when it does not
     run (never started, crashed, stopped, orphaned), on C(verl_restart=true), or when its worker group lost a node; a
     finished training is not started again without C(verl_restart). Also the sentences for a training left alone, stalled,
     started again for its lost workers, or a finished one started again that trains only one step more (it resumes past

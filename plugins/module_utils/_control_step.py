@@ -318,8 +318,9 @@ def classify(found):
     return "finished" if found.get("exit_code") == "0" else "crashed"
 
 
-def keep_alive_records(text):
-    """keep-alive's decisions (the supervisor's keep_alive.jsonl, its last lines as training-state answers them)."""
+def json_lines(text):
+    """The JSON objects of a text's lines, oldest first (keep-alive's decisions, the supervisor's keep_alive.jsonl; the NPU
+    sampler's records); a line that is not one is skipped."""
     records = []
     for line in str(text or "").split("\n"):
         try:
@@ -347,7 +348,7 @@ def training_read(found):
     keep-alive records and its launch record (None without one) read."""
     state = {key: found.get(key, "") for key in STATE_KEYS}
     state["state"], state["quiet_for"] = classify(found), quiet_for(found)
-    state["keep_alive"] = keep_alive_records(state["keep_alive"])
+    state["keep_alive"] = json_lines(state["keep_alive"])
     try:
         state["launch"] = json.loads(state["launch"]) if state["launch"] else None
     except ValueError:
@@ -360,6 +361,24 @@ def parse_training_state(text):
     None). Anything else (no container, a control script of an earlier release, which a deploy updates before it reads
     the training again) reads as state "unknown": nothing a node's files hold is read as a fact."""
     return training_read(read_answer(text)["answer"])
+
+
+def _lines(text):
+    return [line for line in str(text or "").split("\n") if line]
+
+
+def status_answer(answer):
+    """The facts of `verl_control.sh status` (its answer), and on the head its tails, the last start's output and the log's
+    last lines, and the NPU sampler's last records: {"start_output": [...], "log": [...], "npu_samples": [...]}. in_ray
+    (yes, no, or unknown when the node's addresses could not be resolved) is decided here, as `ray` decides it (in_cluster,
+    with the raylet running)."""
+    facts = dict(answer)
+    tails = {"start_output": _lines(facts.pop("start_output", "")), "log": _lines(facts.pop("log_tail", "")),
+             "npu_samples": [record for record in json_lines(facts.pop("npu_samples", "")) if isinstance(record.get("time"), int)]}
+    if "role" in facts:
+        inside = facts.get("raylet") == "running" and in_cluster(facts.get("listed"), facts.get("current_ip"), facts.get("npus"))
+        facts["in_ray"] = "unknown" if facts.get("address_problem") else "yes" if inside else "no"
+    return facts, tails
 
 
 def last_lines(result, count=4):
@@ -402,6 +421,17 @@ def _members_verdict(result, answer, _host):
 def _training_verdict(_result, answer, _host):
     """training: the training's state (training_read); "unknown" without an answer."""
     return {"training": training_read(answer)}
+
+
+def _status_verdict(result, answer, _host):
+    """status (status.yml's, and the deploy's verify of a training that did not start): facts, its answer but the tails, with
+    in_ray; tails (status_answer); training: the head's training read from the facts (training_read; "unknown" on a worker);
+    none of them unless it ended well. other_release: it ended well, said something but no document (a control script an
+    earlier release of verl-deploy installed: nothing it said is read)."""
+    facts, tails = status_answer(answer if result.get("rc") == 0 else {})
+    read = read_answer(result.get("stdout"))
+    return {"facts": facts, "tails": tails, "training": training_read(facts),
+            "other_release": result.get("rc") == 0 and not read["read"] and bool(read["said"])}
 
 
 def _ray_verdict(result, answer, host):
@@ -464,7 +494,7 @@ STEPS = {
     "verify-look": ("decided look", ("verify-facts",), None),
     "verify-facts": ("primitive", (), None),
     "npus-look": ("look", (), None),
-    "status": ("look", (), None),
+    "status": ("look", (), _status_verdict),
     "stop-training": ("change", (), None),
     "stop-ray": ("change", (), None),
     "unlock": ("look", (), None),

@@ -8,11 +8,9 @@
 """What status.yml makes of the NPU samplers' lines (roles/training/files/npu_sampler.py writes them, one JSON line per
 sample: time, node, every, processes, npus: [{id, hbm_used_mb, hbm_total_mb, aicore_pct, temp_c, health, power_w}], or
 an error, or why its SwanLab charts went off): each node's use over its last samples, and a node whose NPUs idle while the others work.
-Pure functions; status_report (_training_state.py) calls them with the lines each node's status step answered."""
+Pure functions; status_report (_training_state.py) calls them with the records each node's status step answered (_control_step.status_answer reads them)."""
 
 from __future__ import annotations
-
-import json
 
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_text
 
@@ -23,19 +21,6 @@ WORK_PCT = 5.0
 # A node's samples are recent when the newest is at most this many intervals old (and at least STALE_FLOOR seconds).
 STALE_INTERVALS = 3
 STALE_FLOOR = 90
-
-
-def read_lines(text):
-    """The sampler's records in the status step's answer (its last lines), oldest first; a line that is not one is skipped."""
-    records = []
-    for line in str(text or "").split("\n"):
-        try:
-            found = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(found, dict) and isinstance(found.get("time"), int):
-            records.append(found)
-    return records
 
 
 def _numbers(entries, key):

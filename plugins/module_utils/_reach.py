@@ -4,7 +4,7 @@
 #
 # Private to the verl.deploy collection: may change without notice.
 """Whether each node's container reaches the head's Ray port and verl's rank-0 node, from what roles/ray/files/reach.py
-printed.
+answered (verl.deploy.node_step reads its document: answer, said).
 
 Once Ray is up, verl's rank-0 node (rank0_node: not always the head) listens on a port picked as verl picks its
 rendezvous port (any free one: torch.distributed's TCPStore on MASTER_ADDR:MASTER_PORT), and every node's container,
@@ -13,8 +13,6 @@ only Ray's port; a firewall that drops the rest lets the training hang at its re
 "TCP client failed to connect/validate to host ...:37991 ... The client socket has timed out"). No Ansible imports.
 """
 from __future__ import annotations
-
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 
 def rank0_node(nodes):
@@ -37,10 +35,10 @@ def rank0_node(nodes):
     return name, address
 
 
-def parse(stdout):
+def parse(answer):
     """{name: (address, port, result)} of reach.py connect's answer, {NAME: "ADDRESS:PORT RESULT"}."""
     found = {}
-    for name, value in read_answer(stdout)["answer"].items():
+    for name, value in (answer or {}).items():
         target, _space, result = value.partition(" ")
         address, _colon, port = target.rpartition(":")
         if address and port.isdigit() and result:
@@ -48,17 +46,17 @@ def parse(stdout):
     return found
 
 
-def listened(stdout):
-    """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.py listen's output."""
-    values = read_answer(stdout)["answer"]
-    port = values.get("port", "")
+def listened(answer):
+    """{'port': int or None, 'range': 'LOW-HIGH' or ''} of reach.py listen's answer."""
+    values = answer or {}
+    port = str(values.get("port", ""))
     return {"port": int(port) if port.isdigit() else None, "range": values.get("range", "")}
 
 
 def unreached(results, rank0="", listener=None):
     """One sentence per node whose container did not reach a port, naming node, address, port and fix.
 
-    results: [{'host': node, 'stdout': reach.py connect's output, 'rc': its exit code}], every node's (rank 0's too);
+    results: [{'host': node, 'answer' and 'said': reach.py connect's, 'stderr', 'rc': its exit code}], every node's (rank 0's too);
     rank0: the name of verl's rank-0 node (rank0_node); listener: its listened() (the port and the ephemeral range
     where verl's rendezvous port lies), or None when nobody listened.
     """
@@ -71,9 +69,9 @@ def unreached(results, rank0="", listener=None):
                         "and run deploy.yml again." % rank0)
     for result in results:
         host = result.get("host")
-        found = parse(result.get("stdout"))
+        found = parse(result.get("answer"))
         if result.get("rc") not in (0, None) or not found:
-            said = " ".join(read_answer(result.get("stdout"))["said"]) or str(result.get("stderr") or "")
+            said = " ".join(result.get("said") or []) or str(result.get("stderr") or "")
             problems.append("%s: the check of the head's and rank 0's ports did not run in its container (rc %s: %s). Fix: "
                             "check the container (docker exec <container> python3 -V) and run deploy.yml again."
                             % (host, result.get("rc"), " ".join(said.split())[:200]))

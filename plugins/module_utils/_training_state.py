@@ -15,12 +15,12 @@ import json
 import shlex
 import time
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, read_answer, training_read
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import status_answer
 from ansible_collections.verl.deploy.plugins.module_utils._failures import diagnose
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
 from ansible_collections.verl.deploy.plugins.module_utils._log_phases import last_phase
-from ansible_collections.verl.deploy.plugins.module_utils._npu_telemetry import idle_nodes, node_use, read_lines, use_lines
+from ansible_collections.verl.deploy.plugins.module_utils._npu_telemetry import idle_nodes, node_use, use_lines
 from ansible_collections.verl.deploy.plugins.module_utils._report import terminal_text
 
 # Launch configuration keys that do not change what the training computes or how it runs: a change
@@ -223,6 +223,7 @@ def fresh_start_refusal(look, launch, node):
 # status.yml's verdict: which states of the training (and of the nodes while it runs) make the run fail, so that a
 # scheduled status job, cron or a monitoring check can raise an alarm (verl_status_fail_on; all of them by default).
 FAIL_ON = ("crashed", "stalled", "orphaned", "out-of-ray")
+_NO_TAILS = status_answer({})[1]
 
 
 def _step(text):
@@ -275,23 +276,6 @@ def _hbm(npu):
             "%d%%" % round(sum(aicore) / float(len(aicore))) if aicore else "-")
 
 
-def _lines(text):
-    return [line for line in str(text or "").split("\n") if line]
-
-
-def status_answer(text):
-    """The facts of `verl_control.sh status` (its answer), and on the head its tails, the last start's output and the log's
-    last lines: {"start_output": [...], "log": [...]}. in_ray (yes, no, or unknown when the node's addresses could not be
-    resolved) is decided here, as `ray` decides it (_control_step.in_cluster, with the raylet running)."""
-    facts = dict(read_answer(text)["answer"])
-    tails = {"start_output": _lines(facts.pop("start_output", "")), "log": _lines(facts.pop("log_tail", "")),
-             "npu_samples": read_lines(facts.pop("npu_samples", ""))}
-    if "role" in facts:
-        inside = facts.get("raylet") == "running" and in_cluster(facts.get("listed"), facts.get("current_ip"), facts.get("npus"))
-        facts["in_ray"] = "unknown" if facts.get("address_problem") else "yes" if inside else "no"
-    return facts, tails
-
-
 def _when(seconds):
     seconds = _number(seconds, None)
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds is not None else "an unknown time"
@@ -316,8 +300,8 @@ def _ray_sentences(facts):
     return said
 
 
-def _training_sentences(facts, tails, stall_seconds):
-    training = training_read(facts)
+def _training_sentences(result, stall_seconds):
+    facts, tails, training = result["facts"], result["tails"], result["training"]
     state, pid, now = training["state"], training["pid"], _number(facts.get("now"))
     last = _step(training["last_step"])
     progress = "no step logged yet"
@@ -369,32 +353,31 @@ def node_status(result, container, container_line, npus_in_use, control, stall_s
     """What status.yml shows of one node: its container, the NPUs in use, then what `verl_control.sh status` found, said
     (the ray line, the image's verl and, on the head, the training's state, its start output and its log's last lines),
     or why it found nothing: no control script in the container (not deployed), one of another release (no document: named
-    with the fix), or the step's own error. result: the status step's registered result (skipped while the container is
-    down)."""
+    with the fix), or the step's own error. result: the status step's result, read by verl.deploy.node_step (its facts,
+    tails, training and other_release; skipped while the container is down)."""
     lines = ["container %s: %s" % (container, container_line), "NPUs in use: %s" % npus_in_use]
     if result.get("rc") == 127:
         return lines + ["not deployed: no %s in the container (run deploy.yml)" % control]
     if result.get("rc") != 0:
         return lines + [line for line in [(result.get("stderr") or "").strip()] if line]
-    read = read_answer(result.get("stdout"))
-    if not read["read"] and read["said"]:
+    if result.get("other_release"):
         return lines + ["%s answers as another release of verl-deploy did: nothing it said is read. Fix: run deploy.yml to "
                         "update it (a running training is left alone)." % control]
-    facts, tails = status_answer(result.get("stdout"))
+    facts = result.get("facts") or {}
     if "role" not in facts:
-        return lines + read["said"]
+        return lines + list(result.get("said") or [])
     lines += _ray_sentences(facts)
     lines.append("verl: %s" % (facts.get("verl") or "unknown (no verl/version/version in %s)" % facts.get("workdir")))
-    return lines + (_training_sentences(facts, tails, stall_seconds) if facts["role"] == "head" else [])
+    return lines + (_training_sentences(result, stall_seconds) if facts["role"] == "head" else [])
 
 
 def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""):
     """The status of a deployment, for people (a table, one row per node, the head first, and the training's line) and
     for alarms (the state, the alarms, failed).
 
-    nodes: per node {name, answered (bool), container (its state as shown), container_runs (bool), answer (what
-    `verl_control.sh status` printed: its answer is read), npu (what verl.deploy.npu_info returned, or None),
-    npus_in_use (the line verl.deploy.npu_usage made)}. The head's answer holds the training's state lines.
+    nodes: per node {name, answered (bool), container (its state as shown), container_runs (bool), status (the status step's
+    result, read by verl.deploy.node_step: its facts, tails, training, other_release), npu (what verl.deploy.npu_info
+    returned, or None), npus_in_use (the line verl.deploy.npu_usage made)}. The head's holds the training.
     A running training that logged no step for more than stall_seconds is stalled; while a training runs (or stalls),
     a node whose container runs no Ray member of the head's cluster is out of Ray. Nodes that did not answer are shown,
     and status.yml fails on them anyway (roles/day2/tasks/unanswered.yml).
@@ -404,9 +387,11 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     ordered = sorted(nodes, key=lambda node: node["name"] != head)
     by_name = {node["name"]: node for node in ordered}
     head_node = by_name.get(head) or {}
-    answers = {node["name"]: status_answer(node.get("answer")) for node in ordered}
-    head_facts, head_tails = answers.get(head) or status_answer("")
-    training = training_read(head_facts) if head_node.get("container_runs") else {"state": "unknown"}
+    statuses = {node["name"]: node.get("status") or {} for node in ordered}
+    answers = {name: (status.get("facts") or {}, status.get("tails") or _NO_TAILS) for name, status in statuses.items()}
+    head_tails = answers[head][1] if head in answers else _NO_TAILS
+    training = (statuses.get(head) or {}).get("training") if head_node.get("container_runs") else None
+    training = training or {"state": "unknown"}
     state = "stalled" if is_stalled(training, stall_seconds) else training["state"]
     # Which phase of verl's loop logged last, and NaN losses or zero rewards in its last steps (the log's tail in the answer).
     phase = last_phase(head_tails["log"]) if state != "unknown" else last_phase([])
@@ -455,7 +440,8 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
     lines += ["ALARM: %s" % text for text in failing]
     lines += ["not an alarm (verl_status_fail_on leaves it out): %s" % text for kind, text in alarms if kind not in (fail_on or ())]
     other = [node["name"] for node in ordered if control_sha256 and node.get("answered") and node.get("container_runs")
-             and node.get("answer") and answers[node["name"]][0].get("control") != control_sha256]
+             and (answers[node["name"]][0] or statuses[node["name"]].get("other_release"))
+             and answers[node["name"]][0].get("control") != control_sha256]
     if other:
         lines.append("verl_control.sh on %s was installed by another release of verl-deploy: this report reads it as this release's "
                      "and may read it wrongly. Fix: run deploy.yml to update it (a running training is left alone)." % ", ".join(other))
@@ -474,15 +460,15 @@ def failed(training, stall_seconds):
     return training.get("state") in ("crashed", "orphaned", "restarting") or is_stalled(training, stall_seconds)
 
 
-def first_failure_report(looks, head, head_answer, node_ips=None):
+def first_failure_report(looks, head, head_status, node_ips=None):
     """The deploy's verify, on a training that did not start as expected: its first failure as status.yml names it
     (_first_failure). looks: {node: {failure_scan, clock_offset}} (roles/day2/tasks/failure_scan.yml's look, None where none
-    was made); head_answer: what the head's `verl_control.sh status` printed (its log's tail, else its start's output, and the
-    training's start); node_ips: {node: its address}. -> {lines (at most 3), stats (with every matching line as evidence)}."""
-    facts, tails = status_answer(head_answer)
+    was made); head_status: the head's status step, read by verl.deploy.node_step (its log's tail, else its start's output,
+    and the training's start); node_ips: {node: its address}. -> {lines (at most 3), stats (with every matching line as evidence)}."""
+    facts, tails = head_status.get("facts") or {}, head_status.get("tails") or _NO_TAILS
     ordered = [dict(look or {}, name=name) for name, look in (looks or {}).items()]
     ips = dict((node_ips or {}), **({head: facts["current_ip"]} if facts.get("current_ip") else {}))
-    lines, stats = _first_failure(ordered, {}, head, tails["log"] or tails["start_output"], training_read(facts), ips)
+    lines, stats = _first_failure(ordered, {}, head, tails["log"] or tails["start_output"], head_status.get("training") or {}, ips)
     return {"lines": lines, "stats": stats}
 
 

@@ -106,11 +106,11 @@ options:
         recorded about the last training, with what O(ckpts_dir) holds now; empty reads nothing.
     type: str
     default: ''
-  container_step:
+  training:
     description:
-      - A step to run in a container of this host, as C(docker exec) runs it (the engine's exec API, without a terminal),
-        when that container runs; its answer is RV(container_step). The Ray head's deploy reads the training's state this
-        way (C(verl_control.sh training-state)), in this one call.
+      - The training container of this host (C(container)) and its C(workdir), to read the training's state there as the
+        control script answers it (C(verl_control.sh training-state), run as C(docker exec) runs it, with the engine's exec API)
+        when that container runs, into RV(training). The Ray head's deploy reads the training this way, in this one call.
       - Omitted, nothing is run.
     type: dict
     suboptions:
@@ -118,10 +118,9 @@ options:
         description: The container's name.
         type: str
         required: true
-      argv:
-        description: The command and its arguments.
-        type: list
-        elements: str
+      workdir:
+        description: The folder in the container that holds C(verl_control.sh).
+        type: str
         required: true
   container_check:
     description:
@@ -376,13 +375,14 @@ last_training:
   returned: always
   type: dict
   sample: {last_step: 1700000000 716, ckpts_fs: '64', exists: 'yes', fs_now: '64', checkpoints: 3, mountpoint: 'no'}
-container_step:
+training:
   description:
-    - O(container_step)'s answer - C(container), C(argv), C(rc) (its exit code; V(null) when it was not run, with C(msg)
-      saying why), C(stdout), C(stderr). Empty without O(container_step).
+    - O(training)'s read, as P(verl.deploy.node_step#module) returns it for its V(training-state) step - C(state), C(pid),
+      C(exit_code), C(last_step), C(log), C(launch), ...; its state is V(unknown) when the container does not run or the
+      script answered nothing. Empty without O(training).
   returned: always
   type: dict
-  sample: {container: verl, argv: [bash, /verl/verl_control.sh, training-state], rc: 0, stdout: "pid=4242\nstarted_at=1796480000\n", stderr: ''}
+  sample: {state: running, pid: '4242', started_at: '1796480000', exit_code: '', launch: null}
 container_check:
   description:
     - O(container_check)'s answer - C(container), C(record) (the digest of the call it ran, as the container stage computes
@@ -460,6 +460,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_last_training
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import control_argv, parse_training_state
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
 from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
@@ -670,6 +671,13 @@ def run_recorded_check(module, docker, check, holders):
     return dict(result, record=nf.call_digest(call), **{key: ran.get(key) for key in ('rc', 'stdout', 'stderr', 'msg') if key in ran})
 
 
+def read_training(module, docker, where):
+    """The training's state in its container (training-state), read as node_step reads it (_control_step.parse_training_state):
+    state unknown when the container does not run or the script answered nothing."""
+    ran = run_in_container(module, docker, {'container': where['container'], 'argv': control_argv(where['workdir'], 'training-state')})
+    return parse_training_state(ran['stdout'])
+
+
 def run_in_container(module, docker, step):
     """A step of the training container, run as `docker exec` runs it (the engine's exec API), when the container runs:
     {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run. step's env: its environment there."""
@@ -787,7 +795,7 @@ def read_host(module, params, processes, holders, docker):
         hccn=read_hccn(module, npu, params['hccn']) if params['hccn'] else {'path': '', 'devices': {}, 'conf': None},
         device_holders=holders,
         docker=docker,
-        container_step=run_in_container(module, docker, params['container_step']) if params['container_step'] else {},
+        training=read_training(module, docker, params['training']) if params['training'] else {},
         paths={path: nf.path_state(path) for path in params['paths'] if path},
         # Read here, judged here: only the facts and the problems travel back, never the shards' bytes.
         model=_model.judge(_model.read_folder(params['model_path'])) if params['model_path'] else {},
@@ -830,8 +838,8 @@ def main():
             parquet_paths=dict(type='list', elements='str', default=[]),
             resume_from=dict(type='str', default=''),
             state_dir=dict(type='str', default=''),
-            container_step=dict(type='dict', options=dict(container=dict(type='str', required=True),
-                                                          argv=dict(type='list', elements='str', required=True))),
+            training=dict(type='dict', options=dict(container=dict(type='str', required=True),
+                                                    workdir=dict(type='str', required=True))),
             container_check=dict(type='dict', options=dict(container=dict(type='str', required=True),
                                                            workdir=dict(type='str', required=True))),
         ),

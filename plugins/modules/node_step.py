@@ -21,7 +21,7 @@ description:
     it runs and its log grew, or it finished, or it ended before it ran.
   - A control script's step, and a role's script (O(argv)), answers with one JSON document, its sentences for people and
     its answer for the playbooks (every value a string, whatever bytes it holds), and the module returns the step's verdict
-    on it as typed keys (RV(training), RV(members), RV(kept), RV(problem) and the others, from the table of steps). The task's
+    on it as typed keys (RV(training), RV(facts), RV(members), RV(kept), RV(problem) and the others, from the table of steps). The task's
     C(changed) is what the answer's C(changed) says. A step that only looks (V(members), V(ray-progress), V(ray-check),
     V(training-state), V(verify-look), V(npus-look), V(status)) and V(lock) and V(unlock) (the run's own bookkeeping) never
     report changed. Without that answer, a step that ended with an exit code other than 0 may have changed something half-way and
@@ -126,10 +126,24 @@ said:
   type: list
   elements: str
 training:
-  description: For V(training-state), the training (C(state), C(pid), C(exit_code), C(last_step), C(log), C(launch), ...);
-    its state is V(unknown) when the step did not answer.
-  returned: with O(step=training-state)
+  description: For V(training-state) and V(status), the training (C(state), C(pid), C(exit_code), C(last_step), C(log),
+    C(launch), ...); its state is V(unknown) when the step did not answer (and on a worker).
+  returned: with O(step=training-state) or O(step=status)
   type: dict
+facts:
+  description: For V(status), its answer but the tails, with C(in_ray) (V(yes), V(no), or V(unknown) when the node's
+    addresses could not be resolved); empty unless it ended well.
+  returned: with O(step=status)
+  type: dict
+tails:
+  description: For V(status), the head's last start output (C(start_output)) and log lines (C(log)), and the NPU sampler's
+    last records (C(npu_samples)).
+  returned: with O(step=status)
+  type: dict
+other_release:
+  description: For V(status), whether a control script of an earlier release answered (no document, so nothing it said is read).
+  returned: with O(step=status)
+  type: bool
 members:
   description: For V(members), the Ray nodes alive, each C(IP=NPUS); empty when the head could not be asked. For the head's
     V(ray), those its GCS listed alive after the step.

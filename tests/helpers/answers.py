@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, step_result
 
 _KEY = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -29,6 +29,12 @@ def sentences(text):
 def answered(text):
     """The document of a step whose sentences and answer are written as lines ("ray: started\\nchanged=true")."""
     return document(sentences(text), parse_lines(text))
+
+
+def status_step(stdout, rc=0):
+    """The status step that printed stdout, as verl.deploy.node_step returns it: what ran, and its verdict (facts, tails, training)."""
+    result = {"rc": rc, "stdout": stdout}
+    return dict(result, **step_result("status", result, "h"))
 
 
 def training(state, pid="42", quiet="3", **more):

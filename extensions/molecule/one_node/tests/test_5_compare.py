@@ -122,6 +122,7 @@ def test_a_comparison_interrupted_after_its_first_mask_resumes_and_names_the_fas
     assert saved <= set(in_verl(head, "ls %s" % CKPTS).stdout.split())
     # The control script's report (status.yml shows it) names what the training was started with.
     said = in_verl(head, "bash /verl/verl_control.sh status '' 5")
-    status = "\n".join(module_utils("_training_state").node_status({"rc": said.returncode, "stdout": said.stdout}, "verl", "running", "-",
-                                                                   "/verl/verl_control.sh"))
+    result = {"rc": said.returncode, "stdout": said.stdout}
+    result.update(module_utils("_control_step").step_result("status", result))  # as node_step returns it
+    status = "\n".join(module_utils("_training_state").node_status(result, "verl", "running", "-", "/verl/verl_control.sh"))
     assert "algorithm: GRPO (resume mode auto)" in status, status

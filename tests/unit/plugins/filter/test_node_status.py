@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The node_status filter: what status.yml shows of a node. The status step answers facts (one JSON document, with the
-head's start output and log tails); the sentences are made here. A script of another release, which answered no document,
+head's start output and log tails), which node_step reads into typed keys; the sentences are made here. A script of another release, which answered no document,
 is named with the fix; a step that said nothing is shown with why."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.node_status import FilterModule
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, step_result
 from helpers.answers import parse_lines
 
 node_status = FilterModule().filters()["node_status"]
@@ -30,8 +30,13 @@ def status_document(lines):
     return document([], dict(parse_lines(facts), start_output=start_output, log_tail=log))
 
 
+def stepped(result):
+    """The status step's result as verl.deploy.node_step returns it: what it ran, and its verdict."""
+    return dict(result, **step_result("status", result, "h"))
+
+
 def shown(facts, stall=1800, tails=()):
-    return node_status({"rc": 0, "stdout": status_document(facts + list(tails))}, "verl", "running", "0-7 by the training",
+    return node_status(stepped({"rc": 0, "stdout": status_document(facts + list(tails))}), "verl", "running", "0-7 by the training",
                        "/verl/verl_control.sh", stall)[2:]
 
 
@@ -122,7 +127,7 @@ OTHER = ["/verl/verl_control.sh answers as another release of verl-deploy did: n
     ("in_ray=no\nstate=not-running\n", OTHER), ("", []), (None, []),
 ])
 def test_another_release_s_script_is_named(stdout, expected):
-    assert node_status({"rc": 0, "stdout": stdout}, "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + expected
+    assert node_status(stepped({"rc": 0, "stdout": stdout}), "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + expected
 
 
 @pytest.mark.parametrize("result, last", [
@@ -133,19 +138,21 @@ def test_another_release_s_script_is_named(stdout, expected):
     ({"skipped": True, "changed": False}, []),  # the container is down: its line says so
 ])
 def test_why_a_node_said_nothing(result, last):
-    assert node_status(result, "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + last
+    assert node_status(stepped(result), "verl", "running", "0-7 by the training", "/verl/verl_control.sh") == HEAD + last
 
 
 def test_as_status_yml_calls_it(render):
     lines, = render(["r | verl.deploy.node_status('verl', 'exited (exit code 137)', '-', '/verl/verl_control.sh', '30')"],
-                    r={"rc": 0, "stdout": status_document(head())})
+                    r=stepped({"rc": 0, "stdout": status_document(head())}))
     assert lines[:2] == ["container verl: exited (exit code 137)", "NPUs in use: -"]
     assert lines[5].startswith("training: STALLED: runs (pid 42) but logged no step for 100 s (more than 30 s"), lines
 
 
 def test_status_yml_reads_whether_the_heads_training_failed(render):
-    """roles/day2/vars/main.yml's _day2_training_failed: the status step's answer, with verl_status_stall_seconds."""
-    crashed, stalled, running = render(["c | verl.deploy.training_state(1800)", "r | verl.deploy.training_state(30)",
-                                        "r | verl.deploy.training_state(1800)"],
-                                       c=status_document(head("crashed", exit_code="1")), r=status_document(head()))
-    assert (crashed["failed"], stalled["failed"], running["failed"]) == (True, True, False)
+    """roles/day2/vars/main.yml's _day2_training_failed: the status step's training, with verl_status_stall_seconds."""
+    crashed, stalled, running, unread = render(
+        ["c.training | verl.deploy.training_failed(1800)", "r.training | verl.deploy.training_failed(30)",
+         "r.training | verl.deploy.training_failed(1800)", "n.training | default({}) | verl.deploy.training_failed(30)"],
+        c=stepped({"rc": 0, "stdout": status_document(head("crashed", exit_code="1"))}),
+        r=stepped({"rc": 0, "stdout": status_document(head())}), n={"skipped": True})
+    assert (crashed, stalled, running, unread) == (True, True, False, False)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _log_phases as lp
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import document
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import status_answer, status_report
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import document, read_answer, status_answer
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import status_report
+from helpers.answers import status_step
 
 STEP_83 = ("(TaskRunner pid=87031) step:83 - global_seqlen/min:340538.000 - actor/entropy_loss:0.317 - actor/kl_loss:0.024 - "
            "actor/pg_loss:0.000 - actor/grad_norm:0.006 - critic/score/mean:0.906 - critic/score/max:1.000 - "
@@ -92,19 +93,19 @@ def test_the_tail_is_read_from_the_status_answer():
     """The log's tail is a value of the status step's answer, read as text (a log line "state=..." is the log's)."""
     answer = document([], {"pid": "7", "log": "/logs/verl.log", "start_output": "ray start",
                            "log_tail": "\n".join([STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"])})
-    facts, tails = status_answer(answer)
+    facts, tails = status_answer(read_answer(answer)["answer"])
     assert tails == {"start_output": ["ray start"], "log": [STEP_83, "num_prompt_in_batch=12 < prompt_bsz=16", "state=finished"],
                      "npu_samples": []}
     assert "state" not in facts and facts["pid"] == "7"
     empty = {"start_output": [], "log": [], "npu_samples": []}
-    assert status_answer(document([], {"log": "", "start_output": "", "log_tail": ""}))[1] == empty
+    assert status_answer({"log": "", "start_output": "", "log_tail": ""})[1] == empty
 
 
 def _nodes(tail, quiet=5000):
     answer = document([], {"role": "head", "raylet": "running", "current_ip": "10.0.0.1", "npus": "8", "listed": "10.0.0.1=8",
                            "pid": "7", "exit_code": "", "started_at": "50", "first_step": "100 1", "last_step": "200 83",
                            "now": str(200 + quiet), "log": "/logs/verl.log", "start_output": "", "log_tail": "\n".join(tail)})
-    return [{"name": "head", "answered": True, "container": "running", "container_runs": True, "answer": answer,
+    return [{"name": "head", "answered": True, "container": "running", "container_runs": True, "status": status_step(answer),
              "npu": None, "npus_in_use": "-"}]
 
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._npu_telemetry import idle_nodes, node_use, read_lines, use_lines
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import status_answer
+from ansible_collections.verl.deploy.plugins.module_utils._npu_telemetry import idle_nodes, node_use, use_lines
 
 NOW = 1700000100
 
@@ -24,8 +25,8 @@ def use(*records, clock=NOW):
 
 def test_the_answers_lines_are_read_and_a_damaged_one_skipped():
     lines = "\n".join([json.dumps(sample(60, 10)), '{"time": 17000', "not json", json.dumps({"time": "x"}), json.dumps(sample(30, 20))])
-    assert [record["npus"][0]["aicore_pct"] for record in read_lines(lines)] == [10, 20]
-    assert read_lines("") == [] and read_lines(None) == []
+    assert [record["npus"][0]["aicore_pct"] for record in status_answer({"npu_samples": lines})[1]["npu_samples"]] == [10, 20]
+    assert status_answer({})[1]["npu_samples"] == []
 
 
 @pytest.mark.parametrize("records, clock, expected", [

@@ -1,14 +1,19 @@
 """verl's rank-0 node and the judgement of every node's connects (plugins/module_utils/_reach.py), on reach.py's answers
-(one JSON document, written here as KEY=VALUE lines: helpers.answers.answered)."""
+(one JSON document, read by node_step: answer and said; written here as KEY=VALUE lines)."""
 from __future__ import annotations
 
 import pytest
 
 from ansible_collections.verl.deploy.plugins.filter.rank0_node import rank0_node as rank0_filter
 from ansible_collections.verl.deploy.plugins.module_utils import _reach as reach
-from helpers.answers import answered
+from helpers.answers import parse_lines, sentences
 
 LISTENER = {"port": 41234, "range": "32768-60999"}
+
+
+def checked(text):
+    """A node's check as reach.yml keeps it from node_step's result: its answer and its sentences."""
+    return {"answer": parse_lines(text), "said": sentences(text)}
 
 
 @pytest.mark.parametrize("nodes, rank0", [
@@ -43,13 +48,12 @@ def test_the_filter_reads_each_nodes_address_as_the_precheck_handed_it_on():
     ("", {}),
 ])
 def test_the_answer_is_read(stdout, found):
-    assert reach.parse(answered(stdout)) == found
+    assert reach.parse(parse_lines(stdout)) == found
 
 
-def test_only_the_document_is_read_and_a_value_stays_whole():
-    # An older script's lines are no answer; a name given with a line break, U+2028 or a record separator stays in its value.
-    assert reach.parse("ray=10.0.0.5:9182 ok\n") == {}
-    forged = '{"said": [], "answer": {"ray": "10.0.0.5:9182 refused\\nrendezvous=10.0.0.10:1 ok\\u2028x=1:2 ok\\u001ey=1:3 ok"}}'
+def test_a_value_stays_whole():
+    # A name given with a line break, U+2028 or a record separator stays in its value.
+    forged = {"ray": "10.0.0.5:9182 refused\nrendezvous=10.0.0.10:1 ok\u2028x=1:2 ok\x1ey=1:3 ok"}
     assert reach.parse(forged) == {"ray": ("10.0.0.5", 9182, "refused\nrendezvous=10.0.0.10:1 ok\u2028x=1:2 ok\x1ey=1:3 ok")}
 
 
@@ -58,18 +62,18 @@ def test_only_the_document_is_read_and_a_value_stays_whole():
     ("", {"port": None, "range": ""}),
 ])
 def test_the_listener_is_read(stdout, listener):
-    assert reach.listened(answered(stdout)) == listener
+    assert reach.listened(parse_lines(stdout)) == listener
 
 
 def test_every_port_answered_is_no_problem():
-    results = [{"host": "head", "stdout": answered("rendezvous=10.0.0.10:41234 ok\n"), "rc": 0},
-               {"host": "worker", "stdout": answered("ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n"), "rc": 0}]
+    results = [{"host": "head", **checked("rendezvous=10.0.0.10:41234 ok\n"), "rc": 0},
+               {"host": "worker", **checked("ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n"), "rc": 0}]
     assert reach.unreached(results, "worker", LISTENER) == []
 
 
 def test_one_node_connects_to_itself():
-    assert reach.unreached([{"host": "only", "stdout": answered("rendezvous=10.0.0.5:41234 ok\n"), "rc": 0}], "only", LISTENER) == []
-    problems = reach.unreached([{"host": "only", "stdout": answered("rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: "
+    assert reach.unreached([{"host": "only", **checked("rendezvous=10.0.0.5:41234 ok\n"), "rc": 0}], "only", LISTENER) == []
+    problems = reach.unreached([{"host": "only", **checked("rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: "
                                                                     "packets dropped on the way)\n"), "rc": 0}], "only", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("only: from its container, 10.0.0.5:41234 did not answer "
                                                          "(rendezvous; "), problems
@@ -89,20 +93,20 @@ def test_one_node_connects_to_itself():
 ])
 def test_each_port_not_reached_names_the_node_the_address_the_port_and_the_fix(host, line, words, fix):
     others = {"head": "rendezvous=10.0.0.10:41234 ok\n", "worker": "ray=10.0.0.5:9182 ok\nrendezvous=10.0.0.10:41234 ok\n"}
-    results = [{"host": name, "stdout": answered(line if name == host else text), "rc": 0} for name, text in others.items()]
+    results = [{"host": name, **checked(line if name == host else text), "rc": 0} for name, text in others.items()]
     problems = reach.unreached(results, "worker", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("%s: from its container, " % host) and words in problems[0], problems
     assert fix in problems[0], problems
 
 
 def test_a_check_that_did_not_run_is_a_problem_not_a_pass():
-    problems = reach.unreached([{"host": "w1", "stdout": "", "stderr": "python3: not found", "rc": 127}], "head", LISTENER)
+    problems = reach.unreached([{"host": "w1", "answer": {}, "said": [], "stderr": "python3: not found", "rc": 127}], "head", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("w1: the check of the head's and rank 0's ports did not run in its "
                                                          "container (rc 127: python3: not found)"), problems
 
 
 def test_a_listener_that_did_not_start_is_a_problem_not_a_pass():
-    problems = reach.unreached([{"host": "w1", "stdout": answered("ray=10.0.0.5:9182 ok\n"), "rc": 0}], "head", reach.listened(""))
+    problems = reach.unreached([{"host": "w1", **checked("ray=10.0.0.5:9182 ok\n"), "rc": 0}], "head", reach.listened({}))
     assert problems == ["head: the listener for the rendezvous check did not start in its container (verl's rank-0 node, "
                         "where every node's workers meet). Fix: check the container (docker exec <container> python3 -V) "
                         "and run deploy.yml again."]

@@ -44,7 +44,13 @@ def test_changed_is_what_the_step_answered(result, changed):
     ("unlock", {"rc": 0, "stdout": answered("changed=true\n")}, {"changed": False}),
     ("lock", {"rc": 0, "stdout": answered("changed=true\nstate=held\nlock=free\n")}, {"changed": False}),
     ("ray-check", {"rc": 3, "stdout": answered("")}, {"changed": False}),
-    ("status", {"rc": 1, "stdout": answered("")}, {"changed": False}),
+    ("status", {"rc": 1, "stdout": answered("role=head\npid=7"), "stderr": "boom"},
+     {"changed": False, "facts": {}, "other_release": False, "training": {"state": "unknown"}}),
+    # status: its facts (in_ray decided here), its tails as lines, the head's training; a script of an earlier release is named.
+    ("status", {"rc": 0, "stdout": answered("role=head\nraylet=running\ncurrent_ip=10.0.0.1\nnpus=8\nlisted=10.0.0.1=8\n"
+                                            "log_tail=a\nb\n" + training("running", pid="7"))},
+     {"tails": {"start_output": [], "log": ["a"], "npu_samples": []}, "other_release": False, "training": {"state": "running", "pid": "7"}}),
+    ("status", {"rc": 0, "stdout": "ray: in the cluster\nin_ray=yes\n"}, {"facts": {}, "other_release": True, "training": {"state": "unknown"}}),
     # training-state: the training as the deploy reads it; no answer reads as unknown.
     ("training-state", {"rc": 0, "stdout": answered(training("running", pid="7", quiet="2"))},
      {"changed": False, "training": {"state": "running", "pid": "7", "quiet_for": "2"}}),
@@ -75,7 +81,7 @@ def test_a_steps_result_as_the_tasks_read_it(step, result, expected):
     assert {key: found[key] for key in expected if key != "training"} == {k: v for k, v in expected.items() if k != "training"}
     for key, value in expected.get("training", {}).items():
         assert found["training"][key] == value
-    assert ("training" in found) is (step == "training-state") and ("members" in found) is (step in ("members", "ray"))
+    assert ("training" in found) is (step in ("training-state", "status")) and ("members" in found) is (step in ("members", "ray"))
 
 
 @pytest.mark.parametrize("result, expected", [

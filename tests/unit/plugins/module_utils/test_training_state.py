@@ -179,7 +179,7 @@ def node(name, answer="yes", runs=True, answered=True):
     if not answered:
         return {"name": name, "answered": False}
     return {"name": name, "answered": True, "container": "running" if runs else "exited (exit code 137)", "container_runs": runs,
-            "answer": answer, "npu": NPU, "npus_in_use": "0-1 by the training"}
+            "status": answers.status_step(answer), "npu": NPU, "npus_in_use": "0-1 by the training"}
 
 
 @pytest.mark.parametrize("head, workers, fail_on, state, failed, alarm", [
@@ -354,12 +354,12 @@ def test_the_deploys_verify_names_the_first_failure_as_status_does():
             "files": [{"path": "/tmp/ray/session_latest/logs/worker-1.err", "mtime": 1_700_000_000.0,
                        "lines": [[str(index), line] for index, line in enumerate(WORKER_ERR)]}]}
     looks = {"h": None, "w1": {"failure_scan": scan, "clock_offset": 0.4}}
-    deploy = first_failure(looks, "h", head)
+    deploy = first_failure(looks, "h", answers.status_step(head))
     status = status_report([node("h", head), dict(node("w1"), **looks["w1"])], "h", 1800)
     assert deploy["lines"] == status["lines"][:3] and deploy["stats"] == status["failure"] and deploy["stats"]["node"] == "w1"
     forwarded = document([], dict(facts, log_tail="(WorkerDict pid=4242, ip=10.0.0.2) " + WORKER_ERR[-1]))
-    assert first_failure({"h": None, "w1": None}, "h", forwarded, {"h": "10.0.0.1", "w1": "10.0.0.2"})["stats"]["node"] == "w1"
-    assert first_failure({"h": None, "w1": {"failure_scan": None, "clock_offset": None}}, "h", "") == {"lines": [], "stats": {"failed": False}}
+    assert first_failure({"h": None, "w1": None}, "h", answers.status_step(forwarded), {"h": "10.0.0.1", "w1": "10.0.0.2"})["stats"]["node"] == "w1"
+    assert first_failure({"h": None, "w1": {"failure_scan": None, "clock_offset": None}}, "h", {}) == {"lines": [], "stats": {"failed": False}}
 
 
 @pytest.mark.parametrize("training, failed", [

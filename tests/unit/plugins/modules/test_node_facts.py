@@ -42,7 +42,8 @@ EXECS = {('cat', RECORD): ('e2', json.dumps(KEPT_CALL).encode() + b'\n'), tuple(
 SEEN_ENV = []
 # An exec's output as the engine streams it without a terminal: 8-byte frame headers (1 stdout, 2 stderr; the size).
 EXEC_STREAM = b''.join(bytes([kind, 0, 0, 0]) + len(data).to_bytes(4, 'big') + data
-                       for kind, data in ((1, b'state=running\n'), (2, b'a warning\n'), (1, b'pid=42\n')))
+                       for kind, data in ((1, b'{"said": [], "answer": {"pid": "42", '), (2, b'a warning\n'),
+                                          (1, b'"started_at": "1700000000", "state": "finished"}}\n')))
 
 
 class _Engine(BaseHTTPRequestHandler):
@@ -267,21 +268,21 @@ def test_only_the_deploys_npus_are_asked_so_one_that_hangs_elsewhere_refuses_not
     assert sorted(calls.read_text().split()) == sorted(['4', '5', '6', '7'] * 4)
 
 
-STEP = {'container': 'verl', 'argv': ['bash', '/verl/verl_control.sh', 'training-state']}
+TRAINING = {'container': 'verl', 'workdir': '/verl/'}
 
 
-def test_a_step_in_the_running_container_is_answered_in_the_same_call(capsys, tmp_path, engine):
-    """The head's training state (the drift check's read) as `docker exec` would give it: stdout and stderr apart, the
-    exit code; a container that does not run, or an engine that does not answer, runs nothing and says why."""
-    result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine, 'container_step': STEP})
-    assert result['container_step'] == dict(STEP, rc=3, stdout='state=running\npid=42\n', stderr='a warning\n')
+def test_the_training_in_the_running_container_is_read_in_the_same_call(capsys, tmp_path, engine):
+    """The head's training (the drift check's read) as `docker exec` would give it, read as node_step reads it: stdout apart
+    from stderr, across the stream's frames, one document (its state decided here, never a state it says); a container
+    that does not run, or an engine that does not answer, runs nothing and reads as unknown."""
+    found = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine, 'training': TRAINING})['training']
+    assert (found['state'], found['pid'], found['started_at'], found['launch']) == ('running', '42', '1700000000', None), found
     stopped = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
-                                  'container_step': dict(STEP, container='old')})['container_step']
-    assert stopped['rc'] is None and stopped['msg'] == 'not run: the container old does not run here', stopped
+                                  'training': dict(TRAINING, container='old')})['training']
     unread = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': 'unix://%s/none.sock' % tmp_path,
-                                 'container_step': STEP})['container_step']
-    assert unread['rc'] is None and unread['stdout'] == '', unread
-    assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker': False})['container_step'] == {}
+                                 'training': TRAINING})['training']
+    assert stopped['state'] == unread['state'] == 'unknown', (stopped, unread)
+    assert run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker': False})['training'] == {}
 
 
 def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_operation(capsys, monkeypatch, tmp_path, engine):
