@@ -4,7 +4,6 @@ Defects 2 (unbounded waits) and 5 (re-running kills a running training) of the o
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 import time
@@ -12,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import step_result
 from helpers.launch_helpers import CANN_SET_ENV, SECRET_KEY, SWANLAB_ON, cann_stand_in, launch, launch_ok, write_scripts
 
 FAKE_RAY = r"""#!/bin/bash
@@ -453,56 +451,3 @@ def test_without_the_sampler_file_ray_starts_as_before(tmp_path, fake):
     folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
     proc, _elapsed = run(folder, fake, step="ray")
     assert proc.returncode == 0 and not (folder / "sampler_started").exists(), proc.stderr
-
-
-# --- A Ray kept by the deploy (an earlier release started it) has no sampler: install.yml runs sampler.sh, which starts one
-# through `start_verl.sh sampler` only when sampling is on, the raylet runs and no sampler holds the lock.
-SAMPLER_SH = Path(__file__).resolve().parent.parent / "roles" / "training" / "files" / "sampler.sh"
-LOCKING_SAMPLER = """import fcntl, os, time
-held = open(".npu_sampler.pid", "a")
-fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-open("sampler_started", "a").write("%d\\n" % os.getpid())
-time.sleep(30)
-"""
-
-
-def test_a_kept_ray_without_a_sampler_gets_one_and_a_second_look_changes_nothing(tmp_path, fake):
-    folder = scripts_for(tmp_path, verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
-    (folder / "npu_sampler.py").write_text(LOCKING_SAMPLER)
-    state, bin_dir = fake
-    env = {"PATH": "%s:%s" % (bin_dir, os.environ["PATH"]), "FAKE_RAY": str(state), "HOME": str(folder)}
-
-    def look():
-        proc = subprocess.run(["sh", "-c", SAMPLER_SH.read_text(), "sampler", str(folder)], env=env, capture_output=True,
-                              text=True, timeout=30, check=False)
-        assert proc.returncode == 0, proc.stderr
-        return step_result(None, {"rc": 0, "stdout": proc.stdout})
-
-    assert look()["changed"] is False  # no raylet here: the Ray stage starts Ray, and the sampler with it
-    (state / "npus").write_text("8")  # a raylet runs (the stand-in Ray)
-    values = folder / "verl_control.env"
-    values.write_text(values.read_text().replace("NPU_SAMPLE_SECONDS=30", "NPU_SAMPLE_SECONDS=0"))
-    assert look()["changed"] is False  # sampling off
-    values.write_text(values.read_text().replace("NPU_SAMPLE_SECONDS=0", "NPU_SAMPLE_SECONDS=30"))
-    started = look()
-    assert started["changed"] is True and started["said"] == ["the NPU sampler started (this node's Ray ran without one)"]
-    marker = folder / "sampler_started"
-    deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    try:
-        assert look()["changed"] is False  # it runs: the next deploy changes nothing
-    finally:
-        subprocess.run(["kill"] + marker.read_text().split(), check=False)
-    # start_verl.sh refuses (here: a CANN environment gone): its last line is said, nothing changed.
-    (folder / "start_verl.sh").write_text('#!/bin/bash\necho "start_verl.sh: no \\"CANN\\" environment" >&2\nexit 1\n')
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # the killed sampler's lock goes with it
-        with open(folder / ".npu_sampler.pid", "a") as held:
-            try:
-                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                time.sleep(0.1)
-    refused = look()
-    assert refused["changed"] is False and refused["said"] == ["the NPU sampler could not be started: start_verl.sh: no CANN environment"]

@@ -43,10 +43,11 @@ if [ -n "${VERL_CHECK_RECORD:-}" ]; then
     mkdir -p "$(dirname "${VERL_CHECK_RECORD}")" && cat >"${VERL_CHECK_RECORD}.new" && mv -f "${VERL_CHECK_RECORD}.new" "${VERL_CHECK_RECORD}"
 fi
 # With VERL_LOOK_DIR (verl_workdir) and VERL_LOOK_PROGRAM (the launch-scripts stage's look.sh), first the answer's look,
-# "MODE SHA256 NAME,..." for the launch files there (*.sh, *.env, launch.json, the collection's Python (_*.py), the NPU sampler and ray_members.py at its top; empty when there are none), so
-# that the launch-scripts stage needs no call of its own to compare them; and raylet, running|none, whether Ray's raylet
-# runs here, so that the Ray stage leaves a worker the head lists alive without a call of its own; and sampler, whether
-# the NPU sampler runs (a Ray kept from an earlier release may have none: the launch-scripts stage then starts it).
+# "MODE SHA256 NAME,..." for the launch files there (*.sh, *.env, launch.json, the collection's Python (_*.py), the NPU
+# sampler and ray_members.py at its top; empty when there are none), so that the launch-scripts stage needs no call of
+# its own to compare them; and raylet, running|none, whether Ray's raylet runs here, so that the Ray stage leaves a
+# worker the head lists alive without a call of its own; and sampler, whether the NPU sampler runs (a Ray kept from an
+# earlier release may have none: the launch-scripts stage then starts it).
 if [ -n "${VERL_LOOK_DIR:-}" ] && [ -n "${VERL_LOOK_PROGRAM:-}" ]; then
     # shellcheck disable=SC2035  # plain names: the look prints them as install.yml names the files
     parts+=("look=$(cd "${VERL_LOOK_DIR}" 2>/dev/null && sh -c "${VERL_LOOK_PROGRAM}" look . *.sh *.env launch.json _*.py npu_sampler.py ray_members.py | paste -sd, -)")

@@ -365,14 +365,9 @@ supervised() {
     [ -n "${run}" ] && pgrep -f -- "verl_control.sh supervise ${run//./\\.}\$" >/dev/null 2>&1
 }
 
-checkpoints() {
-    # How many checkpoints verl_ckpts_dir holds: global_step_<N> folders (verl's tracker file alone counts as one).
-    local found=0 folder
-    for folder in "${CKPTS_DIR}"/global_step_*; do
-        [ -d "${folder}" ] && found=$((found + 1))
-    done
-    [ "${found}" -gt 0 ] || [ ! -f "${CKPTS_DIR}/latest_checkpointed_iteration.txt" ] || found=1
-    echo "${found}"
+has_checkpoint() {
+    # Whether verl_ckpts_dir holds a checkpoint: a global_step_<N> folder, or verl's tracker file alone.
+    compgen -G "${CKPTS_DIR}/global_step_*/" >/dev/null || [ -f "${CKPTS_DIR}/latest_checkpointed_iteration.txt" ]
 }
 
 rotate_start_out() {
@@ -400,7 +395,7 @@ start_training() {
     ray_session >"${STATE_DIR}/ray_session"
     # The checkpoints it starts with (this training's: an earlier one's in another folder say nothing of it), and the
     # file system verl_ckpts_dir is on (a later deploy compares them).
-    if [ "$(checkpoints)" -gt 0 ]; then now >"${STATE_DIR}/ckpts_seen"; else rm -f "${STATE_DIR}/ckpts_seen"; fi
+    if has_checkpoint; then now >"${STATE_DIR}/ckpts_seen"; else rm -f "${STATE_DIR}/ckpts_seen"; fi
     stat -c %d "${CKPTS_DIR}" >"${STATE_DIR}/ckpts_fs" 2>/dev/null || rm -f "${STATE_DIR}/ckpts_fs"
     run="$(now).$$"
     echo "${run}" >"${STATE_DIR}/run"
