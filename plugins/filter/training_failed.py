@@ -14,7 +14,9 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The training, as P(verl.deploy.node_step#module) returns it (RV(verl.deploy.node_step#module:training) of its V(status) or V(training-state) step).
+    description:
+      - The training, as P(verl.deploy.node_step#module) returns it (RV(verl.deploy.node_step#module:training) of its
+        V(status) or V(training-state) step).
     type: dict
     required: true
   stall_seconds:

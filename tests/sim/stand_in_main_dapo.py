@@ -100,6 +100,15 @@ def _on_signal(signum, _frame):
     _AT_SIGNAL.extend(_processes())
 
 
+def _early_stop(signum, _frame):
+    """A stop signal before ray.init() installs its handler: verl's driver dies of it (exit 143), and so does this one, after
+    saying which processes ran then (in its output, start_verl.out), the sender most likely among them."""
+    print("stand-in %s: %s before ray.init(); the container's processes then: %s" % (
+        ENTRY_POINT, signal.Signals(signum).name, " | ".join(_processes())), file=sys.stderr, flush=True)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 def _processes():
     """The container's processes when a stop signal came, the sender most likely among them (a signal handler cannot
     learn its sender): kept in stand_in_stopped.json, to tell a person's stop from one nobody asked for."""
@@ -632,4 +641,5 @@ def main(config):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _early_stop)
     main()  # pylint: disable=no-value-for-parameter

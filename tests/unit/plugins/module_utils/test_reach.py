@@ -73,8 +73,8 @@ def test_every_port_answered_is_no_problem():
 
 def test_one_node_connects_to_itself():
     assert reach.unreached([{"host": "only", **checked("rendezvous=10.0.0.5:41234 ok\n"), "rc": 0}], "only", LISTENER) == []
-    problems = reach.unreached([{"host": "only", **checked("rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: "
-                                                                    "packets dropped on the way)\n"), "rc": 0}], "only", LISTENER)
+    dropped = "rendezvous=10.0.0.5:41234 timed out after 10 s (no answer: packets dropped on the way)\n"
+    problems = reach.unreached([{"host": "only", **checked(dropped), "rc": 0}], "only", LISTENER)
     assert len(problems) == 1 and problems[0].startswith("only: from its container, 10.0.0.5:41234 did not answer "
                                                          "(rendezvous; "), problems
     assert "Fix: allow TCP from only to 10.0.0.5 on the ephemeral ports 32768-60999" in problems[0]
