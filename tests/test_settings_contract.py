@@ -105,3 +105,16 @@ def test_every_setting_has_its_rules_and_every_number_an_upper_bound():
 
 def test_the_readme_points_to_the_settings_guide():
     assert "docs/settings.md" in (REPO / "README.md").read_text()
+
+
+def test_a_setting_whose_0_turns_it_off_takes_0():
+    """A description that says C(0) turns the setting off is a fix users follow (docs/operations.md: -e verl_keep_alive=0):
+    its rule must take 0 (verl_keep_alive's refused it, "out of range ... from 1 to 100")."""
+    found = []
+    for name, option in SPEC.items():
+        text = " ".join(option["description"]) if isinstance(option["description"], list) else option["description"]
+        if re.search(r"C\(0\)[^.]*\b(off|turns|disables)", text):
+            rule = dict(RULES["types"].get(option["type"], {}), **RULES["settings"].get(name, {}))
+            found.append(name)
+            assert rule.get("min", 0) <= 0 <= rule.get("max", 0), (name, rule)
+    assert {"verl_keep_alive", "verl_npu_sample_seconds"} <= set(found), found
