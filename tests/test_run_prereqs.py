@@ -111,9 +111,11 @@ def root(tmp_path):
     machine = Machine(tmp_path, uid=0)
     yield machine
     pid_file = machine.state / "dockerd.pid"
-    if pid_file.exists():  # the stand-in dockerd that never answers: end it (it is ours)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
+    if pid_file.exists():  # the stand-in dockerd that never answers: end it while it is still ours (a pid is reused)
+        pid = int(pid_file.read_text())
+        with contextlib.suppress(OSError):
+            if Path("/proc/%d/cmdline" % pid).read_bytes() == b"sleep\x0030\x00":
+                os.kill(pid, signal.SIGTERM)
 
 
 def test_as_a_user_it_stops_at_once_with_the_commands_to_run(user):

@@ -66,12 +66,14 @@ trainers do: @hydra.main answers them (hydra/_internal/utils.py run_and_report) 
 """
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import signal
 import socket
 import struct
 import sys
+import threading
 import time
 
 import hydra
@@ -90,6 +92,7 @@ PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300")
 
 _STOP = []
 _AT_SIGNAL = []
+_SENDERS = []  # who sent each stop signal (pid, uid, and the command when the sender is in this container)
 # Which entry point this file stands in for: where the image put it (python3 -m <module>).
 ENTRY_POINT = __spec__.name if __spec__ is not None else os.path.basename(__file__)
 DEFAULT_CONFIG = "ppo_trainer" if ENTRY_POINT == "verl.trainer.main_ppo" else "dapo_trainer"
@@ -106,7 +109,46 @@ def _early_stop(signum, _frame):
     print("stand-in %s: %s before ray.init(); the container's processes then: %s" % (
         ENTRY_POINT, signal.Signals(signum).name, " | ".join(_processes())), file=sys.stderr, flush=True)
     signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})  # blocked by _watch_stop_signals
     os.kill(os.getpid(), signum)
+
+
+def _watch_stop_signals():
+    """Learn each stop signal's sender, which a Python handler cannot: SIGTERM and SIGINT are blocked in this thread and in
+    every thread started after (they inherit the mask), and one thread takes them with sigwaitinfo, notes the sender
+    (si_pid 0: a process outside this container's pid namespace, the simulated node's or the machine's) and hands the
+    signal to the main thread's handler (_early_stop, Ray's, _on_signal), as the kernel would have. The stand-in starts
+    no process of its own, so no child inherits the blocked mask."""
+    stops = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+
+    def take():
+        while True:
+            info = signal.sigwaitinfo(stops)
+            _SENDERS.append(_sender(info))
+            print("stand-in %s: %s from %s" % (ENTRY_POINT, signal.Signals(info.si_signo).name, _SENDERS[-1]), file=sys.stderr, flush=True)
+            _thread.interrupt_main(info.si_signo)
+
+    threading.Thread(target=take, name="stop-signals", daemon=True).start()
+
+
+def _sender(info):
+    """A signal's sender as one line: its pid and uid, and its command line while /proc still has it."""
+    if info.si_pid == 0:
+        return "pid 0 (outside this container's pid namespace), uid %d, code %d" % (info.si_uid, info.si_code)
+    try:
+        with open("/proc/%d/cmdline" % info.si_pid, "rb") as handle:
+            command = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:240]
+    except OSError:
+        command = "(gone by now)"
+    try:
+        with open("/proc/%d/stat" % info.si_pid) as handle:
+            parent = handle.read().rsplit(")", 1)[1].split()[1]
+        with open("/proc/%s/cmdline" % parent, "rb") as handle:
+            command += " <- %s %s" % (parent, handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:240])
+    except (OSError, IndexError):
+        pass
+    return "pid %d, uid %d: %s" % (info.si_pid, info.si_uid, command)
 
 
 def _processes():
@@ -560,6 +602,8 @@ def run(config):
         print("Final validation metrics: {'val-core/openai/gsm8k/reward/mean@1': 0.71}", flush=True)
     else:
         say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
+        for sender in _SENDERS:
+            say("sent by %s" % sender)
         for process in _AT_SIGNAL:
             if any(word in process for word in ("verl_control.sh", "kill", "timeout", "docker", "ray stop")):
                 say("at the signal: %s" % process)
@@ -572,7 +616,7 @@ def run(config):
     ray.shutdown()
     _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name if signum else None,
                                                    "finished": signum is None, "steps": step, "stopped_at": time.time(),
-                                                   "processes_at_signal": _AT_SIGNAL})
+                                                   "senders": _SENDERS, "processes_at_signal": _AT_SIGNAL})
     if signum is not None:
         raise SystemExit(signum)
 
@@ -641,5 +685,6 @@ def main(config):
 
 
 if __name__ == "__main__":
+    _watch_stop_signals()
     signal.signal(signal.SIGTERM, _early_stop)
     main()  # pylint: disable=no-value-for-parameter

@@ -149,9 +149,11 @@ def started_marker(node, pid, path="/sim/ckpts/qwen3-8b-dapo/stand_in_started.js
 def ray_view(node):
     """{'nodes': alive Ray nodes, 'npu': cluster NPU total} as Ray itself reports them, asked from `node`."""
     script = ("import json, ray; ray.init(address='auto', log_to_driver=False); "
-              "print(json.dumps({'nodes': sum(1 for n in ray.nodes() if n['Alive']), 'npu': ray.cluster_resources().get('NPU', 0)}))")
+              "print('ray_view=' + json.dumps({'nodes': sum(1 for n in ray.nodes() if n['Alive']), 'npu': ray.cluster_resources().get('NPU', 0)}))")
     out = in_verl(node, "python3 -c \"%s\" 2>/dev/null" % script).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    # Ray prints its own warnings on stdout too ("raylet has lagging heartbeats ..." on a busy machine): the marked line.
+    found = [line.split("=", 1)[1] for line in out.splitlines() if line.startswith("ray_view=")]
+    return json.loads(found[-1]) if found else {"no answer": out[-500:]}
 
 
 def inner_containers(node):

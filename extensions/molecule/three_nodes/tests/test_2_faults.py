@@ -26,11 +26,17 @@ def started(marker=STARTED):
     return started_marker(HEAD, pids[0], marker) if len(pids) == 1 else json.loads(in_verl(HEAD, "cat %s" % marker).stdout)
 
 
-def until(check, seconds=90, what="the condition"):
+def until(check, seconds=90, what="the condition", explain=lambda: ""):
     deadline = time.monotonic() + seconds
     while not check():
-        assert time.monotonic() < deadline, "%s did not hold within %d s" % (what, seconds)
+        assert time.monotonic() < deadline, "%s did not hold within %d s%s" % (what, seconds, explain())
         time.sleep(2)
+
+
+def keep_alive_record():
+    """The head's keep-alive as the supervisor left it: its state files, decisions, and its start's output."""
+    script = "cd /sim/logs/.verl-deploy && ls && tail -n 5 keep_alive.jsonl keep_alive.err; tail -n 25 /sim/logs/start_verl.out"
+    return "\n" + in_verl(HEAD, script, check=False).stdout
 
 
 def assert_healed(proc, marker=STARTED):
@@ -91,7 +97,8 @@ def test_a_transient_failure_is_started_again_from_its_checkpoint_with_no_playbo
     in_verl(HEAD, "echo \"EI0006: [PID: 4242] $(date +%%Y-%%m-%%d-%%H:%%M:%%S).177.194 Getting socket times out. Reason: Remote Rank did "
                   "not send the data in time.\" >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"")
     in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
-    until(lambda: len(training_pids(HEAD)) == 1 and started()["pid"] != before["pid"], seconds=300, what="keep-alive's restart")
+    until(lambda: len(training_pids(HEAD)) == 1 and started()["pid"] != before["pid"], seconds=300, what="keep-alive's restart",
+          explain=keep_alive_record)
     assert started()["resumed_from_step"] >= 2
     status = playbook("status.yml")
     assert status.returncode == 0, tail(status)
@@ -118,7 +125,7 @@ def test_a_worker_node_restarted_comes_back_by_itself_and_the_training_resumes()
     before = started()
     sh("docker", "restart", WORKERS[1], timeout=120)
     until(lambda: ray_view(HEAD) == {"nodes": 3, "npu": 24.0} and len(training_pids(HEAD)) == 1 and started()["pid"] != before["pid"],
-          seconds=420, what="the worker's return and keep-alive's restart")
+          seconds=420, what="the worker's return and keep-alive's restart", explain=keep_alive_record)
     assert started()["resumed_from_step"] >= 2
     assert "joined the head again after the container restarted" in in_verl(WORKERS[1], "cat /sim/logs/come_back.out").stdout
     status = playbook("status.yml")
