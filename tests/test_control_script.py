@@ -589,8 +589,12 @@ def test_a_comparison_that_is_gone_loses_its_lock_after_its_own_lease(control):
 def test_the_lock_folder_a_comparison_gives_is_in_the_scripts_values(control, tmp_path):
     """A comparison's deploys log below <verl_log_dir>/compare; their verl_control.sh keeps the deployment's lock."""
     shared = tmp_path / "logs-of-the-deployment" / ".verl-deploy"
-    folder = write_scripts(launch_ok(verl_log_dir=str(control.logs / "compare"), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0"),
-                           tmp_path / "verl-cmp", lock_folder=str(shared))
+    config = launch_ok(verl_log_dir=str(control.logs / "compare"), verl_node_ip="10.0.0.1", verl_socket_ifname="eth0")
+    # This test's own training pattern: the rendered one matches every verl trainer on the machine, and stop-training
+    # would SIGTERM the trainers of the simulated clusters that run beside the suite (seen as their trainers' stops that
+    # nobody asked for, sent from outside their containers).
+    config["training"] = dict(config["training"], pattern="-m %s( |$)" % re.escape(control.module))
+    folder = write_scripts(config, tmp_path / "verl-cmp", lock_folder=str(shared))
     assert "LOCK_FOLDER=%s\n" % shared in (folder / "verl_control.env").read_text()
     proc = subprocess.run(["bash", str(folder / "verl_control.sh"), "stop-training"], env=dict(os.environ, **lock_env("cmp-2", COMPARISON)),
                           capture_output=True, text=True, timeout=60, check=False)
