@@ -6,6 +6,7 @@ import it; ./run.sh setup creates that link, and this does the same when pytest 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,6 +30,22 @@ if not _ADJACENT.is_symlink():
 # The tests read the default callback's whole task stream; ansible.cfg sets the short verl.deploy.report, which a test
 # asks for by name where it reads the report (every ansible-playbook and ansible-runner here inherits this).
 os.environ["ANSIBLE_STDOUT_CALLBACK"] = "default"
+# pgrep and pkill started by a test see this machine's own processes only. The machine's pid namespace holds the simulated
+# nodes' containers too, and a host-side verl_control.sh step (stop-training's pkill of the training pattern) once stopped
+# the trainings of the clusters running beside the suite (docs/development.md).
+_OWN = REPO / ".cache" / "own-processes"
+_OWN.mkdir(parents=True, exist_ok=True)
+for _name in ("pgrep", "pkill"):
+    _real = shutil.which(_name)
+    if _real and not _real.startswith(str(_OWN)):
+        _text = '#!/bin/sh\nexec %s --ns $$ --nslist pid "$@"\n' % _real
+        if not (_OWN / _name).is_file() or (_OWN / _name).read_text() != _text:
+            _temporary = _OWN / ("%s.%d" % (_name, os.getpid()))
+            _temporary.write_text(_text)
+            _temporary.chmod(0o755)
+            os.replace(_temporary, _OWN / _name)
+if not os.environ.get("PATH", "").startswith(str(_OWN)):
+    os.environ["PATH"] = "%s:%s" % (_OWN, os.environ.get("PATH", ""))
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
 
