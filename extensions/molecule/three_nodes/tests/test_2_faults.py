@@ -15,6 +15,7 @@ from sim_scenario import (finish, hosts, in_verl, npu_processes, on_node, paused
 HEAD = hosts("ray_head")[0]
 WORKERS = hosts("ray_workers")
 STARTED = "/sim/ckpts/qwen3-8b-dapo/stand_in_started.json"
+TRAINER = "-m [r]ecipe.dapo.main_dapo"
 # A new run's checkpoint folder (inside the one the containers mount), saving only at step 1000.
 RUN2 = "/sim/ckpts/qwen3-8b-dapo/run2"
 RUN2_SETTINGS = ("-e", "verl_ckpts_dir=%s" % RUN2, "-e", "verl_save_freq=1000")
@@ -39,6 +40,15 @@ def keep_alive_record():
     return "\n" + in_verl(HEAD, script, check=False).stdout
 
 
+def kill_training_after(line):
+    """The training's last line, then SIGKILL, as a trainer that printed an error and died. The trainer is stopped first
+    (SIGSTOP) and tee given a second to write what it read: tee writes at its own offset, so a step line it wrote after
+    the line appended here would overwrite it (seen on a busy machine: keep-alive then found no cause in the log).
+    `line`: a bash word (quoted), appended to the newest log."""
+    in_verl(HEAD, "pkill -STOP -f -- '%s' && sleep 1 && echo %s >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\" && "
+                  "pkill -KILL -f -- '%s'" % (TRAINER, line, TRAINER))
+
+
 def assert_healed(proc, marker=STARTED):
     """As after a first deploy -- with the training's workers holding the NPUs all along, as on real nodes."""
     assert proc.returncode == 0, tail(proc)
@@ -61,8 +71,7 @@ def test_a_crashed_training_is_reported_then_started_again_and_resumes():
     before = started()
     # Issue 57: a worker fails first, then the training dies; the head's log holds only the driver's follower.
     in_verl(WORKERS[0], "printf '%%s\\n' 'Traceback (most recent call last):' '%s' > %s" % (NPU_OOM, WORKER_ERR))
-    in_verl(HEAD, "echo '%s' >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"" % ACTOR_DIED)
-    in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
+    kill_training_after("'%s'" % ACTOR_DIED)
     until(lambda: not training_pids(HEAD), what="the training's end after SIGKILL")
     # npu-smi on the other worker reads one chip in Alarm (read now, after the failure): evidence, not the first failure.
     on_node(WORKERS[1], "sh", "-c", "echo '3 Alarm' > /etc/sim-npu-smi/health")
@@ -94,9 +103,8 @@ def test_a_transient_failure_is_started_again_from_its_checkpoint_with_no_playbo
     """Issue 58: the trainer dies after CANN's socket timeout (vllm-ascend#1955's text, stamped now on the head's clock); the
     head's supervisor starts it again by itself, resumed from its checkpoint, and status says so (no alarm)."""
     before = started()
-    in_verl(HEAD, "echo \"EI0006: [PID: 4242] $(date +%%Y-%%m-%%d-%%H:%%M:%%S).177.194 Getting socket times out. Reason: Remote Rank did "
-                  "not send the data in time.\" >>\"$(ls -t /sim/logs/verl_qwen3_8b_*.log | head -n 1)\"")
-    in_verl(HEAD, "pkill -KILL -f -- '-m [r]ecipe.dapo.main_dapo'")
+    kill_training_after("\"EI0006: [PID: 4242] $(date +%%Y-%%m-%%d-%%H:%%M:%%S).177.194 Getting socket times out. Reason: Remote Rank did "
+                        "not send the data in time.\"")
     until(lambda: len(training_pids(HEAD)) == 1 and started()["pid"] != before["pid"], seconds=300, what="keep-alive's restart",
           explain=keep_alive_record)
     assert started()["resumed_from_step"] >= 2
