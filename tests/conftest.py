@@ -52,7 +52,7 @@ if str(COLLECTIONS) not in sys.path:
 
 def pytest_collection_modifyitems(items):
     """The simulated cluster's smoke test (tests/sim/test_sim_cluster.py) before the Molecule scenarios, so that on its
-    xdist worker it runs before one_node and failures, not after: most of its time is waiting on the stand-in trainer's steps, which
+    xdist worker it runs before three_nodes, not after: most of its time is waiting on the stand-in trainer's steps, which
     the other tests fill at the start of a run, while at the end only the scenarios are left to fill it (docs/development.md)."""
     smoke = [item for item in items if item.nodeid.startswith("tests/sim/test_sim_cluster.py::")]
     rest = [item for item in items if not item.nodeid.startswith("tests/sim/test_sim_cluster.py::")]

@@ -40,7 +40,7 @@ import simcluster  # noqa: E402  pylint: disable=wrong-import-position
 SIM_RAY_START_ARGS = yaml.safe_load((simcluster.REPO / "inventories" / "sim" / "group_vars" / "ray_cluster.yml").read_text())["verl_ray_start_args"]
 
 # Before three_nodes, on its worker (SCENARIO_GROUPS in tests/integration/test_molecule.py; tests/conftest.py orders them): docs/development.md.
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-short")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("verl-sim-long")]
 
 PREFIX = "verl-sim-smoke-%s" % os.environ.get("PYTEST_XDIST_WORKER", "main")
 NODE1 = simcluster.node_name(PREFIX, 1)
