@@ -70,6 +70,12 @@ esac
 shift
 for line in "$@"; do printf '%s\n' "${line//@NOW@/${NOW}}"; done >> "${target}"
 '''
+# The trainer stopped (SIGSTOP) before a line is added to its log, and tee given a second: tee writes the log at its own
+# offset, so a step line written after the append would overwrite it.
+PAUSE = r'''
+pkill -STOP -f -- "${TRAINING_PATTERN}" || { echo "no training process to stop" >&2; exit 1; }
+sleep 1
+'''
 KILL = r'''
 pkill -KILL -f -- "${TRAINING_PATTERN}" || { echo "no training process to kill" >&2; exit 1; }
 for _ in $(seq 60); do pgrep -f -- "${TRAINING_PATTERN}" >/dev/null || exit 0; sleep 1; done
@@ -142,12 +148,14 @@ def break_training(case, head, worker):
     if case == "a":
         ok = (step("the worker's Ray worker log", in_verl(worker, WRITE, "ray:" + WORKER_ERR, "Traceback (most recent call last):",
                                                           NPU_OOM))
+              and step("the trainer paused", in_verl(head, PAUSE))
               and step("the head's follower", in_verl(head, WRITE, "log", ACTOR_DIED))
               and step("the trainer killed", in_verl(head, KILL)))
         return (worker, "NPU out of memory", [(worker, WORKER_ERR)]) if ok else None
     if case == "b":
         forwarded = ["(WorkerDict pid=4242) " + line for line in HCCL_NOTIFY]
         ok = (step("the head's Ray worker log", in_verl(head, WRITE, "ray:" + WORKER_ERR, *HCCL_NOTIFY))
+              and step("the trainer paused", in_verl(head, PAUSE))
               and step("the head's training log", in_verl(head, WRITE, "log", *(forwarded + FOLLOWERS)))
               and step("the trainer killed", in_verl(head, KILL)))
         return (head, "HCCL collective timeout", [(head, WORKER_ERR)]) if ok else None
