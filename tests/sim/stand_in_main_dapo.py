@@ -91,7 +91,6 @@ WORKER_HBM_MB = int(os.environ.get("SIM_TRAINER_WORKER_HBM_MB", "24000"))
 PLACEMENT_TIMEOUT = float(os.environ.get("SIM_TRAINER_PLACEMENT_TIMEOUT", "300"))
 
 _STOP = []
-_AT_SIGNAL = []
 _SENDERS = []  # who sent each stop signal (pid, uid, and the command when the sender is in this container)
 # Which entry point this file stands in for: where the image put it (python3 -m <module>).
 ENTRY_POINT = __spec__.name if __spec__ is not None else os.path.basename(__file__)
@@ -100,14 +99,11 @@ DEFAULT_CONFIG = "ppo_trainer" if ENTRY_POINT == "verl.trainer.main_ppo" else "d
 
 def _on_signal(signum, _frame):
     _STOP.append(signum)
-    _AT_SIGNAL.extend(_processes())
 
 
 def _early_stop(signum, _frame):
-    """A stop signal before ray.init() installs its handler: verl's driver dies of it (exit 143), and so does this one, after
-    saying which processes ran then (in its output, start_verl.out), the sender most likely among them."""
-    print("stand-in %s: %s before ray.init(); the container's processes then: %s" % (
-        ENTRY_POINT, signal.Signals(signum).name, " | ".join(_processes())), file=sys.stderr, flush=True)
+    """A stop signal before ray.init() installs its handler: verl's driver dies of it (exit 143), and so does this one (its
+    sender is in its output: _watch_stop_signals)."""
     signal.signal(signum, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})  # blocked by _watch_stop_signals
     os.kill(os.getpid(), signum)
@@ -149,22 +145,6 @@ def _sender(info):
     except (OSError, IndexError):
         pass
     return "pid %d, uid %d: %s" % (info.si_pid, info.si_uid, command)
-
-
-def _processes():
-    """The container's processes when a stop signal came, the sender most likely among them (a signal handler cannot
-    learn its sender): kept in stand_in_stopped.json, to tell a person's stop from one nobody asked for."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open("/proc/%s/cmdline" % entry, "rb") as handle:
-                    args = handle.read().replace(b"\0", b" ").decode(errors="replace").strip()
-            except OSError:
-                continue
-            if args:
-                found.append("%s %s" % (entry, args[:240]))
-    return found
 
 
 def say(message):
@@ -602,11 +582,6 @@ def run(config):
         print("Final validation metrics: {'val-core/openai/gsm8k/reward/mean@1': 0.71}", flush=True)
     else:
         say("got %s after %d step(s); releasing Ray and exiting" % (signal.Signals(signum).name, step))
-        for sender in _SENDERS:
-            say("sent by %s" % sender)
-        for process in _AT_SIGNAL:
-            if any(word in process for word in ("verl_control.sh", "kill", "timeout", "docker", "ray stop")):
-                say("at the signal: %s" % process)
     if tracker is not None:
         tracker.finish()
     if board is not None:
@@ -616,7 +591,7 @@ def run(config):
     ray.shutdown()
     _write_json(os.path.join(local_dir, STOPPED), {"pid": os.getpid(), "signal": signal.Signals(signum).name if signum else None,
                                                    "finished": signum is None, "steps": step, "stopped_at": time.time(),
-                                                   "senders": _SENDERS, "processes_at_signal": _AT_SIGNAL})
+                                                   "senders": _SENDERS})
     if signum is not None:
         raise SystemExit(signum)
 
