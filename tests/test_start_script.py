@@ -437,7 +437,8 @@ def test_the_npu_sampler_starts_with_ray_detached(tmp_path, fake, is_head, step)
     assert elapsed < 15  # the sampler's sleep holds none of the step's pipes
     marker = folder / "sampler_started"
     deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
+    # A whole line: the stand-in creates the file before it writes its line (a busy machine read it empty in between).
+    while not (marker.exists() and marker.read_text().endswith("\n")) and time.monotonic() < deadline:
         time.sleep(0.1)
     started = [line.split() for line in marker.read_text().splitlines()]
     try:
