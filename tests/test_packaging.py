@@ -111,14 +111,16 @@ def test_the_tarball_holds_the_runtime_content_and_no_dev_files(tarball):
 
 
 def test_galaxy_importer_accepts_the_tarball(tarball, tmp_path):
-    """Galaxy's importer, as Galaxy runs it, with its ansible-lint pass on and ansible-test off (it would need a
-    container registry); any error or lint finding fails."""
+    """Galaxy's importer, as Galaxy runs it, with ansible-test off (it would need a container registry) and its ansible-lint
+    pass off: that pass is `ansible-lint --profile production` over the roles and playbooks, which
+    test_quality.py::test_ansible_lint_production_profile_passes runs over the whole checkout with nothing skipped (it took
+    100 s of the suite's 2 cores a second time). Any error or warning fails."""
     config = tmp_path / "galaxy-importer.cfg"
-    config.write_text("[galaxy-importer]\nRUN_ANSIBLE_TEST = False\nRUN_ANSIBLE_LINT = True\nLOG_LEVEL_MAIN = INFO\n")
+    config.write_text("[galaxy-importer]\nRUN_ANSIBLE_TEST = False\nRUN_ANSIBLE_LINT = False\nLOG_LEVEL_MAIN = INFO\n")
     env = dict(os.environ, GALAXY_IMPORTER_CONFIG=str(config))
     proc = run([sys.executable, "-m", "galaxy_importer.main", tarball], cwd=tmp_path, env=env, timeout=900)
     assert proc.returncode == 0, proc.output
-    assert "Linting collection via ansible-lint" in proc.output and "Importer processing completed successfully" in proc.output
+    assert "Importer processing completed successfully" in proc.output
     for role in ROLES:
         assert "Loading role %s" % role in proc.output
     problems = [line for line in proc.output.splitlines() if re.search(r"\b(ERROR|WARNING|CRITICAL)\b", line)]
