@@ -1,4 +1,5 @@
-"""After converge (the deploy) and Molecule's idempotence run: what runs where."""
+"""After converge (the deploy): the unchanged re-run first (it changes nothing, and stands for Molecule's idempotence run,
+which this scenario leaves out), then what runs where."""
 import json
 import re
 import time
@@ -8,6 +9,22 @@ from sim_scenario import hosts, in_verl, nodes, npu_processes, on_node, playbook
 # testinfra reaches each node with `docker exec` itself (its docker backend): through Ansible, the nodes' connection
 # (verl_sim.cluster.node) would template a command's Go-template braces.
 testinfra_hosts = ["docker://" + name for name in hosts("ray_head") + hosts("ray_workers")]
+
+
+def test_an_unchanged_re_run_makes_three_calls_to_the_head_and_one_to_each_worker():
+    """What an unchanged re-run of a running training costs each node, as the engine saw it (each module Ansible runs on a
+    node is one exec into it): on each node the read, which also runs the container check as the last deploy kept it (the
+    training holds the NPUs, so the container stage needs no call), and on the head the deploy's lock taken on its host
+    before the container stage and the Ray look, which finds it held and releases it. Nothing else: no second read of the
+    training, no connects to the head's ports, no unlock step."""
+    head, pids = hosts("ray_head")[0], training_pids(hosts("ray_head")[0])
+    began = time.time()
+    proc = playbook("deploy.yml")
+    assert proc.returncode == 0 and {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
+    events = sh("docker", "events", "--since", "%.3f" % began, "--until", "%.3f" % time.time(), "--filter", "event=exec_start",
+                "--format", "{{.Actor.Attributes.name}}").stdout.split()
+    assert {node: events.count(node) for node in nodes()} == {node: 3 if node == head else 1 for node in nodes()}, events
+    assert training_pids(head) == pids
 
 
 def test_each_node_runs_the_verl_container_with_its_npus(host):
@@ -35,7 +52,7 @@ def test_training_runs_on_the_head_only_and_was_not_restarted():
     pids = training_pids(head)
     assert len(pids) == 1
     started = json.loads(in_verl(head, "cat /sim/ckpts/qwen3-8b-dapo/stand_in_started.json").stdout)
-    # The idempotence run left it alone: the process running is the one that first started.
+    # The re-run left it alone: the process running is the one that first started.
     assert started["pid"] == int(pids[0])
     assert started["nnodes"] == 3 and started["n_gpus_per_node"] == 8 and started["cluster_npus"] == 24.0
     for worker in hosts("ray_workers"):
@@ -79,19 +96,3 @@ def test_the_scripts_differ_between_nodes_only_where_they_must():
     assert len({in_verl(node, "cat /verl/run_training.sh").stdout.split("\n", 3)[3] for node in nodes()}) == 1
     # verl_control.sh: one file for every node (its values are verl_control.env's).
     assert len({in_verl(node, "cat /verl/verl_control.sh").stdout for node in nodes()}) == 1
-
-
-def test_an_unchanged_re_run_makes_three_calls_to_the_head_and_one_to_each_worker():
-    """What an unchanged re-run of a running training costs each node, as the engine saw it (each module Ansible runs on a
-    node is one exec into it): on each node the read, which also runs the container check as the last deploy kept it (the
-    training holds the NPUs, so the container stage needs no call), and on the head the deploy's lock taken on its host
-    before the container stage and the Ray look, which finds it held and releases it. Nothing else: no second read of the
-    training, no connects to the head's ports, no unlock step."""
-    head, pids = hosts("ray_head")[0], training_pids(hosts("ray_head")[0])
-    began = time.time()
-    proc = playbook("deploy.yml")
-    assert proc.returncode == 0 and {counts["changed"] for counts in recap(proc.stdout).values()} == {0}, tail(proc)
-    events = sh("docker", "events", "--since", "%.3f" % began, "--until", "%.3f" % time.time(), "--filter", "event=exec_start",
-                "--format", "{{.Actor.Attributes.name}}").stdout.split()
-    assert {node: events.count(node) for node in nodes()} == {node: 3 if node == head else 1 for node in nodes()}, events
-    assert training_pids(head) == pids
