@@ -277,8 +277,13 @@ def _hbm(npu):
 
 
 def _when(seconds):
-    seconds = _number(seconds, None)
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if seconds is not None else "an unknown time"
+    """A time the node wrote, in seconds since the epoch: `date +%s`'s whole seconds or Python's time.time() (keep-alive's
+    records), as the controller's local time."""
+    try:
+        seconds = float(str(seconds).strip())
+    except ValueError:
+        return "an unknown time"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds)) if 0 <= seconds < 1e11 else "an unknown time"
 
 
 def _ray_sentences(facts):

@@ -5,6 +5,7 @@ _failures.SIGNATURES), what came before, and the bound. tests/test_control_scrip
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
@@ -157,5 +158,7 @@ def test_status_names_the_nodes_that_left_ray():
     give_up = {"decision": "give-up", "why": again[1], "exit_code": "1", "left": again[3]["left"], "node": again[3]["node"]}
     lines, stats = keep_alive_summary({"keep_alive": [first_left, give_up]})
     assert "a node left the Ray cluster at step 5 (node2), resumed from step 4; left Ray: node2 (2x)" in lines[0]
+    # The record's time is time.time()'s, a float: shown as a time (it read "an unknown time" on CI).
+    assert lines[0].startswith("keep-alive: 1 restart(s); the last at %s: " % time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(NOW - 60)))
     assert lines[1].startswith("keep-alive: not restarted after exit code 1: node2 left the Ray cluster a second time")
     assert stats["left"] == {"node2": 2} and stats["restarts"] == 1
