@@ -39,7 +39,7 @@ _value:
 
 
 def training_failed(training, stall_seconds):
-    from ansible_collections.verl.deploy.plugins.module_utils._training_state import failed
+    from ansible_collections.verl.deploy.plugins.module_utils._control_step import failed
     return failed(dict(training or {}), int(stall_seconds))
 
 

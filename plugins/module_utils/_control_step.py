@@ -356,6 +356,26 @@ def training_read(found):
     return state
 
 
+def _seconds(text):
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return 0
+
+
+def is_stalled(training, stall_seconds):
+    """The one definition of a stalled training: it runs, but logged no step (or, before its first, started) more than
+    stall_seconds ago (quiet_for, from its state lines). Read by status.yml's lines and verdict and the deploy's plan."""
+    return training.get("state") == "running" and _seconds(training.get("quiet_for")) > stall_seconds
+
+
+def failed(training, stall_seconds):
+    """The one definition of a failed training, whose first failure status names from every node's logs (failure_scan's
+    answers, read only then): crashed, orphaned, restarting (keep-alive starts it again after a failure), or stalled
+    (is_stalled)."""
+    return training.get("state") in ("crashed", "orphaned", "restarting") or is_stalled(training, stall_seconds)
+
+
 def parse_training_state(text):
     """The answer of `verl_control.sh training-state` (one JSON document) as the training's state (launch: the record, or
     None). Anything else (no container, a control script of an earlier release, which a deploy updates before it reads

@@ -412,3 +412,39 @@ def locate(module, explicit, option):
     found = module.get_bin_path('npu-smi') or next((path for path in NPU_SMI_FALLBACKS if executable(path)), None)
     return found, ('npu-smi not found: searched PATH (%s) and %s. Fix: install the Ascend driver (or mount it into the container), '
                    'or set %s.' % (os.environ.get('PATH', ''), ', '.join(NPU_SMI_FALLBACKS), option))
+
+
+def read_npu(module, explicit, option, board=False, answered=None):
+    """npu_info's result (npu-smi info read, each process it lists annotated with what it is here), with failed False; or
+    {failed, msg, dcmi_code}: never a module failure. answered: a list that gets (npu-smi, rc, stdout, stderr) of the first
+    `npu-smi info`, for a reader of the same table (the failure scan's health lines)."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
+    npu_smi, missing = locate(module, explicit, option)
+    if answered is not None:
+        answered.append((npu_smi, 127, '', missing))
+    if not npu_smi:
+        return {'failed': True, 'msg': missing, 'dcmi_code': None}
+    argv = [npu_smi, 'info']
+    rc, out, err = bounded(module)(argv)
+    if answered is not None:
+        answered[-1] = (npu_smi, rc, out, err)
+    try:
+        facts = parse_info(checked_output(argv, rc, out, err))
+    except NpuSmiError as exc:
+        return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
+    # npu-smi prints host pids: what each process is here (the training's container, another, the host).
+    facts['processes'] = nf.annotate_processes(facts['processes'], nf.read_text, nf.read_text('/proc/1/cgroup') or '')
+    if any(not process['seen'] for process in facts['processes']):
+        # A pid /proc no longer shows may have ended between npu-smi's read and ours (a training's worker that
+        # exits): ask npu-smi once more, and keep only the unseen pids it still lists.
+        rc, out, err = bounded(module)(argv)
+        try:
+            again = parse_info(checked_output(argv, rc, out, err))
+        except NpuSmiError:
+            again = None
+        if again is not None:
+            facts['processes'] = nf.still_listed(facts['processes'], again['processes'])
+    facts.update(failed=False, npu_smi_path=npu_smi)
+    if board:
+        facts['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])
+    return facts

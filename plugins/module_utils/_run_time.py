@@ -16,9 +16,9 @@ import hashlib
 import json
 import os
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, last_lines, read_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import in_cluster, is_stalled, last_lines, read_answer
 from ansible_collections.verl.deploy.plugins.module_utils._node_facts import call_digest, check_record
-from ansible_collections.verl.deploy.plugins.module_utils._training_state import _number, _step, is_stalled
+from ansible_collections.verl.deploy.plugins.module_utils._training_state import _number, _step
 
 
 def _true(value):

@@ -15,7 +15,7 @@ import json
 import shlex
 import time
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import status_answer
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import failed, is_stalled, status_answer
 from ansible_collections.verl.deploy.plugins.module_utils._failures import diagnose
 from ansible_collections.verl.deploy.plugins.module_utils._features import FEATURES
 from ansible_collections.verl.deploy.plugins.module_utils._inputs import ray_start_option
@@ -230,12 +230,6 @@ def _step(text):
     """(time, step) of a "TIME N" state line, or None."""
     parts = str(text or "").split()
     return (_number(parts[0], None), _number(parts[-1], None)) if len(parts) == 2 else None
-
-
-def is_stalled(training, stall_seconds):
-    """The one definition of a stalled training: it runs, but logged no step (or, before its first, started) more than
-    stall_seconds ago (quiet_for, from its state lines). Read by status.yml's lines and verdict and the deploy's plan."""
-    return training.get("state") == "running" and _number(training.get("quiet_for"), 0) > stall_seconds
 
 
 def _duration(seconds):
@@ -456,13 +450,6 @@ def status_report(nodes, head, stall_seconds, fail_on=FAIL_ON, control_sha256=""
             "nodes": facts, "other_control": other, "failure": failure, "keep_alive": keep_alive,
             "npu": {"nodes": uses, "idle": [node for node, _aicore, _mean in idle_nodes(uses)] if state in ("running", "stalled") else []},
             "lines": [terminal_text(line) for line in lines]}
-
-
-def failed(training, stall_seconds):
-    """The one definition of a failed training, whose first failure status names from every node's logs (failure_scan's
-    answers, read only then): crashed, orphaned, restarting (keep-alive starts it again after a failure), or stalled
-    (is_stalled)."""
-    return training.get("state") in ("crashed", "orphaned", "restarting") or is_stalled(training, stall_seconds)
 
 
 def first_failure_report(looks, head, head_status, node_ips=None):

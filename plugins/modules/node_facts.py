@@ -465,40 +465,11 @@ from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_s
 from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
 from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
-    NpuSmiError, bounded, checked_output, executable, locate, parse_info, read_boards)
+    executable, read_npu)
 
 MODEL_PATTERNS = ['Qwen*']
 DATASET_PATTERNS = ['*.parquet']
 NOT_READ = {'can_talk_to_docker': False, 'msg': 'not read (docker=false)', 'containers': [], 'images': []}
-
-
-def read_npu(module):
-    """The npu_info result, or {failed, msg, dcmi_code} -- never a module failure."""
-    npu_smi, missing = locate(module, module.params['npu_smi_path'], 'verl_npu_smi_path')
-    if not npu_smi:
-        return {'failed': True, 'msg': missing, 'dcmi_code': None}
-    argv = [npu_smi, 'info']
-    rc, out, err = bounded(module)(argv)
-    try:
-        facts = parse_info(checked_output(argv, rc, out, err))
-    except NpuSmiError as exc:
-        return {'failed': True, 'msg': exc.msg, 'dcmi_code': exc.code, 'rc': rc, 'npu_smi_path': npu_smi}
-    # npu-smi prints host pids: what each process is here (the training's container, another, the host).
-    facts['processes'] = nf.annotate_processes(facts['processes'], nf.read_text, _read('/proc/1/cgroup'))
-    if any(not process['seen'] for process in facts['processes']):
-        # A pid /proc no longer shows may have ended between npu-smi's read and ours (a training's worker that
-        # exits): ask npu-smi once more, and keep only the unseen pids it still lists.
-        rc, out, err = bounded(module)(argv)
-        try:
-            again = parse_info(checked_output(argv, rc, out, err))
-        except NpuSmiError:
-            again = None
-        if again is not None:
-            facts['processes'] = nf.still_listed(facts['processes'], again['processes'])
-    facts.update(failed=False, npu_smi_path=npu_smi)
-    if module.params['npu_board']:
-        facts['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])
-    return facts
 
 
 def _read(path):
@@ -787,7 +758,7 @@ def read_python():
 def read_host(module, params, processes, holders, docker):
     """Everything node_facts returns but the container check."""
     network = read_network(module)
-    npu = read_npu(module)
+    npu = read_npu(module, module.params['npu_smi_path'], 'verl_npu_smi_path', module.params['npu_board'])
     sockets = nf.listening_sockets(_read('/proc/net/tcp'), _read('/proc/net/tcp6'))
     return dict(
         changed=False,

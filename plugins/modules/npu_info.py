@@ -264,33 +264,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.verl.deploy.plugins.module_utils._node_facts import annotate_processes, read_text
-from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import (
-    bounded,
-    NpuSmiError,
-    checked_output,
-    locate,
-    parse_info,
-    read_boards,
-)
-
-
-def find_npu_smi(module):
-    """Return the npu-smi to run, or fail naming every place that was looked at."""
-    found, missing = locate(module, module.params['npu_smi_path'], 'the npu_smi_path option')
-    if not found:
-        module.fail_json(msg=missing)
-    return found
-
-
-def read_info(module, npu_smi):
-    """Run `npu-smi info` and return the parsed table, or fail with the problem and a hint."""
-    argv = [npu_smi, 'info']
-    rc, out, err = bounded(module)(argv)
-    try:
-        return parse_info(checked_output(argv, rc, out, err))
-    except NpuSmiError as exc:
-        module.fail_json(msg=exc.msg, dcmi_code=exc.code, rc=rc, stdout=out, stderr=err)
+from ansible_collections.verl.deploy.plugins.module_utils._npu_smi import read_npu
 
 
 def main():
@@ -301,15 +275,13 @@ def main():
         ),
         supports_check_mode=True,
     )
-    npu_smi = find_npu_smi(module)
-    # Reading is harmless, so check mode runs npu-smi too.
-    facts = read_info(module, npu_smi)
-    # npu-smi prints host pids: what each process is here (a container's, or the host's).
-    facts['processes'] = annotate_processes(facts['processes'], read_text, read_text('/proc/1/cgroup') or '')
-    result = dict(changed=False, ansible_facts=dict(verl_npu=facts), npu_smi_path=npu_smi, **facts)
-    if module.params['board']:
-        result['boards'] = read_boards(bounded(module), module.warn, npu_smi, facts['npu_ids'])
-    module.exit_json(**result)
+    # Reading is harmless, so check mode runs npu-smi too; npu-smi prints host pids: what each process is here (a
+    # container's, or the host's).
+    facts = read_npu(module, module.params['npu_smi_path'], 'the npu_smi_path option', module.params['board'])
+    if facts.pop('failed'):
+        module.fail_json(**facts)
+    extra = {key: facts.pop(key) for key in ('npu_smi_path', 'boards') if key in facts}
+    module.exit_json(changed=False, ansible_facts=dict(verl_npu=facts), **dict(facts, **extra))
 
 
 if __name__ == '__main__':

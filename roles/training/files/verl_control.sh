@@ -520,6 +520,8 @@ status() {
     else
         problem="${addr//$'\n'/ }"
     fi
+    # The head lists its Ray's members itself (status.yml's one call to it); a worker is given the head's list.
+    [ "${ROLE}" != head ] || [ -n "${listed}" ] || [ -n "${problem}" ] || listed="$(members 2>/dev/null)" || true
     # The image's verl as its checkout in verl_workdir says (verl/__init__.py reads the same file), and which control
     # script this is (status.yml names one another release of verl-deploy installed).
     answer "address_problem=${problem}" "raylet=$(raylet_runs && echo running || echo none)" "role=${ROLE}" \

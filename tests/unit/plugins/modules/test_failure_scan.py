@@ -20,6 +20,7 @@ import pytest
 from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.verl.deploy.plugins.module_utils import _failures as fl
+from ansible_collections.verl.deploy.plugins.module_utils import _failure_scan as failure_scan_utils
 from ansible_collections.verl.deploy.plugins.modules import failure_scan
 
 NPU_OOM = ("RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 0; 60.97 GiB total capacity; 10.24 GiB "
@@ -116,9 +117,9 @@ def test_a_reader_that_does_not_answer_in_time_is_missing(tmp_path, capsys):
 def test_the_kernels_oom_kill_is_kept_and_a_refused_dmesg_says_why():
     out = ("[ 7248.743169] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom\n"
            "[ 7248.743279] Out of memory: Killed process 16832 (ray::_shuffle_m) total-vm:33905928kB, anon-rss:6481792kB\n")
-    found, miss = failure_scan.kernel_lines(0, out, "", 200)
+    found, miss = failure_scan_utils.kernel_lines(0, out, "", 200)
     assert miss is None and [index for index, _line in found["lines"]] == [1]
-    found, miss = failure_scan.kernel_lines(1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 200)
+    found, miss = failure_scan_utils.kernel_lines(1, "", "dmesg: read kernel buffer failed: Operation not permitted\n", 200)
     assert found is None and miss["reason"].startswith("dmesg: read kernel buffer failed: Operation not permitted")
 
 
@@ -149,7 +150,7 @@ def _health(fixture, rc=0, replace=None):
     text = (FIXTURES / fixture).read_text()
     if replace:
         text = replace(text)
-    return failure_scan.npu_health_lines(rc, text, "", 1_700_000_000.0)
+    return failure_scan_utils.npu_health_lines(rc, text, "", 1_700_000_000.0)
 
 
 def _alarm_on_npu(npu, value):
@@ -179,7 +180,7 @@ def test_a_dcmi_error_is_the_npu_health_row_and_no_npu_smi_is_missing():
     found, miss = _health("019_error_dcmi_module_initialize_failed_-8005_container.txt", rc=255)
     assert miss is None and found["lines"] == [[0, "dcmi module initialize failed. ret is -8005"]]
     assert fl.classify(found["lines"][0][1])["key"] == "npu_health"
-    found, miss = failure_scan.npu_health_lines(127, "", "npu-smi: command not found", 0.0)
+    found, miss = failure_scan_utils.npu_health_lines(127, "", "npu-smi: command not found", 0.0)
     assert found is None and "rc=127" in miss["reason"]
 
 
