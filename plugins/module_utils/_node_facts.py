@@ -190,19 +190,6 @@ def call_digest(call):
     return hashlib.sha256(json.dumps(text, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def demultiplex(stream):
-    """(stdout, stderr) of an exec's output as the Docker engine sends it without a terminal: frames of an 8-byte
-    header (the stream: 1 stdout, 2 stderr; then the payload's size, 4 bytes big-endian) and the payload
-    (Docker Engine API, "Attach to a container", stream format). A cut last frame keeps what arrived."""
-    parts = {1: [], 2: []}
-    offset = 0
-    while offset + 8 <= len(stream):
-        kind, size = stream[offset], int.from_bytes(stream[offset + 4:offset + 8], 'big')
-        parts.setdefault(kind, []).append(stream[offset + 8:offset + 8 + size])
-        offset += 8 + size
-    return tuple(b''.join(parts[kind]).decode('utf-8', 'replace') for kind in (1, 2))
-
-
 def container_of(cgroup, host_cgroup=''):
     """The container a process runs in, from the text of its /proc/<pid>/cgroup: the innermost 64-hex
     Docker/containerd/Podman id of its cgroup path, or None for a process of the host itself.

@@ -41,11 +41,12 @@ options:
   docker_host:
     description:
       - The engine's socket, C(unix://PATH) or C(tcp://HOST:PORT) (without TLS).
-      - When not set, E(DOCKER_HOST) of the target, else C(unix:///var/run/docker.sock).
+      - When not set, E(DOCKER_HOST) of the target, else C(unix:///var/run/docker.sock). The Docker CLI that runs in a
+        container (O(training), O(container_check)) is given the same engine.
     type: str
   docker_timeout:
     description:
-      - Seconds each request to the engine may take.
+      - Seconds each request to the engine, and the read of O(training) in its container, may take.
     type: int
     default: 30
   paths:
@@ -109,8 +110,8 @@ options:
   training:
     description:
       - The training container of this host (C(container)) and its C(workdir), to read the training's state there as the
-        control script answers it (C(verl_control.sh training-state), run as C(docker exec) runs it, with the engine's exec API)
-        when that container runs, into RV(training). The Ray head's deploy reads the training this way, in this one call.
+        control script answers it (C(verl_control.sh training-state), run with the Docker CLI's C(docker exec), bounded by
+        O(docker_timeout)) when that container runs, into RV(training). The Ray head's deploy reads the training this way, in this one call.
       - Omitted, nothing is run.
     type: dict
     suboptions:
@@ -460,7 +461,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.verl.deploy.plugins.module_utils import _model
 from ansible_collections.verl.deploy.plugins.module_utils import _node_facts as nf
 from ansible_collections.verl.deploy.plugins.module_utils._ckpts import read_ckpts_dir, read_last_training
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import control_argv, parse_training_state
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import control_argv, parse_training_state, run_command
 from ansible_collections.verl.deploy.plugins.module_utils._parquet import read_schema, sample
 from ansible_collections.verl.deploy.plugins.module_utils._resume import read_resume
 from ansible_collections.verl.deploy.plugins.module_utils._chips import device_view
@@ -579,9 +580,8 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def _docker_request(host, path, timeout, body=None):
-    """One call of the engine's API: GET, or POST with a JSON body; the answer's bytes (an exec's output is its
-    stream: the engine answers it without a length and closes when the process ends)."""
+def _docker_get(host, path, timeout):
+    """One read of the engine's API (GET), its JSON answer."""
     url = urlparse(host)
     if url.scheme == 'unix':
         connection = _UnixConnection(url.path, timeout)
@@ -589,28 +589,20 @@ def _docker_request(host, path, timeout, body=None):
         connection = http.client.HTTPConnection(url.hostname, url.port or 2375, timeout=timeout)
     else:
         raise ValueError('docker_host %s: only unix:// and tcp:// (without TLS) are read' % host)
-    method = 'GET' if body is None else 'POST'
     try:
-        if body is None:
-            connection.request(method, path)
-        else:
-            connection.request(method, path, body=json.dumps(body), headers={'Content-Type': 'application/json'})
+        connection.request('GET', path)
         response = connection.getresponse()
         data = response.read()
     finally:
         connection.close()
     if response.status >= 400:
-        raise ValueError('%s %s: HTTP %d %s' % (method, path, response.status, data[:200].decode('utf-8', 'replace')))
-    return data
+        raise ValueError('GET %s: HTTP %d %s' % (path, response.status, data[:200].decode('utf-8', 'replace')))
+    return json.loads(data)
 
 
 def _docker_host(module):
     """The engine this module talks to: docker_host, else DOCKER_HOST of the target, else the local unix socket."""
     return module.params['docker_host'] or os.environ.get('DOCKER_HOST') or 'unix:///var/run/docker.sock'
-
-
-def _docker_get(host, path, timeout):
-    return json.loads(_docker_request(host, path, timeout))
 
 
 CHECK_SECONDS = 900
@@ -650,26 +642,22 @@ def read_training(module, docker, where):
 
 
 def run_in_container(module, docker, step):
-    """A step of the training container, run as `docker exec` runs it (the engine's exec API), when the container runs:
-    {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run. step's env: its environment there."""
+    """A step of the training container, when it runs, as the collection runs every one (_control_step.run_command: the
+    Docker CLI's `docker exec`, bounded): {container, argv, rc, stdout, stderr}; rc None, with msg, when it was not run.
+    step's env: its environment there."""
     name = step['container']
     result = {'container': name, 'argv': step['argv'], 'rc': None, 'stdout': '', 'stderr': ''}
     found = [item for item in docker.get('containers', []) if '/' + name in (item.get('Names') or [])]
     if not docker.get('can_talk_to_docker') or not found or found[0].get('State') != 'running':
         return dict(result, msg='not run: the container %s does not run here' % name)
-    host = _docker_host(module)
-    timeout = step.get('timeout') or module.params['docker_timeout']
-    try:
-        body = {'Cmd': step['argv'], 'AttachStdout': True, 'AttachStderr': True}
-        if step.get('env'):
-            body['Env'] = ['%s=%s' % item for item in sorted(step['env'].items())]
-        created = json.loads(_docker_request(host, '/containers/%s/exec' % quote(found[0]['Id']), timeout, body))
-        stream = _docker_request(host, '/exec/%s/start' % quote(created['Id']), timeout, {'Detach': False, 'Tty': False})
-        ended = _docker_get(host, '/exec/%s/json' % quote(created['Id']), timeout)
-    except (OSError, ValueError, KeyError, http.client.HTTPException) as exc:
-        return dict(result, msg='not run: %s' % exc)
-    stdout, stderr = nf.demultiplex(stream)
-    return dict(result, rc=ended.get('ExitCode'), stdout=stdout, stderr=stderr)
+    client = module.get_bin_path('docker')
+    if not client:
+        return dict(result, msg='not run: no docker client on the host')
+    ran = run_command(step['argv'], found[0]['Id'], client, step.get('env'),
+                      timeout=step.get('timeout') or module.params['docker_timeout'])
+    if ran.get('failed'):
+        return dict(result, msg='not run: %s' % ran['msg'])
+    return dict(result, rc=ran['rc'], stdout=ran['stdout'], stderr=ran['stderr'])
 
 
 def read_docker(module):
@@ -818,6 +806,8 @@ def main():
     )
     # Everything below only reads, so check mode reads too.
     params = module.params
+    if params['docker_host']:
+        os.environ['DOCKER_HOST'] = params['docker_host']  # the Docker CLI's exec asks the engine read here
     processes = read_fds()
     holders = read_holders(processes)
     docker = read_docker(module) if params['docker'] else NOT_READ

@@ -257,17 +257,6 @@ def test_a_pid_that_ended_between_two_npu_smi_reads_is_not_a_holder():
     assert nf.still_listed(annotated, []) == [{"pid": 10, "seen": True}]
 
 
-@pytest.mark.parametrize("stream, expected", [
-    (b"", ("", "")),
-    (b"\x01\x00\x00\x00\x00\x00\x00\x03ok\n\x02\x00\x00\x00\x00\x00\x00\x04err\n", ("ok\n", "err\n")),
-    # A last frame cut short keeps what arrived; a header cut short is dropped.
-    (b"\x01\x00\x00\x00\x00\x00\x00\x09cut\x01\x00\x00", ("cut\x01\x00\x00", "")),
-    (b"\x01\x00\x00\x00\x00\x00\x00\x02a\n\x01\x00\x00", ("a\n", "")),
-])
-def test_an_exec_stream_is_split_into_stdout_and_stderr(stream, expected):
-    assert nf.demultiplex(stream) == expected
-
-
 # The two files as public pastes show them (a 910B4 host with HDK 24.1.rc3; a driver 25.0.rc1.1 host's firmware).
 DRIVER_INFO = ("Version=24.1.rc3\nascendhal_version=7.35.23\naicpu_version=1.0\ntdt_version=1.0\nlog_version=1.0\nprof_version=2.0\n"
                "dvppkernels_version=1.1\ntsfw_version=1.0\nInnerversion=V100R001C19SPC001B124\n"

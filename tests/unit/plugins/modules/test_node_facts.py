@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Drive verl.deploy.node_facts' main() on this machine: a fake npu-smi (a fixture), a stand-in Docker engine on a
-unix socket (a small HTTP server answering the four reads), and the real /proc, `ip` and /dev/shm."""
+unix socket (a small HTTP server answering the five reads), a stand-in Docker CLI for what runs in a container (`docker
+exec`, as every step of the collection runs), and the real /proc, `ip` and /dev/shm."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import sys
 import socketserver
 import threading
 from http.server import BaseHTTPRequestHandler
@@ -30,20 +33,43 @@ ENGINE = {
     '/containers/c1/json': {'HostConfig': {'Devices': [{'PathOnHost': '/dev/davinci0'}], 'Privileged': False}},
     '/images/json': [{'Id': 'sha256:1', 'RepoTags': ['verl:1'], 'RepoDigests': [], 'Size': 5}],
     '/info': {'DockerRootDir': '/'},
-    '/exec/e1/json': {'ExitCode': 3, 'Running': False},
-    '/exec/e2/json': {'ExitCode': 0, 'Running': False},
-    '/exec/e3/json': {'ExitCode': 0, 'Running': False},
 }
 # The container check's call as the last deploy's check kept it (roles/container/files/npu_stack_check.sh), and its answer.
 RECORD = '/verl/.npu_stack_check.json'
 KEPT_CALL = {'argv': ['bash', '-c', 'the check', 'npu-stack-check', '8'], 'env': {'VERL_LOOK_DIR': '/verl', 'VERL_MAX_PROMPT_LENGTH': '1024'}}
 CHECK_OUT = json.dumps({"said": [], "answer": {"look": "", "raylet": "running", "stack": '{"first_op": {"held": [42]}}'}})
-EXECS = {('cat', RECORD): ('e2', json.dumps(KEPT_CALL).encode() + b'\n'), tuple(KEPT_CALL['argv']): ('e3', CHECK_OUT.encode())}
-SEEN_ENV = []
-# An exec's output as the engine streams it without a terminal: 8-byte frame headers (1 stdout, 2 stderr; the size).
-EXEC_STREAM = b''.join(bytes([kind, 0, 0, 0]) + len(data).to_bytes(4, 'big') + data
-                       for kind, data in ((1, b'{"said": [], "answer": {"pid": "42", '), (2, b'a warning\n'),
-                                          (1, b'"started_at": "1700000000", "state": "finished"}}\n')))
+# What `docker exec c1 ARGV` answers (stdout, stderr, exit code); the training's read answers with a warning on stderr.
+EXECS = {
+    json.dumps(['bash', '/verl/verl_control.sh', 'training-state']): (
+        '{"said": [], "answer": {"pid": "42", "started_at": "1700000000", "state": "finished"}}\n', 'a warning\n', 3),
+    json.dumps(['cat', RECORD]): (json.dumps(KEPT_CALL) + '\n', '', 0),
+    json.dumps(KEPT_CALL['argv']): (CHECK_OUT, '', 0),
+}
+# The Docker CLI's exec as it runs here: `-e NAME` takes NAME's value from the CLI's environment; each call logged.
+DOCKER_CLI = r"""#!%(python)s
+import json, os, sys
+args = sys.argv[1:]
+assert args[0] == "exec", args
+args = args[1:]
+env = []
+while args[0] == "-e":
+    env.append("%%s=%%s" %% (args[1], os.environ[args[1]]))
+    args = args[2:]
+container, argv = args[0], args[1:]
+with open(%(log)r, "a") as log:
+    log.write(json.dumps({"container": container, "argv": argv, "env": env or None}) + "\n")
+if container != "c1":
+    sys.exit("Error response from daemon: No such container: " + container)
+out, err, rc = json.loads(%(answers)r).get(json.dumps(argv), ("", "%%s: no such file\n" %% argv[-1], 1))
+sys.stdout.write(out)
+sys.stderr.write(err)
+sys.exit(rc)
+"""
+
+
+def seen_env(tmp_path):
+    log = tmp_path / 'exec.log'
+    return [json.loads(line)['env'] for line in log.read_text().splitlines()] if log.exists() else []
 
 
 class _Engine(BaseHTTPRequestHandler):
@@ -55,34 +81,17 @@ class _Engine(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers['Content-Length'])))
-        streams = {'/exec/e1/start': EXEC_STREAM, **{'/exec/%s/start' % exec_id: bytes([1, 0, 0, 0]) + len(out).to_bytes(4, 'big') + out
-                                                     for exec_id, out in EXECS.values()}}
-        if self.path == '/containers/c1/exec' and (body['Cmd'] == ['bash', '/verl/verl_control.sh', 'training-state'] or tuple(body['Cmd']) in EXECS):
-            SEEN_ENV.append(body.get('Env'))
-            data = json.dumps({'Id': EXECS.get(tuple(body['Cmd']), ('e1',))[0]}).encode()
-            self.send_response(201)
-            self.send_header('Content-Length', str(len(data)))
-        elif self.path in streams and body == {'Detach': False, 'Tty': False}:
-            # As the engine does: no length, the stream, then the connection closed.
-            data = streams[self.path]
-            self.send_response(200)
-            self.send_header('Content-Type', 'application/vnd.docker.multiplexed-stream')
-            self.close_connection = True
-        else:
-            data = b'{"message": "no such exec"}'
-            self.send_response(404)
-            self.send_header('Content-Length', str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
     def log_message(self, *_args):
         pass
 
 
 @pytest.fixture(name='engine')
-def fixture_engine(tmp_path):
+def fixture_engine(tmp_path, monkeypatch):
+    cli = tmp_path / 'bin' / 'docker'
+    cli.parent.mkdir()
+    cli.write_text(DOCKER_CLI % {'python': sys.executable, 'log': str(tmp_path / 'exec.log'), 'answers': json.dumps(EXECS)})
+    cli.chmod(0o755)
+    monkeypatch.setenv('PATH', '%s:%s' % (cli.parent, os.environ['PATH']))
     path = str(tmp_path / 'docker.sock')
     server = socketserver.UnixStreamServer(path, _Engine)
     server.get_request = lambda: (server.socket.accept()[0], ('local', 0))
@@ -273,7 +282,7 @@ TRAINING = {'container': 'verl', 'workdir': '/verl/'}
 
 def test_the_training_in_the_running_container_is_read_in_the_same_call(capsys, tmp_path, engine):
     """The head's training (the drift check's read) as `docker exec` would give it, read as node_step reads it: stdout apart
-    from stderr, across the stream's frames, one document (its state decided here, never a state it says); a container
+    from stderr, one document (its state decided here, never a state it says); a container
     that does not run, or an engine that does not answer, runs nothing and reads as unknown."""
     found = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine, 'training': TRAINING})['training']
     assert (found['state'], found['pid'], found['started_at'], found['launch']) == ('running', '42', '1700000000', None), found
@@ -291,11 +300,10 @@ def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_o
     with its own call); without a record, without the container running, or with no NPU held by it, nothing runs."""
     holders = [{'device': '/dev/davinci0', 'pid': 42, 'name': 'python3', 'container_id': 'c1'}]
     monkeypatch.setattr(node_facts, 'read_holders', lambda _processes: holders)
-    SEEN_ENV.clear()
     result = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
                                  'container_check': {'container': 'verl', 'workdir': '/verl'}})['container_check']
     assert result == {'container': 'verl', 'record': nf.call_digest(KEPT_CALL), 'rc': 0, 'stdout': CHECK_OUT, 'stderr': ''}, result
-    assert SEEN_ENV == [None, ['VERL_CHECK_NO_NPU_OP=1', 'VERL_LOOK_DIR=/verl', 'VERL_MAX_PROMPT_LENGTH=1024']]
+    assert seen_env(tmp_path) == [None, ['VERL_CHECK_NO_NPU_OP=1', 'VERL_LOOK_DIR=/verl', 'VERL_MAX_PROMPT_LENGTH=1024']]
     missing = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
                                   'container_check': {'container': 'verl', 'workdir': '/none'}})['container_check']
     assert missing['rc'] is None and missing['record'] == '' and missing['msg'].startswith('not run'), missing
@@ -306,7 +314,7 @@ def test_the_container_check_the_last_deploy_kept_is_run_again_without_its_npu_o
     free = run_module(capsys, {'npu_smi_path': npu_smi(tmp_path, INFO_008), 'docker_host': engine,
                                'container_check': {'container': 'verl', 'workdir': '/verl'}})['container_check']
     assert free['rc'] is None and free['msg'] == 'not run: no process of the container verl holds an NPU', free
-    assert len(SEEN_ENV) == 2, 'after the first read, nothing ran in the container'
+    assert len(seen_env(tmp_path)) == 3, 'after the first read, only the missing record was asked for'
 
 
 def test_the_last_training_is_read_with_the_checkpoint_folder_in_the_same_call(capsys, tmp_path):
