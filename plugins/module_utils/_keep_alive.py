@@ -172,7 +172,10 @@ def main(argv, env):
               "wait": env.get("KEEP_ALIVE_WAIT", "0")}
     need = int(env.get("KEEP_ALIVE_NPUS") or 0)
     names = node_names(env.get("RAY_NAMES"))
-    npus = settled(lambda: ray_now(env.get("KEEP_ALIVE_GCS"), since, need, names), first)
+    # Off (verl_keep_alive=0) nothing is started again: Ray's view is read once, not waited on to settle (status and the
+    # deploy wait for this decision).
+    seconds = 30 if policy["max"].strip() not in ("", "0") else 0
+    npus = settled(lambda: ray_now(env.get("KEEP_ALIVE_GCS"), since, need, names), first, seconds)
     restart, why, wait, first = decide(first, _records(state_dir), now, step, policy, npus)
     # Where it resumes from: the checkpoint verl's tracker names when this training saved one, else where it began.
     tracker = os.path.join(ckpts_dir, "latest_checkpointed_iteration.txt")

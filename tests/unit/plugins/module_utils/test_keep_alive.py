@@ -126,6 +126,19 @@ def test_while_only_followers_are_known_keep_alive_waits_for_ray_to_list_the_nod
     assert settled(lambda: None, UNAVAILABLE, sleep=slept.append) is None and slept == []
 
 
+@pytest.mark.parametrize("keep_alive, seconds", [("0", 0), ("3", 30)])
+def test_with_keep_alive_off_the_decision_does_not_wait_for_rays_view(tmp_path, monkeypatch, capsys, keep_alive, seconds):
+    """Off, nothing is started again: the decision (which status and the deploy wait for) reads Ray's view once."""
+    from ansible_collections.verl.deploy.plugins.module_utils import _keep_alive as ka
+    waited = []
+    monkeypatch.setattr(ka, "settled", lambda look, first, seconds=30: waited.append(seconds))
+    log = tmp_path / "train.log"
+    log.write_text("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n")
+    argv = ["_keep_alive.py", "decide", str(tmp_path), str(log), str(tmp_path / "ray"), str(tmp_path / "ckpts"), "node1", "137"]
+    assert ka.main(argv, {"KEEP_ALIVE": keep_alive, "KEEP_ALIVE_WINDOW": "3600", "KEEP_ALIVE_WAIT": "60"}) == 0
+    assert waited == [seconds] and capsys.readouterr().out.startswith("give-up 0")
+
+
 class _Node:  # a GcsNodeInfo as Ray's GcsClient.get_all_node_info() answers it: the fields ray_now reads
     def __init__(self, ip, state, npus, end=0):
         self.node_manager_address, self.state, self.resources_total, self.end_time_ms = ip, state, {"NPU": npus}, end
