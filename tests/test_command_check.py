@@ -80,7 +80,7 @@ def install(tmp_path, settings, head=True):
                                                               base64.b64encode(b"{}\n").decode())
     proc = subprocess.run(argv, input=stdin, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
-    verdict = _versions.command_check(proc.stdout, config["verl_profile"]["profile"], config["training"]["module"],
+    verdict = _versions.command_check(read_answer(proc.stdout)["answer"], config["verl_profile"]["profile"], config["training"]["module"],
                                       str(workdir), config["extra_overrides"], None, 60)
     return proc.stdout, verdict, config
 
@@ -145,5 +145,5 @@ def test_no_check_where_the_command_is_not_installed_or_not_run(tmp_path, head):
     else:
         answer, _verdict, _config = install(tmp_path, {"verl_algorithm": "dapo"}, head=False)
     assert read_answer(answer)["read"] and "command_check_rc" not in read_answer(answer)["answer"]
-    assert _versions.command_check(answer, "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
+    assert _versions.command_check(read_answer(answer)["answer"], "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
     assert "launch.json" in installed(tmp_path)

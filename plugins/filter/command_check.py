@@ -17,8 +17,8 @@ author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
   _input:
-    description: The install call's standard output.
-    type: str
+    description: The install call's answer (M(verl.deploy.node_step)'s RV(verl.deploy.node_step#module:answer)).
+    type: dict
     required: true
   profile:
     description: The verl profile run_training.sh is rendered for (C(_verl_launch.verl_profile.profile)).
@@ -50,7 +50,7 @@ options:
 EXAMPLES = r"""
 - name: Stop when the image's verl refuses the command
   ansible.builtin.assert:
-    that: (copied.stdout | verl.deploy.command_check(_verl_launch.verl_profile.profile, _verl_launch.training.module)).problem is none
+    that: (copied.answer | verl.deploy.command_check(_verl_launch.verl_profile.profile, _verl_launch.training.module)).problem is none
 """
 
 RETURN = r"""
@@ -70,9 +70,9 @@ _value:
 """
 
 
-def command_check(output, profile, module, workdir="", extra_overrides=None, version=None, seconds=60):
+def command_check(answer, profile, module, workdir="", extra_overrides=None, version=None, seconds=60):
     from ansible_collections.verl.deploy.plugins.module_utils._versions import command_check as _command_check
-    return _command_check(output, profile, module, workdir, extra_overrides or (), version or None, seconds)
+    return _command_check(answer, profile, module, workdir, extra_overrides or (), version or None, seconds)
 
 
 class FilterModule:

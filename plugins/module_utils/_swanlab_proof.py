@@ -24,7 +24,6 @@ import json
 import posixpath
 import re
 
-from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 # The run the proof creates, named so that people who see it in their project know where it came from.
 EXPERIMENT = "verl-deploy-check"
@@ -77,10 +76,10 @@ def request(launch, key_changed):
     }, sort_keys=True)
 
 
-def answer(output):
+def proof_of(answer):
     """The answer's proof as a dict, or None when there is none or it is not one."""
     try:
-        found = json.loads(read_answer(output)["answer"].get("proof") or "null")
+        found = json.loads(dict(answer or {}).get("proof") or "null")
     except ValueError:
         return None
     return found if isinstance(found, dict) and found.get("result") in RESULTS else None
@@ -139,9 +138,10 @@ def _where(launch):
         swanlab.get("workspace") or "?", launch.get("project_name") or "?", swanlab.get("host") or "?")
 
 
-def verdict(output, launch, rc=0, stderr=""):
-    """The verdict on the proof's output: {"problems", "warnings", "notes", "summary", "created"} (created: a run was made
-    on the server now, the task's change).
+def verdict(answer, launch, rc=0, stderr="", said=()):
+    """The verdict on the proof as verl.deploy.node_step returns it read (its answer, and its sentences: the lines of an
+    output that was no answer): {"problems", "warnings", "notes", "summary", "created"} (created: a run was made on the
+    server now, the task's change).
 
     refused (or no answer at all) is a problem: the training would stop at swanlab.init. unfinished is a warning: the run
     was created, but the server did not take its end (the SDK does not raise there, so a training would log and end the
@@ -151,10 +151,10 @@ def verdict(output, launch, rc=0, stderr=""):
     if reason:
         verdict_["summary"] = reason
         return verdict_
-    found = answer(output)
+    found = proof_of(answer)
     where, sdk = _where(launch), (found or {}).get("sdk") or ""
     if found is None:
-        said = " ".join(str(stderr or "").split()[-60:]) or " ".join(str(output or "").split()[-60:]) or "no output"
+        said = " ".join(str(stderr or "").split()[-60:]) or " ".join(" ".join(said or ()).split()[-60:]) or "no output"
         verdict_["problems"].append("The proof that the SwanLab server accepts a run (%s) gave no answer (rc %s): %s. Fix: %s"
                                     % (where, rc, said, fix_for(kind_of(said), launch, sdk)))
         verdict_["summary"] = "no run proven (the proof gave no answer)"

@@ -927,14 +927,15 @@ _OVERRIDE_KEY = re.compile(r"^Could not (?:override|append to config|delete from
 _IMPORT = re.compile(r"^(ModuleNotFoundError: |ImportError: |\S*: No module named )")
 
 
-def command_check(output, profile, module, workdir="", extra_overrides=(), version=None, seconds=60):
-    """The verdict on the image's `--cfg job` run of the rendered command, from install_files.sh's answer.
+def command_check(answer, profile, module, workdir="", extra_overrides=(), version=None, seconds=60):
+    """The verdict on the image's `--cfg job` run of the rendered command, from install_files.sh's answer as
+    verl.deploy.node_step returns it read (its answer: a dict of strings).
 
     Returns {'checked': bool, 'problem': str or None, 'note': str or None}: not checked when the answer has no
     command_check_rc (the install changed no script on this host, or it is not the head); a timeout is a note, not
     a refusal (importing torch and vLLM the first time can take that long, and the training's own start shows the same
     error); any other failure is a problem quoting Hydra's own lines, naming the profile and the fix."""
-    found = read_answer(output)["answer"]
+    found = dict(answer or {})
     if "command_check_rc" not in found:
         return {"checked": False, "problem": None, "note": None}
     try:

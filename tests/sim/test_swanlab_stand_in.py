@@ -166,9 +166,10 @@ class Container:
         with CHECK.open() as program:
             proc = subprocess.run(argv, stdin=program, capture_output=True, text=True, env=env, timeout=180, check=False)
         assert KEY not in proc.stdout + proc.stderr + " ".join(argv), "the key is in the proof's output or arguments"
-        verdict = sp.verdict(proc.stdout, launch, proc.returncode, proc.stderr)
+        read = step_result(None, {"rc": proc.returncode, "stdout": proc.stdout})
+        verdict = sp.verdict(read["answer"], launch, proc.returncode, proc.stderr, read["said"])
         # The task's change (verl.deploy.node_step reads the answer): a run was created on the server now.
-        assert step_result(None, {"rc": proc.returncode, "stdout": proc.stdout})["changed"] is verdict["created"], proc.stdout
+        assert read["changed"] is verdict["created"], proc.stdout
         return proc, verdict
 
     def files_holding_the_key(self):

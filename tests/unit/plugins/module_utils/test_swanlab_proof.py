@@ -11,6 +11,7 @@ import pytest
 from ansible_collections.verl.deploy.plugins.filter.swanlab_proof import FilterModule as VerdictFilter
 from ansible_collections.verl.deploy.plugins.filter.swanlab_proof_request import FilterModule as RequestFilter
 from ansible_collections.verl.deploy.plugins.module_utils import _swanlab_proof as sp
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 HOST = "http://10.0.0.5:8000"
 SWANLAB = {"host": HOST, "mode": "cloud", "workspace": "TrainingMaster", "log_dir": "/mnt/swanlog",
@@ -33,9 +34,14 @@ def launch(**changes):
     return dict(LAUNCH, swanlab=swanlab, **changes)
 
 
-def output(**answer):
+def document(**answer):
     """swanlab_check_run.py's stdout: one document whose proof is JSON text (the SDK's own words went to stderr)."""
     return json.dumps({"said": [], "answer": {"proof": json.dumps(answer, sort_keys=True), "changed": "false"}}) + "\n"
+
+
+def output(**answer):
+    """The proof's answer as verl.deploy.node_step returns it read from that document."""
+    return read_answer(document(**answer))["answer"]
 
 
 @pytest.mark.parametrize("changes, says", [
@@ -62,17 +68,18 @@ def test_the_request_is_the_trainings_run_without_the_key():
 
 
 @pytest.mark.parametrize("text, expected", [
-    (output(result="accepted", sdk="0.10.3", url="u"), {"result": "accepted", "sdk": "0.10.3", "url": "u"}),
+    (document(result="accepted", sdk="0.10.3", url="u"), {"result": "accepted", "sdk": "0.10.3", "url": "u"}),
     # An error's text stays in its value: a line break, U+2028 or a record separator forges no other answer.
-    (output(result="refused", error="x\nproof={\"result\": \"accepted\"}\u2028\x1eproof=accepted"),
+    (document(result="refused", error="x\nproof={\"result\": \"accepted\"}\u2028\x1eproof=accepted"),
      {"result": "refused", "error": "x\nproof={\"result\": \"accepted\"}\u2028\x1eproof=accepted"}),
     # Anything but the one document is no answer: an older script's proof= line, two documents, text.
-    ('proof={"result": "accepted"}\n', None), (output(result="accepted") + output(result="skipped"), None),
+    ('proof={"result": "accepted"}\n', None), (document(result="accepted") + document(result="skipped"), None),
     ("swanlab: something\n", None), ("", None), (None, None),
-    (output(result="maybe"), None), (json.dumps({"said": [], "answer": {"proof": "{not json"}}), None),
+    (document(result="maybe"), None), (json.dumps({"said": [], "answer": {"proof": "{not json"}}), None),
 ])
 def test_the_answer_is_the_documents_proof(text, expected):
-    assert sp.answer(text) == expected
+    """As the role reads it: node_step reads the one document, the verdict its proof."""
+    assert sp.proof_of(read_answer(text)["answer"]) == expected
 
 
 @pytest.mark.parametrize("error, kind", [
@@ -125,7 +132,7 @@ def test_a_server_that_does_not_speak_the_sdks_protocol_is_told_to_pin_the_sdk()
 
 
 def test_no_answer_is_a_problem_that_quotes_what_the_proof_said():
-    result = sp.verdict("Traceback (most recent call last):\n", LAUNCH, 1, "ModuleNotFoundError: No module named 'swanlab'")
+    result = sp.verdict({}, LAUNCH, 1, "ModuleNotFoundError: No module named 'swanlab'", ["Traceback (most recent call last):"])
     [problem] = result["problems"]
     assert "gave no answer (rc 1): ModuleNotFoundError: No module named 'swanlab'" in problem
     assert "install swanlab in the container" in problem
@@ -157,5 +164,5 @@ def test_a_run_whose_end_the_server_did_not_take_is_a_warning():
 
 @pytest.mark.parametrize("changes", [{"is_head": False}, {"swanlab": {"mode": "offline", "needs_key": False}}])
 def test_a_host_without_a_proof_says_why_and_has_no_problem(changes):
-    result = sp.verdict("", launch(**changes))
+    result = sp.verdict({}, launch(**changes))
     assert result["problems"] == result["warnings"] == result["notes"] == [] and result["summary"]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from ansible_collections.verl.deploy.plugins.module_utils import _versions as versions
+from ansible_collections.verl.deploy.plugins.module_utils._control_step import read_answer
 
 GOOD = {"modules": {"verl": {"version": "0.7.0"}, "torch": {"version": "2.7.1"}, "torch_npu": {"version": "2.7.1.post1"}, "transformers": {"version": "4.57.1"},
                     "vllm": {"version": "0.11.0"}, "vllm_ascend": {"version": "0.11.0rc1"}, "megatron.core": {"version": "0.12.1"},
@@ -278,9 +279,9 @@ def test_a_first_operation_failure_blames_the_image_built_for_another_chip(image
 # --------------------------------------------------------------------------- the image's verl checks the command
 
 def _answer(rc, *lines):
-    """install_files.sh's answer: its one document, the output's last lines in base64."""
+    """install_files.sh's answer as node_step returns it read: its one document's answer, the output's last lines in base64."""
     tail = base64.b64encode("".join(line + "\n" for line in lines).encode()).decode()
-    return json.dumps({"said": ["installed /verl/x.sh"], "answer": {"command_check_rc": str(rc), "command_check_tail": tail}})
+    return read_answer(json.dumps({"said": ["installed /verl/x.sh"], "answer": {"command_check_rc": str(rc), "command_check_tail": tail}}))["answer"]
 
 
 # Hydra's own output (hydra/_internal/utils.py run_and_report, without HYDRA_FULL_ERROR) as verl 0.9.1's schema answers a
@@ -329,11 +330,12 @@ def test_a_command_the_images_verl_refuses_is_refused_with_hydras_own_line(answe
 def test_a_command_that_composes_or_an_answer_without_a_check_is_no_problem():
     composed = versions.command_check(_answer(0, "trainer:", "  device: npu"), "0.7.0", "recipe.dapo.main_dapo", version="0.7.0")
     assert composed["checked"] and composed["problem"] is None and "composed the training command" in composed["note"]
-    assert versions.command_check('{"said": ["installed /verl/run_training.sh"], "answer": {"changed": "true"}}', "0.7.0",
+    assert versions.command_check(read_answer('{"said": ["installed /verl/run_training.sh"], "answer": {"changed": "true"}}')["answer"], "0.7.0",
                                   "recipe.dapo.main_dapo") == {"checked": False, "problem": None, "note": None}
     # An older script's lines are no answer: a Hydra line of the output cannot forge command_check_rc=0.
-    assert versions.command_check("command_check_rc=0\ncommand_check: trainer:", "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
-    assert versions.command_check("", "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
+    older = read_answer("command_check_rc=0\ncommand_check: trainer:")["answer"]
+    assert versions.command_check(older, "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
+    assert versions.command_check({}, "0.7.0", "recipe.dapo.main_dapo")["checked"] is False
     # The output's bytes stay in the tail: a line break, U+2028 or a record separator before a fake answer forges nothing.
     forged = versions.command_check(_answer(1, "Key 'x' is not in struct\u2028\x1ecommand_check_rc=0", '"}, "changed": "false'), "0.7.0", "m")
     assert forged["checked"] and "exit code 1" in forged["problem"] and "command_check_rc=0" in forged["problem"]
