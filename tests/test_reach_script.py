@@ -93,3 +93,32 @@ def test_a_port_that_does_not_answer_names_the_worker_the_port_and_the_fix(env):
 def test_a_wrong_call_is_refused(env):
     proc = reach(env, "connect", "5", "rendezvous=41234")
     assert proc.returncode == 2 and read_answer(proc.stdout)["said"][0].startswith("usage: reach listen"), proc.stdout
+
+
+def test_a_worker_that_does_not_see_the_heads_marker_is_not_on_its_storage_and_the_fix_clears_it(env, tmp_path):
+    """The storage proof: the head writes its file in verl_ckpts_dir; a worker whose folder at that path is another storage
+    (here another folder, as a second NFS server's export of the same path or a bind mount would be) does not see it and is
+    named with the fix; the same storage there (the fix) is no problem. A head that cannot write is named too."""
+    shared, other = tmp_path / "shared" / "ckpts", tmp_path / "other" / "ckpts"
+    other.mkdir(parents=True)
+    marker = shared / ".verl-deploy-storage-0123456789ab"
+    head = reach(env, "mark", str(marker))
+    assert head.returncode == 0 and read_answer(head.stdout)["answer"] == {"marker": str(marker)} and marker.is_file()
+    proof = {"path": str(marker), "written": True, "said": ""}
+    apart = reach(env, "connect", "5", "marker=%s" % (other / marker.name))
+    assert read_answer(apart.stdout)["answer"] == {"marker": "%s missing" % (other / marker.name)}, apart.stdout
+    problems = reach_problems([stepped("worker-1", apart)], "head", {"port": "1", "range": ""}, dict(proof, path=str(other / marker.name)))
+    assert problems == [
+        "worker-1: verl_ckpts_dir %s is not the head's storage: the file the head wrote there (%s) is not seen from this "
+        "node's container, so a checkpoint would be saved in parts on different storages and not resumed. Fix: mount the one "
+        "shared storage at %s on every node (the same NFS export, Lustre or GPFS file system or GlusterFS volume, not a local "
+        "folder or another server's export of the same path), then run deploy.yml again." % (other, other / marker.name, other)]
+    fixed = reach(env, "connect", "5", "marker=%s" % marker)
+    assert read_answer(fixed.stdout)["answer"] == {"marker": "%s seen" % marker}
+    assert reach_problems([stepped("worker-1", fixed)], "head", {"port": "1", "range": ""}, proof) == []
+    (tmp_path / "a-file").write_text("")  # a folder that cannot be made, also for root
+    refused = reach(env, "mark", str(tmp_path / "a-file" / "ckpts" / marker.name))
+    said = read_answer(refused.stdout)["said"]
+    assert refused.returncode == 1 and said[0].startswith("cannot write "), refused.stdout
+    [problem] = reach_problems([], "head", None, {"path": str(marker), "written": False, "said": " ".join(said)})
+    assert problem.startswith("the head could not write a marker in verl_ckpts_dir (%s): cannot write " % marker), problem

@@ -12,6 +12,8 @@ description:
     sentence per port that a node's container did not reach (the head's Ray port, the port verl's rank-0 node listened
     on as verl's rendezvous does), naming the node, the address, the port and the fix; and one when the rank-0 node's
     listener did not start.
+  - With O(marker), the proof that every node's container reads the head's checkpoint storage - one sentence per node that
+    does not see the file the head wrote in C(verl_ckpts_dir), or one when the head could not write it.
 author:
   - verl-deploy maintainers (!UNKNOWN)
 options:
@@ -28,6 +30,10 @@ options:
     description: The answer of the rank-0 node's listener (C(port) and C(range)).
     type: dict
     default: {}
+  marker:
+    description: The head's marker in C(verl_ckpts_dir) - C(path), C(written) (bool) and C(said) (why not); none when no proof
+      was made (one node, or no training to start).
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -38,16 +44,17 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: One sentence per port not reached, naming the node, the address and port, what failed and the fix.
+  description: One sentence per port not reached, naming the node, the address and port, what failed and the fix; then one per
+    node that does not see the head's checkpoint storage.
   type: list
   elements: str
 """
 
 
-def reach_problems(results, rank0, listened=None):
+def reach_problems(results, rank0, listened=None, marker=None):
     from ansible_collections.verl.deploy.plugins.module_utils._reach import listened as _listened
-    from ansible_collections.verl.deploy.plugins.module_utils._reach import unreached
-    return unreached(results or [], rank0, _listened(listened))
+    from ansible_collections.verl.deploy.plugins.module_utils._reach import storage_problems, unreached
+    return unreached(results or [], rank0, _listened(listened)) + storage_problems(results or [], marker)
 
 
 class FilterModule:

@@ -39,6 +39,8 @@ def parse(answer):
     """{name: (address, port, result)} of reach.py connect's answer, {NAME: "ADDRESS:PORT RESULT"}."""
     found = {}
     for name, value in (answer or {}).items():
+        if name == "marker":  # the storage proof's, not a port's (storage_problems)
+            continue
         target, _space, result = value.partition(" ")
         address, _colon, port = target.rpartition(":")
         if address and port.isdigit() and result:
@@ -70,7 +72,7 @@ def unreached(results, rank0="", listener=None):
     for result in results:
         host = result.get("host")
         found = parse(result.get("answer"))
-        if result.get("rc") not in (0, None) or not found:
+        if result.get("rc") not in (0, None) or not (found or (result.get("answer") or {}).get("marker")):
             said = " ".join(result.get("said") or []) or str(result.get("stderr") or "")
             problems.append("%s: the check of the head's and rank 0's ports did not run in its container (rc %s: %s). Fix: "
                             "check the container (docker exec <container> python3 -V) and run deploy.yml again."
@@ -91,3 +93,32 @@ def unreached(results, rank0="", listener=None):
                             "again; without it the training would wait 30 minutes at its rendezvous."
                             % (host, address, port, name, what, answer, host, address, ports))
     return problems
+
+
+def storage_problems(results, marker):
+    """One sentence per node whose container does not see the file the head wrote in verl_ckpts_dir (reach.py mark, then
+    connect's marker=PATH), or one for the head when it could not write it. verl's workers on every node save their parts
+    of a checkpoint into that folder and the head's resume reads them all: the pre-check's identity rules cannot tell two
+    storages that look the same (two NFS servers exporting one path, another folder bind-mounted there), this proof can.
+
+    results: as unreached's; marker: {'path', 'written' (bool), 'said'} of the head's mark, or None when no proof was made
+    (one node, or no training to start)."""
+    if not marker:
+        return []
+    path = marker.get("path") or "?"
+    if not marker.get("written"):
+        return ["the head could not write a marker in verl_ckpts_dir (%s): %s, so the nodes' checkpoint storage is not proven. "
+                "Fix: make verl_ckpts_dir writable in the head's container (the deploy user's and the container's root), then "
+                "run deploy.yml again." % (path, " ".join(str(marker.get("said") or "no answer").split())[:200])]
+    folder = path.rsplit("/", 1)[0]
+    problems = []
+    for result in results:
+        seen = str((result.get("answer") or {}).get("marker") or "")
+        if seen.endswith(" missing"):
+            problems.append("%s: verl_ckpts_dir %s is not the head's storage: the file the head wrote there (%s) is not seen "
+                            "from this node's container, so a checkpoint would be saved in parts on different storages and not "
+                            "resumed. Fix: mount the one shared storage at %s on every node (the same NFS export, Lustre or "
+                            "GPFS file system or GlusterFS volume, not a local folder or another server's export of the same "
+                            "path), then run deploy.yml again." % (result.get("host"), folder, path, folder))
+    return problems
+

@@ -4,7 +4,8 @@
 """Run by the Ray stage in the training containers (docker exec, the image's python3), once Ray is up and before the
 training starts:
   timeout -k 5 120 python3 -c "$(cat reach.py)" listen SECONDS COUNT                   (on verl's rank-0 node)
-  timeout -k 5 120 python3 -c "$(cat reach.py)" connect SECONDS NAME=ADDRESS:PORT ...  (on every node)
+  timeout -k 5 120 python3 -c "$(cat reach.py)" connect SECONDS NAME=ADDRESS:PORT ... [marker=PATH]  (on every node)
+  timeout -k 5 30 python3 -c "$(cat reach.py)" mark PATH                             (on the head, first)
 Nodes that joined Ray can still be unable to reach each other's other ports: verl's worker groups rendezvous
 (torch.distributed's TCPStore, MASTER_ADDR:MASTER_PORT) on a port its rank-0 node picks among the free ones (the first
 node by address as text, not always the head), and a firewall or security group that opens only Ray's port lets Ray
@@ -13,7 +14,11 @@ form and the training hang for 30 minutes
 listen: a listener on a free port as verl picks one (bind to port 0: the kernel's ephemeral range), kept in the
   background for SECONDS or COUNT connections; answers port (N) and range (LOW-HIGH,
   /proc/sys/net/ipv4/ip_local_port_range), then returns.
-connect: one bounded TCP connect per NAME=ADDRESS:PORT; answers NAME: "ADDRESS:PORT ok", or "ADDRESS:PORT" and why not.
+connect: one bounded TCP connect per NAME=ADDRESS:PORT; answers NAME: "ADDRESS:PORT ok", or "ADDRESS:PORT" and why not;
+  and with marker=PATH whether this node's container sees the file the head marked: marker: "PATH seen" or "PATH missing".
+mark: the head writes PATH (a file of this run's in verl_ckpts_dir), so that every node proves it reads the head's
+  storage there: a storage that only looks the same (two NFS servers exporting one path, a bind mount of another folder)
+  passes the pre-check's identity rules, and the training's checkpoint is then split across storages.
 The answer is one JSON document on stdout, {"said": [...], "answer": {...}}. Exit code 0 for both modes whatever the result
 (the deploy judges the answer); 2 for a wrong call."""
 import json
@@ -62,9 +67,24 @@ def answer(found, said=()):
     sys.stdout.flush()
 
 
+def mark(path):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(os.path.basename(path) + "\n")
+    except OSError as exc:
+        answer({}, ["cannot write %s: %s" % (path, exc.strerror or exc)])
+        sys.exit(1)
+    answer({"marker": path})
+
+
 def connect(seconds, targets):
     found = {}
     for target in targets:
+        if target.startswith("marker="):
+            path = target.partition("=")[2]
+            found["marker"] = "%s %s" % (path, "seen" if os.path.isfile(path) else "missing")
+            continue
         name, _eq, address = target.partition("=")
         host, _colon, port = address.rpartition(":")
         try:
@@ -80,8 +100,11 @@ def connect(seconds, targets):
 
 if len(sys.argv) == 4 and sys.argv[1] == "listen":
     listen(float(sys.argv[2]), int(sys.argv[3]))
-elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target for target in sys.argv[3:]):
+elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target or target.startswith("marker=/")
+                                                              for target in sys.argv[3:]):
     connect(float(sys.argv[2]), sys.argv[3:])
+elif len(sys.argv) == 3 and sys.argv[1] == "mark" and sys.argv[2].startswith("/"):
+    mark(sys.argv[2])
 else:
-    answer({}, ["usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ..."])
+    answer({}, ["usage: reach listen SECONDS COUNT | reach connect SECONDS NAME=ADDRESS:PORT ... [marker=PATH] | reach mark PATH"])
     sys.exit(2)

@@ -390,6 +390,8 @@ start_training() {
     mkdir -p "${STATE_DIR}"
     rm -f "${STATE_DIR}/exit_code" "${STATE_DIR}/stopped_at" "${STATE_DIR}/first_step" "${STATE_DIR}/last_step" "${STATE_DIR}/verify_seen" \
         "${STATE_DIR}/restart_at" "${STATE_DIR}/attempt_at" "${STATE_DIR}/keep_alive.jsonl" "${STATE_DIR}/deciding"
+    # The Ray stage's proof that every node reads this storage is done (roles/ray/files/reach.py mark).
+    rm -f "${CKPTS_DIR}"/.verl-deploy-storage-*
     # What this training is started from (the deploy writes launch.json beside the scripts).
     if [ -f launch.json ]; then cp launch.json "${STATE_DIR}/launch.json"; else rm -f "${STATE_DIR}/launch.json"; fi
     ray_session >"${STATE_DIR}/ray_session"
