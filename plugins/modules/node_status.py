@@ -35,7 +35,8 @@ options:
     default: 20
   members:
     description: For a worker, the Ray nodes the head lists alive (C(IP=NPUS) each), for whether this node is in the cluster.
-      Omitted on the head, which lists them itself.
+      Omitted on the head, which lists them itself; on a worker, omitted when the head's list is not known (its C(in_ray)
+      is then V(unknown)).
     type: list
     elements: str
   stall_seconds:
@@ -158,11 +159,14 @@ def main():
         done = run_command(control_argv(params["workdir"], "status", [",".join(params["members"] or []), str(params["log_lines"])]),
                            params["container"], docker)
         status = dict(done, **step_result("status", done)) if not done.get("failed") else {"stderr": done["msg"]}
+        facts = status.get("facts") or {}
+        if params["members"] is None and facts.get("role") == "worker" and "in_ray" in facts:
+            facts["in_ray"] = "unknown"  # the head's list was not given: it did not answer, or its script is another release's
     answered = []
     npu = read_npu(module, params["npu_smi_path"], "verl_npu_smi_path", answered=answered)
     since = params["scan_since"]
     training = status.get("training") or {}
-    if since is None and params["members"] is None and failed(training, params["stall_seconds"]):
+    if since is None and (status.get("facts") or {}).get("role") == "head" and failed(training, params["stall_seconds"]):
         since = float(training.get("started_at") or 0)
     found, offset = None, None
     if since is not None and container["running"]:

@@ -91,3 +91,10 @@ def test_a_container_that_does_not_run_is_named_and_the_npus_still_read(tmp_path
     assert result["container"]["line"] == line and result["container"]["running"] is False
     assert result["status"] == {"skipped": True} and result["failure_scan"] is None
     assert result["npu"]["failed"] is False and calls == ["container inspect verl"]
+
+
+def test_a_worker_without_the_heads_list_is_in_ray_unknown_not_out(tmp_path, capsys, monkeypatch):
+    """The head did not answer, or its control script is another release's (no list): the worker's in_ray is unknown."""
+    result, calls = run(capsys, monkeypatch, fake_docker(tmp_path, "running", WORKER))
+    assert result["status"]["facts"]["in_ray"] == "unknown" and result["failure_scan"] is None
+    assert calls[1].endswith("status  20")
