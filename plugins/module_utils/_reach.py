@@ -121,4 +121,3 @@ def storage_problems(results, marker):
                             "GPFS file system or GlusterFS volume, not a local folder or another server's export of the same "
                             "path), then run deploy.yml again." % (result.get("host"), folder, path, folder))
     return problems
-

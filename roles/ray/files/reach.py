@@ -100,8 +100,8 @@ def connect(seconds, targets):
 
 if len(sys.argv) == 4 and sys.argv[1] == "listen":
     listen(float(sys.argv[2]), int(sys.argv[3]))
-elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(":" in target or target.startswith("marker=/")
-                                                              for target in sys.argv[3:]):
+elif len(sys.argv) >= 4 and sys.argv[1] == "connect" and all(
+        ":" in target or target.startswith("marker=/") for target in sys.argv[3:]):
     connect(float(sys.argv[2]), sys.argv[3:])
 elif len(sys.argv) == 3 and sys.argv[1] == "mark" and sys.argv[2].startswith("/"):
     mark(sys.argv[2])
